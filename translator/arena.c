@@ -1,0 +1,109 @@
+/* arena.c - bump allocation in large chunks, released all at once. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "arena.h"
+
+#define ARENA_CHUNK (1 << 20)
+
+struct chunk {
+	struct chunk *prev;
+	size_t used;
+	size_t size;
+	max_align_t data[];
+};
+
+static struct chunk *arena_top;
+
+static struct chunk *chunk_new(size_t want)
+{
+	size_t size = want > ARENA_CHUNK ? want : ARENA_CHUNK;
+	struct chunk *c = malloc(sizeof(*c) + size);
+
+	if (!c) {
+		fputs("pmstap: out of memory\n", stderr);
+		exit(1);
+	}
+	c->prev = arena_top;
+	c->used = 0;
+	c->size = size;
+	arena_top = c;
+	return c;
+}
+
+void *arena_alloc(size_t size)
+{
+	struct chunk *c = arena_top;
+	size_t align = sizeof(max_align_t);
+	void *p;
+
+	size = (size + align - 1) & ~(align - 1);
+	if (!c || c->size - c->used < size)
+		c = chunk_new(size);
+	p = (char *)c->data + c->used;
+	c->used += size;
+	return memset(p, 0, size);
+}
+
+char *arena_strndup(const char *s, size_t n)
+{
+	char *p = arena_alloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *arena_strdup(const char *s)
+{
+	return arena_strndup(s, strlen(s));
+}
+
+char *arena_vprintf(const char *fmt, va_list ap)
+{
+	va_list ap2;
+	int n;
+	char *p;
+
+	va_copy(ap2, ap);
+	n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	p = arena_alloc((size_t)n + 1);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	return p;
+}
+
+char *arena_printf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	va_start(ap, fmt);
+	p = arena_vprintf(fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+void arena_free_all(void)
+{
+	while (arena_top) {
+		struct chunk *prev = arena_top->prev;
+
+		free(arena_top);
+		arena_top = prev;
+	}
+}
+
+void vec_push(struct vec *v, void *item)
+{
+	if (v->len == v->cap) {
+		int cap = v->cap ? v->cap * 2 : 8;
+		void **items = arena_alloc(sizeof(void *) * (size_t)cap);
+
+		if (v->len)
+			memcpy(items, v->items, sizeof(void *) * (size_t)v->len);
+		v->items = items;
+		v->cap = cap;
+	}
+	v->items[v->len++] = item;
+}

@@ -1,0 +1,32 @@
+/* arena.h - the translator's allocator: allocate freely, free once at exit. */
+#ifndef PMSTAP_ARENA_H
+#define PMSTAP_ARENA_H
+
+#include <stddef.h>
+#include <stdarg.h>
+
+/* Zero-filled memory that lives until arena_free_all(); never returns NULL. */
+void *arena_alloc(size_t size);
+char *arena_strdup(const char *s);
+char *arena_strndup(const char *s, size_t n);
+char *arena_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *arena_vprintf(const char *fmt, va_list ap);
+void arena_free_all(void);
+
+#define ARENA_NEW(type) ((type *)arena_alloc(sizeof(type)))
+
+/*
+ * A growable array of pointers kept in the arena: the translator's one list
+ * type.  Growing copies into a larger arena block; the old one is simply
+ * abandoned, which is cheap because nothing is freed before exit.
+ */
+struct vec {
+	void **items;
+	int len;
+	int cap;
+};
+
+void vec_push(struct vec *v, void *item);
+#define VEC_AT(v, i) ((v)->items[i])
+
+#endif

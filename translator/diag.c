@@ -1,0 +1,173 @@
+/* diag.c - print diagnostics; count errors and warnings. */
+#include <stdarg.h>
+#include <string.h>
+#include "diag.h"
+
+static FILE *diag_stream;
+static int n_errors, n_warnings;
+static bool warnings_off;
+static bool last_suppressed;	/* a suppressed warning also hides its notes */
+
+static FILE *stream(void)
+{
+	return diag_stream ? diag_stream : stderr;
+}
+
+/* Print the LINEth line of SRC and a caret under column COL. */
+static void show_line(const struct source *src, int line, int col)
+{
+	const char *p = src->text, *end;
+	int i;
+
+	for (i = 1; i < line && p; i++) {
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	if (!p || !*p)
+		return;
+	end = strchr(p, '\n');
+	if (!end)
+		end = p + strlen(p);
+	fprintf(stream(), "%.*s\n", (int)(end - p), p);
+	for (i = 1; i < col && p + i - 1 < end; i++)
+		fputc(p[i - 1] == '\t' ? '\t' : ' ', stream());
+	fputs("^\n", stream());
+}
+
+static void report(const char *kind, struct srcloc loc, const char *fmt,
+		   va_list ap)
+{
+	FILE *f = stream();
+
+	if (loc.src)
+		fprintf(f, "%s:%d:%d: %s: ", loc.src->name, loc.line, loc.col,
+			kind);
+	else
+		fprintf(f, "pmstap: %s: ", kind);
+	vfprintf(f, fmt, ap);
+	fputc('\n', f);
+	if (loc.src)
+		show_line(loc.src, loc.line, loc.col);
+}
+
+void diag_error(struct srcloc loc, const char *fmt, ...)
+{
+	va_list ap;
+
+	n_errors++;
+	last_suppressed = false;
+	va_start(ap, fmt);
+	report("error", loc, fmt, ap);
+	va_end(ap);
+}
+
+void diag_warning(struct srcloc loc, const char *fmt, ...)
+{
+	va_list ap;
+
+	last_suppressed = warnings_off;
+	if (warnings_off)
+		return;
+	n_warnings++;
+	va_start(ap, fmt);
+	report("warning", loc, fmt, ap);
+	va_end(ap);
+}
+
+void diag_note(struct srcloc loc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (last_suppressed)
+		return;
+	va_start(ap, fmt);
+	report("note", loc, fmt, ap);
+	va_end(ap);
+}
+
+void diag_hint(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (last_suppressed)
+		return;
+	fputs("hint: ", stream());
+	va_start(ap, fmt);
+	vfprintf(stream(), fmt, ap);
+	va_end(ap);
+	fputc('\n', stream());
+}
+
+int diag_error_count(void)
+{
+	return n_errors;
+}
+
+int diag_warning_count(void)
+{
+	return n_warnings;
+}
+
+void diag_set_stream(FILE *f)
+{
+	diag_stream = f;
+}
+
+void diag_suppress_warnings(bool on)
+{
+	warnings_off = on;
+}
+
+void diag_reset(void)
+{
+	n_errors = n_warnings = 0;
+	last_suppressed = false;
+}
+
+/* Levenshtein distance, bounded to short identifiers. */
+static int distance(const char *a, const char *b)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b);
+	int row[64], i, j;
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		int diag = row[0];
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			int up = row[j];
+			int best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+const char *diag_similar(const char *name, const char *const *candidates, int n)
+{
+	int len = (int)strlen(name);
+	int limit = len < 4 ? 1 : len < 8 ? 2 : 3;
+	const char *best = NULL;
+	int i, best_d = limit + 1;
+
+	for (i = 0; i < n; i++) {
+		int d = distance(name, candidates[i]);
+
+		if (d > 0 && d < best_d) {
+			best_d = d;
+			best = candidates[i];
+		}
+	}
+	return best;
+}

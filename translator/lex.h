@@ -1,0 +1,60 @@
+/* lex.h - pass 1a: script text to tokens; the preprocessor sits on top. */
+#ifndef PMSTAP_LEX_H
+#define PMSTAP_LEX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "diag.h"
+#include "session.h"
+
+enum tok_type {
+	TOK_EOF,
+	TOK_IDENT,	/* foo, $foo, $$vars, $var$$, @count, @define, @1 */
+	TOK_KEYWORD,	/* probe global function if else ... private */
+	TOK_OP,		/* operators and punctuation, incl. %( %? %: %) */
+	TOK_NUMBER,	/* text is the spelling; value is filled */
+	TOK_STRING,	/* text is the body between the quotes, escapes kept */
+	TOK_EMBEDDED,	/* %{ ... %}: text is the code between the braces */
+};
+
+struct token {
+	enum tok_type type;
+	const char *text;
+	int64_t value;		/* TOK_NUMBER: the value, as stap's 64-bit literal */
+	struct srcloc loc;
+	const char *doc;	/* the body of a directly preceding doc comment, or NULL */
+	bool space_before;	/* blank or comment between this and the previous token */
+	const struct token *expanded_from;	/* the @macro use this came from */
+};
+
+struct lexer;
+
+/*
+ * Tokens of SRC.  In a user script (not a tapset), $N and @N become the
+ * Nth script argument (as tokens, and as a string literal), $# and @# the
+ * argument count, as stap does; a missing argument is an error at its use.
+ */
+struct lexer *lex_open(struct session *s, const struct source *src);
+struct token *lex_next(struct lexer *lx);	/* TOK_EOF at the end, forever */
+
+bool tok_is(const struct token *t, enum tok_type type, const char *text);
+bool tok_is_op(const struct token *t, const char *op);
+bool tok_is_keyword(const struct token *t, const char *kw);
+const char *tok_describe(const struct token *t);	/* "'foo'", "end of input" */
+
+/*
+ * The preprocessor: @define macros (with parameters) and
+ * %( COND %? ... %: ... %) conditionals.  Macros from tapset *.stpm files
+ * are visible to every file; a script's own macros only to that file.
+ */
+struct pp;
+
+struct pp *pp_open(struct session *s, const struct source *src);
+struct token *pp_next(struct pp *pp);
+void pp_load_library(struct session *s, const struct source *stpm);
+
+/* Read a whole file into a source in the arena; NULL (and an error) if unreadable. */
+struct source *source_read_file(const char *path, bool is_tapset);
+struct source *source_from_string(const char *name, const char *text);
+
+#endif

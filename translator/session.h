@@ -1,0 +1,37 @@
+/* session.h - what one pmstap run was asked to do, shared by every pass. */
+#ifndef PMSTAP_SESSION_H
+#define PMSTAP_SESSION_H
+
+#include <stdbool.h>
+#include "arena.h"
+
+struct session {
+	/* the script: a file, or -e text */
+	const char *script_path;	/* NULL with -e */
+	const char *script_text;	/* the -e text, else NULL */
+	const char **args;		/* $1.. / @1.. */
+	int nargs;
+
+	struct vec tapset_dirs;		/* char *: -I dirs, then the default */
+	struct vec defines;		/* char *: -D NAME[=VALUE] as given */
+	const char *output_path;	/* -o FILE */
+
+	int last_pass;			/* -pN: 1..5 */
+	int verbose;			/* -v count */
+	bool guru;			/* -g: embedded C allowed */
+	bool no_warnings;		/* -w */
+
+	/* what %( %) conditionals test, from the running system unless overridden */
+	const char *kernel_release;	/* uname -r, or -r */
+	const char *arch;		/* x86_64, ... (-a) */
+	const char *runtime;		/* "bpf" (--runtime) */
+	const char *privilege;		/* "stapdev" when root, else "stapusr" */
+	const char *kconfig_path;	/* where CONFIG_* values are read (NULL: search) */
+	const char *tracefs;		/* /sys/kernel/tracing, or NULL when absent */
+};
+
+/* The installed version, as systemtap_v sees it and -V prints. */
+#define PMSTAP_VERSION "0.1"
+#define PMSTAP_STAP_COMPAT "4.8"	/* the language level systemtap_v reports */
+
+#endif
