@@ -51,18 +51,36 @@ static const char usage_text[] =
 	"  -r RELEASE     kernel release that %( kernel_v %) tests (default: uname -r)\n"
 	"  -a ARCH        architecture that %( arch %) tests (default: uname -m)\n"
 	"  --runtime=NAME runtime that %( runtime %) tests: bpf (the default)\n"
+	"  -G NAME=VALUE  set the initial value of global NAME\n"
+	"  --suppress-handler-errors  count handler errors without stopping\n"
 	"  -V, --version  print the version and exit\n"
 	"  -h, --help     print this help and exit\n"
 	"\n"
 	"Script arguments are $1, $2, ... (as tokens) and @1, @2, ... (as strings).\n"
+	"stap's module-runtime options (-b -s -S -B -R -m -d -k -t -u -P -F --ldd\n"
+	"--all-modules ...) are accepted and have no effect.\n"
 	"See pmstap(1).\n";
 
-enum { OPT_RUNTIME = 256 };
+enum {
+	OPT_RUNTIME = 256,
+	OPT_SUPPRESS_HANDLER_ERRORS,
+	OPT_SKIP_BADVARS,
+	OPT_IGNORED,		/* stap options with no effect here, see ignored_option() */
+	OPT_IGNORED_ARG,
+};
 
 static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "runtime", required_argument, NULL, OPT_RUNTIME },
+	{ "suppress-handler-errors", no_argument, NULL, OPT_SUPPRESS_HANDLER_ERRORS },
+	{ "skip-badvars", no_argument, NULL, OPT_SKIP_BADVARS },
+	{ "ldd", no_argument, NULL, OPT_IGNORED },
+	{ "all-modules", no_argument, NULL, OPT_IGNORED },
+	{ "disable-cache", no_argument, NULL, OPT_IGNORED },
+	{ "poison-cache", no_argument, NULL, OPT_IGNORED },
+	{ "prologue-searching", optional_argument, NULL, OPT_IGNORED },
+	{ "tmpdir", required_argument, NULL, OPT_IGNORED_ARG },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -131,52 +149,102 @@ static void session_defaults(struct session *s)
 		s->tracefs = "/sys/kernel/tracing";
 }
 
-static int parse_pass(const char *arg)
+static long parse_number(const char *arg, long lo, long hi, const char *what)
 {
 	char *end;
-	long n = strtol(arg, &end, 10);
+	long n;
 
-	if (*end || n < 1 || n > 5)
-		usage_error("invalid pass number '%s' (expected 1 to 5)", arg);
-	return (int)n;
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || n < lo || n > hi)
+		usage_error(what, arg);
+	return n;
+}
+
+/* -D and -G take NAME=VALUE (-D may omit =VALUE). */
+static void check_assignment(const char *arg, bool value_required, const char *opt)
+{
+	const char *eq = strchr(arg, '=');
+	size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+
+	if (len == 0 || (value_required && !eq))
+		usage_error(opt, arg);
+	for (size_t i = 0; i < len; i++)
+		if (!(arg[i] == '_' || (arg[i] >= 'A' && arg[i] <= 'Z') ||
+		      (arg[i] >= 'a' && arg[i] <= 'z') || (i && arg[i] >= '0' && arg[i] <= '9')))
+			usage_error(opt, arg);
+}
+
+/*
+ * stap options that only tune its kernel-module runtime (buffer sizes,
+ * module names, cache and symbol-table control) are accepted, so that
+ * scripts' documented command lines work, and have no effect; -v says so.
+ */
+static void ignored_option(struct session *s, const char *name)
+{
+	if (s->verbose)
+		fprintf(stderr, "pmstap: option %s has no effect with the bpf runtime\n", name);
+}
+
+static void print_version(void)
+{
+	printf("pmstap (pcp-stap) %s, SystemTap language %s\n", PMSTAP_VERSION,
+	       PMSTAP_STAP_COMPAT);
+	exit(0);
+}
+
+static void parse_option(struct session *s, int c, int long_index)
+{
+	switch (c) {
+	case 'e': s->script_text = optarg; break;
+	case 'p': s->last_pass = (int)parse_number(optarg, 1, 5, "invalid pass number '%s' (expected 1 to 5)"); break;
+	case 'I': vec_push(&s->tapset_dirs, optarg); break;
+	case 'D': check_assignment(optarg, false, "invalid -D '%s' (expected NAME or NAME=VALUE)"); vec_push(&s->defines, optarg); break;
+	case 'G': check_assignment(optarg, true, "invalid -G '%s' (expected NAME=VALUE)"); vec_push(&s->global_sets, optarg); break;
+	case 'g': s->guru = true; break;
+	case 'v': s->verbose++; break;
+	case 'w': s->no_warnings = true; break;
+	case 'o': s->output_path = optarg; break;
+	case 'c': s->target_cmd = optarg; break;
+	case 'x': s->target_pid = parse_number(optarg, 1, 0x7fffffff, "invalid process id '%s'"); break;
+	case 'T': s->timeout_s = parse_number(optarg, 1, 0x7fffffff, "invalid timeout '%s' (expected seconds)"); break;
+	case 'r': s->kernel_release = optarg; break;
+	case 'a': s->arch = optarg; break;
+	case OPT_RUNTIME:
+		if (strcmp(optarg, "bpf") != 0)
+			usage_error("runtime '%s' is not available (only 'bpf')", optarg);
+		s->runtime = optarg;
+		break;
+	case OPT_SUPPRESS_HANDLER_ERRORS: s->suppress_handler_errors = true; break;
+	case OPT_SKIP_BADVARS: ignored_option(s, "--skip-badvars"); break;
+	case 'l': case 'L':
+		usage_error("-%s needs probe listing, which arrives with the runtime (passes 3-5)",
+			    c == 'l' ? "l" : "L");
+		break;
+	case 'b': case 'k': case 't': case 'u': case 'P': case 'F':
+		ignored_option(s, (char[]){ '-', (char)c, 0 });
+		break;
+	case 's': case 'S': case 'B': case 'R': case 'm': case 'd':
+		ignored_option(s, (char[]){ '-', (char)c, 0 });
+		break;
+	case OPT_IGNORED: case OPT_IGNORED_ARG:
+		ignored_option(s, long_options[long_index].name);
+		break;
+	case 'h': fputs(usage_text, stdout); exit(0);
+	case 'V': print_version(); break;
+	default:
+		fputs("Try 'pmstap --help' for more information.\n", stderr);
+		exit(1);
+	}
 }
 
 static void parse_options(struct session *s, int argc, char **argv)
 {
-	int c;
+	int c, long_index = 0;
 
-	while ((c = getopt_long(argc, argv, "+e:p:I:D:gvwo:c:x:T:l:L:r:a:hV",
-				long_options, NULL)) != -1) {
-		switch (c) {
-		case 'e': s->script_text = optarg; break;
-		case 'p': s->last_pass = parse_pass(optarg); break;
-		case 'I': vec_push(&s->tapset_dirs, optarg); break;
-		case 'D': vec_push(&s->defines, optarg); break;
-		case 'g': s->guru = true; break;
-		case 'v': s->verbose++; break;
-		case 'w': s->no_warnings = true; break;
-		case 'o': s->output_path = optarg; break;
-		case 'r': s->kernel_release = optarg; break;
-		case 'a': s->arch = optarg; break;
-		case OPT_RUNTIME:
-			if (strcmp(optarg, "bpf") != 0)
-				usage_error("runtime '%s' is not available (only 'bpf')", optarg);
-			s->runtime = optarg;
-			break;
-		case 'c': case 'x': case 'T': case 'l': case 'L':
-			usage_error("-%s needs the runtime (passes 3-5), which is not built yet",
-				    (char[]){ (char)c, 0 });
-			break;
-		case 'h': fputs(usage_text, stdout); exit(0);
-		case 'V':
-			printf("pmstap (pcp-stap) %s, SystemTap language %s\n",
-			       PMSTAP_VERSION, PMSTAP_STAP_COMPAT);
-			exit(0);
-		default:
-			fputs("Try 'pmstap --help' for more information.\n", stderr);
-			exit(1);
-		}
-	}
+	while ((c = getopt_long(argc, argv, "e:p:I:D:G:gvwo:c:x:T:l:L:r:a:hVbktuPFs:S:B:R:m:d:",
+				long_options, &long_index)) != -1)
+		parse_option(s, c, long_index);
 	if (!s->script_text) {
 		if (optind >= argc)
 			usage_error("%s", "no script given (a FILE or -e SCRIPT)");
@@ -220,6 +288,23 @@ static int load_library_macros(struct session *s)
 	return files;
 }
 
+static struct source *read_stdin(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	char buf[8192];
+	size_t n;
+	struct source *src;
+
+	while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0)
+		fwrite(buf, 1, n, mem);
+	fclose(mem);
+	src = source_from_string("<stdin>", text);
+	free(text);
+	return src;
+}
+
 static struct stapfile *pass1_parse(struct session *s)
 {
 	double t0 = now_ms();
@@ -229,6 +314,8 @@ static struct stapfile *pass1_parse(struct session *s)
 
 	if (s->script_text)
 		src = source_from_string("<input>", s->script_text);
+	else if (strcmp(s->script_path, "-") == 0)
+		src = read_stdin();
 	else
 		src = source_read_file(s->script_path, false);
 	if (!src)

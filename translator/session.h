@@ -14,7 +14,12 @@ struct session {
 
 	struct vec tapset_dirs;		/* char *: -I dirs, then the default */
 	struct vec defines;		/* char *: -D NAME[=VALUE] as given */
+	struct vec global_sets;		/* char *: -G NAME=VALUE, initial values of globals */
 	const char *output_path;	/* -o FILE */
+	const char *target_cmd;		/* -c CMD */
+	long target_pid;		/* -x PID; 0 when not given */
+	long timeout_s;			/* -T SECONDS; 0 when not given */
+	bool suppress_handler_errors;	/* --suppress-handler-errors */
 
 	int last_pass;			/* -pN: 1..5 */
 	int verbose;			/* -v count */
