@@ -1,0 +1,248 @@
+/*
+ * stp_tapset.h - the runtime services that tapset functions call.
+ *
+ * Tapset functions written in C ("function f:long () %{ ... %}" in the
+ * tapset/NAME.stp files) are compiled into a script's generated code, in kernel context by the BPF
+ * runtime (runtime/bpf) and in user context by the runner (runtime/user, for
+ * begin, end, error and timer probes).  Their bodies reach the running system
+ * only through the stp_* functions declared here.  Each runtime defines every
+ * one of them with the meaning written beside it; a service a runtime cannot
+ * give in some context (say, the parent's name in a timer probe) returns the
+ * stated "none" value, or raises an error where the comment says so.
+ *
+ * Inside an embedded-C function body the generated code provides, as stap
+ * does:
+ *
+ *   CONTEXT          struct context *: the probe hit being handled
+ *   STAP_ARG_name    the value of parameter NAME: int64_t for a long;
+ *                    const char * for a string (NUL-terminated, shorter than
+ *                    MAXSTRINGLEN)
+ *   STAP_RETVALUE    the result: an int64_t lvalue in a long function; in a
+ *                    string function a char * to MAXSTRINGLEN bytes holding ""
+ *                    on entry
+ *   STAP_RETURN(v)   set the result to V and return from the body (a string
+ *                    V is copied, truncated to MAXSTRINGLEN - 1 bytes);
+ *                    STAP_RETURN() in a function with no result
+ *   STAP_ERROR(msg)  stp_error(CONTEXT, msg), then return
+ *
+ * Comments in a body that the translator reads, as in stap: pure (no side
+ * effects: the call may be dropped when its value is unused), stable (the
+ * same value throughout one probe hit), unprivileged, myproc-unprivileged
+ * (allowed to unprivileged users on their own processes), guru (needs -g).
+ *
+ * Conventions:
+ *  - Every service takes the context first, even where it does not use it,
+ *    so that any of them may use per-CPU scratch space or record an error.
+ *  - Script values: a long is int64_t; an address is a uint64_t.
+ *  - A string result goes into OUT, a caller's buffer of MAXSTRINGLEN bytes
+ *    (a per-CPU scratch slot in kernel context), always NUL-terminated and
+ *    truncated to MAXSTRINGLEN - 1 bytes.  Lengths and positions count bytes.
+ *  - Errors: a service that fails raises a soft error the way stp_error()
+ *    does, with a message naming what failed (a fault names the address),
+ *    and returns 0, "" or a negative value as its comment says.  The
+ *    generated code checks the context after every call of a function, so
+ *    the probe handler unwinds to the nearest try/catch or, uncaught, ends,
+ *    runs "probe error" and counts against MAXERRORS.
+ *  - No service allocates, sleeps or takes a lock that a probe could hold.
+ */
+#ifndef STP_TAPSET_H
+#define STP_TAPSET_H
+
+#ifndef __bpf__
+#include <stdint.h>	/* runtime/bpf's prelude supplies these types */
+#endif
+
+/* The longest string plus its NUL, as stap's default on 64-bit hosts; -D overrides. */
+#ifndef MAXSTRINGLEN
+#define MAXSTRINGLEN 512
+#endif
+
+struct context;		/* one probe hit: defined by each runtime */
+
+/*
+ * Context: the task and probe that the current hit belongs to.  In kernel
+ * context "the current task" is the task the probe fired in; in user
+ * context (begin, end, timers) it is the runner's own process.
+ */
+
+int64_t stp_pid(struct context *c);	/* process id (the kernel's tgid) */
+int64_t stp_tid(struct context *c);	/* thread id (the kernel's pid) */
+int64_t stp_ppid(struct context *c);	/* the parent process's id, 0 if none */
+int64_t stp_pgrp(struct context *c);	/* process group id, in the initial pid namespace */
+int64_t stp_sid(struct context *c);	/* session id, in the initial pid namespace */
+int64_t stp_uid(struct context *c);	/* real user id */
+int64_t stp_gid(struct context *c);	/* real group id */
+int64_t stp_euid(struct context *c);	/* effective user id */
+int64_t stp_egid(struct context *c);	/* effective group id */
+
+/* The current task's name (the kernel's comm, at most 15 bytes) into OUT. */
+void stp_execname(struct context *c, char *out);
+
+/* The parent's name into OUT; "" when there is no parent. */
+void stp_pexecname(struct context *c, char *out);
+
+/* The CPU the probe runs on, from 0. */
+int64_t stp_cpu(struct context *c);
+
+/* The process id given by -x PID or started by -c CMD; 0 when neither was. */
+int64_t stp_target(struct context *c);
+
+/*
+ * The probe point of the running handler into OUT, spelled as stap's pp()
+ * spells it: after alias and wildcard expansion, e.g.
+ * kernel.trace("sched:sched_switch") or process("/bin/ls").function("main").
+ */
+void stp_pp(struct context *c, char *out);
+
+/*
+ * The name of the function the probe is in into OUT: the probed function
+ * for function probes, else the symbol at the probe's address where the
+ * runtime can resolve it; "" when it cannot.
+ */
+void stp_probefunc(struct context *c, char *out);
+
+/* The kernel module the probe is in into OUT ("kernel" for vmlinux); "" if unknown. */
+void stp_probemod(struct context *c, char *out);
+
+/* 1 in a .return probe, else 0. */
+int64_t stp_is_return(struct context *c);
+
+/*
+ * The user addresses where the current task's argument strings start and
+ * end (the kernel's mm->arg_start and mm->arg_end): NUL-separated strings,
+ * read with stp_read_user_string().  Both 0 for a task with no user memory
+ * (a kernel thread).
+ */
+uint64_t stp_cmdline_start(struct context *c);
+uint64_t stp_cmdline_end(struct context *c);
+
+/* The number of script arguments (pmstap's $#). */
+int64_t stp_script_argc(struct context *c);
+
+/* Script argument N (1 to stp_script_argc(): @N) into OUT; "" for another N. */
+void stp_script_arg(struct context *c, int64_t n, char *out);
+
+/*
+ * Time.  Clocks in nanoseconds; the tapset divides for us, ms and s.
+ */
+
+/* The wall clock: nanoseconds since the UNIX epoch. */
+int64_t stp_gettimeofday_ns(struct context *c);
+
+/* The kernel's monotonic clock (ktime): nanoseconds since boot, the same on every CPU. */
+int64_t stp_ktime_get_ns(struct context *c);
+
+/* This CPU's clock: cheap, monotonic on one CPU, not synchronized across CPUs. */
+int64_t stp_local_clock_ns(struct context *c);
+
+/* CPU's clock as stp_local_clock_ns() reads it there; an error for a CPU that does not exist. */
+int64_t stp_cpu_clock_ns(struct context *c, int64_t cpu);
+
+int64_t stp_get_cycles(struct context *c);	/* the cycle counter, 0 where there is none */
+int64_t stp_jiffies(struct context *c);		/* the kernel's jiffies (64-bit) */
+int64_t stp_hz(struct context *c);		/* the kernel's HZ: jiffies per second */
+
+/* The local time zone when the script started: seconds west of UTC, and its name into OUT. */
+int64_t stp_tz_gmtoff(struct context *c);
+void stp_tz_name(struct context *c, char *out);
+
+/*
+ * Strings.  S, SET and the like are NUL-terminated strings shorter than
+ * MAXSTRINGLEN; positions count bytes from 0.
+ */
+
+int64_t stp_strlen(struct context *c, const char *s);
+
+/*
+ * Copy at most LEN bytes of S starting at byte START into OUT; "" when
+ * START is negative or not inside S, or LEN is not positive.
+ */
+void stp_substr(struct context *c, char *out, const char *s, int64_t start, int64_t len);
+
+/* The byte at POS of S as 0..255; raises an error when POS is outside S. */
+int64_t stp_char_at(struct context *c, const char *s, int64_t pos);
+
+/* The position of the first SUB in S, -1 when there is none; 0 for an empty SUB. */
+int64_t stp_strpos(struct context *c, const char *s, const char *sub);
+
+/* The length of the leading run of S's bytes that are in SET (strspn) or not in it (strcspn). */
+int64_t stp_strspn(struct context *c, const char *s, const char *set);
+int64_t stp_strcspn(struct context *c, const char *s, const char *set);
+
+/*
+ * S as a number in BASE, as the kernel's simple_strtol(): an optional '-',
+ * then digits up to the first byte that is not one; BASE 0 takes 0x... as
+ * hex, 0... as octal, else decimal, and BASE 16 allows a 0x prefix.  No
+ * digits gives 0.  BASE is 0 or 2..36 (the tapset checks it).
+ */
+int64_t stp_strtol(struct context *c, const char *s, int64_t base);
+
+/*
+ * IN with every byte that is not printable ASCII escaped, into OUT, as
+ * stap's text_str(): \a \b \f \n \r \t \v \" \\ by name, a valid UTF-8
+ * sequence as \uXXXX or \UXXXXXXXX, any other byte as \ooo (octal).  At
+ * most INLEN bytes of IN are read and OUTLEN bytes written (0 or out of
+ * range: MAXSTRINGLEN - 1); an escape that would not fit whole is left out.
+ * QUOTED puts double quotes around the result, and when IN did not fit
+ * ends it with "..." after the closing quote.
+ */
+void stp_text_str(struct context *c, char *out, const char *in,
+		  int64_t inlen, int64_t outlen, int64_t quoted);
+
+/*
+ * Memory.  Reads that fault (an unmapped or swapped-out page, a kernel
+ * address where a user one is expected) raise the error
+ * "TYPE read fault at 0xADDR" and return 0 or -EFAULT.  User reads are of
+ * the current task's memory.
+ */
+
+/*
+ * The integer of SIZE bytes (1, 2, 4 or 8) at ADDR in user memory
+ * (stp_read_user_int) or kernel memory (stp_read_kernel_int), in the
+ * host's byte order, sign-extended when IS_SIGNED, else zero-extended.
+ */
+int64_t stp_read_user_int(struct context *c, uint64_t addr, int64_t size, int64_t is_signed);
+int64_t stp_read_kernel_int(struct context *c, uint64_t addr, int64_t size, int64_t is_signed);
+
+/*
+ * The NUL-terminated string at ADDR, at most N bytes of it (and at most
+ * MAXSTRINGLEN - 1), into OUT.  Returns its length, or -EFAULT after
+ * raising the error, with OUT "".  N < 1 reads nothing and gives "".
+ */
+int64_t stp_read_user_string(struct context *c, char *out, uint64_t addr, int64_t n);
+int64_t stp_read_kernel_string(struct context *c, char *out, uint64_t addr, int64_t n);
+
+/*
+ * Control and logging.
+ */
+
+/*
+ * Raise a soft error with MSG (the script's error()); "unknown error" when
+ * MSG is "".  try/catch can catch it.
+ */
+void stp_error(struct context *c, const char *msg);
+
+/* Print "WARNING: MSG" on the warnings stream; the probe handler goes on. */
+void stp_warn(struct context *c, const char *msg);
+
+/*
+ * Ask the script to stop: no new probe hits start, the end probes run,
+ * then the runner exits.  The current handler goes on to its end.
+ */
+void stp_exit(struct context *c);
+
+/*
+ * Stop at once: as stp_exit(), and the current handler unwinds without
+ * running catch blocks (it is not a catchable error).
+ */
+void stp_abort(struct context *c);
+
+/*
+ * Log MSG at kernel log LEVEL (0 KERN_EMERG .. 7 KERN_DEBUG), a newline
+ * added.  The user-context runtime writes to /dev/kmsg; kernel context
+ * can only reach the tracing buffer (the BPF runtime's bpf_trace_printk),
+ * and says so once with a warning.
+ */
+void stp_printk(struct context *c, int64_t level, const char *msg);
+
+#endif
