@@ -25,6 +25,15 @@ struct token {
 	const char *doc;	/* the body of a directly preceding doc comment, or NULL */
 	bool space_before;	/* blank or comment between this and the previous token */
 	const struct token *expanded_from;	/* the @macro use this came from */
+	/*
+	 * A lexical error in this token (bad number, unterminated string,
+	 * missing script argument, ...).  lex_next() reports it at the
+	 * token; after lex_keep_errors() it is left here, and the
+	 * preprocessor reports it only where the token is used, never in a
+	 * skipped %( %) branch, as stap does.  A TOK_OP with an error is an
+	 * unexpected character or an unterminated comment: drop it.
+	 */
+	const char *error;
 };
 
 struct lexer;
@@ -36,6 +45,7 @@ struct lexer;
  */
 struct lexer *lex_open(struct session *s, const struct source *src);
 struct token *lex_next(struct lexer *lx);	/* TOK_EOF at the end, forever */
+void lex_keep_errors(struct lexer *lx);		/* see token->error */
 
 bool tok_is(const struct token *t, enum tok_type type, const char *text);
 bool tok_is_op(const struct token *t, const char *op);
@@ -52,6 +62,11 @@ struct pp;
 struct pp *pp_open(struct session *s, const struct source *src);
 struct token *pp_next(struct pp *pp);
 void pp_load_library(struct session *s, const struct source *stpm);
+
+/*
+ * String bodies keep their escapes as written.  stap accepts \n \t \r \a
+ * \b \f \v \\ \" \NNN (octal) and \xHH; any other \c stands for c.
+ */
 
 /* Read a whole file into a source in the arena; NULL (and an error) if unreadable. */
 struct source *source_read_file(const char *path, bool is_tapset);

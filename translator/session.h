@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include "arena.h"
 
+struct pp_shared;
+
 struct session {
 	/* the script: a file, or -e text */
 	const char *script_path;	/* NULL with -e */
@@ -33,6 +35,9 @@ struct session {
 	const char *privilege;		/* "stapdev" when root, else "stapusr" */
 	const char *kconfig_path;	/* where CONFIG_* values are read (NULL: search) */
 	const char *tracefs;		/* /sys/kernel/tracing, or NULL when absent */
+
+	/* the preprocessor's state for every file: tapset macros, kernel config */
+	struct pp_shared *pp;		/* preproc.c, in the arena; NULL until first used */
 };
 
 /* The installed version, as systemtap_v sees it and -V prints. */
