@@ -177,6 +177,8 @@ struct stmt {
 	struct expr *limit;
 	int sort_dir;
 	int sort_col;
+	bool sort_by_stat;	/* "in a @sum-": sort on that statistic of each value */
+	enum stat_op sort_stat;
 
 	struct expr *catch_var;	/* STMT_TRY: EXPR_SYMBOL or NULL */
 };
@@ -212,6 +214,7 @@ struct probe_alias {
 	struct vec points;	/* struct probe_point *: what it stands for */
 	bool epilogue;		/* += */
 	struct stmt *body;
+	struct stmt *body2;	/* "= POINTS { prologue }, { epilogue }": the epilogue, else NULL */
 	const char *doc;
 	struct stapfile *file;
 };

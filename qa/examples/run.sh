@@ -1,0 +1,156 @@
+#!/bin/sh
+# qa/examples/run.sh BUILD - pass 1 over SystemTap's 201 example scripts.
+#
+# The examples come from Debian's systemtap-doc, extracted into
+# BUILD/systemtap-doc (downloaded with apt-get only when not there yet).
+# Every example .stp is run the way its .meta file's "test_check:" line
+# runs it, with -pN dropped, from the script's own directory (so -Itapset/
+# works): $$ becomes this shell's pid (as the shell would expand it),
+# `which stap` the pmstap binary, and any other `command` nothing: the
+# harness runs no commands from .meta files.  (The one there,
+# hw_watch_addr's lookup of vm_dirty_ratio in /proc/kallsyms, finds nothing
+# on the kernels here either, which leaves its address argument "0x".)
+# Scripts without a .meta, or whose test_check is not a stap command, run
+# with no options or arguments, as "stap -p1 FILE" would.
+#
+# Checked, for each script:
+#   - pmstap -p1 parses it and the output parses again to the same text;
+#   - or, for the scripts in qa/examples/expected-refusals, pmstap -p1
+#     refuses it with the error text recorded there (real stap 4.8
+#     refuses exactly these).
+# Also reported, never failed: how many pass -p2 (elaboration needs the
+# tapsets); the first error of each that does not goes to
+# BUILD/examples-p2.txt.  Totals "PASSED FAILED SKIPPED" go to
+# BUILD/results/examples.
+
+set -f
+[ $# -eq 1 ] || { echo "usage: $0 BUILD" >&2; exit 2; }
+build=$1
+case $build in /*) ;; *) build=$(pwd)/$build ;; esac
+here=$(cd "$(dirname "$0")" && pwd)
+refusals=$here/expected-refusals
+pmstap=$build/bin/pmstap
+tmp=$build/tmp/qa-examples
+doc=$build/systemtap-doc
+examples=$doc/usr/share/systemtap/examples
+mkdir -p "$tmp" "$build/results"
+
+if [ ! -x "$pmstap" ]; then
+	echo "qa/examples: $pmstap is not built" >&2
+	exit 2
+fi
+
+fetch_examples() {
+	[ -d "$examples" ] && return 0
+	echo "qa/examples: fetching systemtap-doc into $doc"
+	find "$tmp" -maxdepth 1 -name 'systemtap-doc_*.deb' -delete
+	(cd "$tmp" && apt-get download systemtap-doc >/dev/null 2>&1) || return 1
+	deb=$(find "$tmp" -maxdepth 1 -name 'systemtap-doc_*.deb' | head -n 1)
+	[ -n "$deb" ] && dpkg -x "$deb" "$doc"
+}
+
+if ! fetch_examples || [ ! -d "$examples" ]; then
+	echo "qa/examples: no systemtap-doc examples (apt-get download systemtap-doc failed)" >&2
+	echo "0 0 1" >"$build/results/examples"
+	exit 1
+fi
+
+# The test_check command of script $1 (a path under $examples), or empty.
+test_check() {
+	meta=${1%.stp}.meta
+	[ -f "$meta" ] || return 0
+	sed -n 's/^test_check: *//p' "$meta" | head -n 1 | grep '^stap ' | sed 's/^stap //'
+}
+
+# The words of a test_check line, quoted as the shell would, with "-pN"
+# dropped (alone, or inside a cluster such as -gp4), into "$@"-ready text.
+# Sets $words to a string safe to eval.
+expand_words() {
+	# shellcheck disable=SC2016 # the backquotes are text to remove
+	line=$(printf '%s' "$1" |
+		sed -e "s|\`which stap\`|$pmstap|g" -e 's/`[^`]*`//g')
+	# eval expands $$ (outside single quotes) to this shell's pid
+	eval "set -- $line"
+	words=
+	for w in "$@"; do
+		case $w in
+		-p[0-9]) continue ;;
+		-[a-zA-Z]*p[0-9]) w=$(printf '%s' "$w" | sed 's/p[0-9]//') ;;
+		esac
+		words="$words '$(printf '%s' "$w" | sed "s/'/'\\\\''/g")'"
+	done
+}
+
+# The expected refusal line for script $1 (relative path), if any.
+refusal_of() {
+	grep -v '^#' "$refusals" | awk -F' *\\| *' -v s="$1" '$1 == s { print $2 }'
+}
+
+passed=0 failed=0 parsed=0 refused=0 p2_passed=0 p2_failed=0
+: >"$build/examples-p2.txt"
+listed=$(grep -v '^#' "$refusals" | awk -F' *\\| *' 'NF > 1 { print $1 }')
+
+fail() {
+	failed=$((failed + 1))
+	echo "FAIL $1: $2"
+	[ -n "$3" ] && sed -n '1,6p' "$3"
+}
+
+# check SCRIPT (relative to $examples): pass 1, then the report-only pass 2.
+check() {
+	rel=$1 dir=$examples/${1%/*} base=${1##*/}
+	expand_words "$(test_check "$examples/$rel")"
+	case " $words " in *"'$base'"*) ;; *) words="'$base'$words" ;; esac
+	refusal=$(refusal_of "$rel")
+	(cd "$dir" && eval "\"\$pmstap\" -p1 $words" >"$tmp/out.stp" 2>"$tmp/err")
+	rc=$?
+	if [ -n "$refusal" ]; then
+		if [ $rc -eq 0 ]; then
+			fail "$rel" "parsed, but stap refuses it: $refusal"
+		elif ! grep -qF -- "$refusal" "$tmp/err"; then
+			fail "$rel" "refused without the expected error '$refusal'" "$tmp/err"
+		else
+			passed=$((passed + 1)) refused=$((refused + 1))
+		fi
+		return
+	fi
+	if [ $rc -ne 0 ]; then
+		fail "$rel" "pmstap -p1 failed" "$tmp/err"
+		return
+	fi
+	if ! (cd "$dir" && eval "\"\$pmstap\" -p1 \"\$tmp/out.stp\" $(echo "$words" | sed "s|'$base'||")" \
+		>"$tmp/again.stp" 2>"$tmp/err2"); then
+		fail "$rel" "the -p1 output does not parse again" "$tmp/err2"
+		return
+	fi
+	if ! cmp -s "$tmp/out.stp" "$tmp/again.stp"; then
+		diff -u "$tmp/out.stp" "$tmp/again.stp" >"$tmp/diff"
+		fail "$rel" "the -p1 output of the -p1 output differs (no round trip)" "$tmp/diff"
+		return
+	fi
+	passed=$((passed + 1)) parsed=$((parsed + 1))
+	if (cd "$dir" && eval "\"\$pmstap\" -p2 $words" >/dev/null 2>"$tmp/err"); then
+		p2_passed=$((p2_passed + 1))
+	else
+		p2_failed=$((p2_failed + 1))
+		printf '%s: %s\n' "$rel" "$(grep -m 1 'error' "$tmp/err" || head -n 1 "$tmp/err")" \
+			>>"$build/examples-p2.txt"
+	fi
+}
+
+total=0
+for s in $(cd "$examples" && find . -name '*.stp' | sed 's|^\./||' | LC_ALL=C sort); do
+	total=$((total + 1))
+	check "$s"
+done
+
+# A listed refusal whose script is gone is a stale list.
+for r in $listed; do
+	[ -f "$examples/$r" ] || fail "$r" "listed in expected-refusals, but there is no such example"
+done
+
+nref=$(printf '%s\n' "$listed" | grep -c .)
+echo "$passed $failed 0" >"$build/results/examples"
+echo "qa/examples: $total scripts: $parsed of $((total - nref)) parse and round-trip, $refused of $nref refused as stap refuses them; $failed failed"
+echo "qa/examples: -p2 (report only): $p2_passed of $((p2_passed + p2_failed)) elaborate; first errors in $build/examples-p2.txt"
+[ $failed -eq 0 ]
