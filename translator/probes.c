@@ -1,0 +1,992 @@
+/*
+ * probes.c - probe points: from what a probe says to concrete points.
+ *
+ * A point is matched, component by component (wildcards allowed), first
+ * against probe alias names, then against the builtin families below, then
+ * against alias names as a prefix (the rest of the point is appended to
+ * what the alias stands for).  An alias puts its body before the probe's
+ * (=) or after it (+=) and expands its own points in turn.  Every concrete
+ * point is checked against this system (probes_sys.c).  '?' makes a point
+ * optional, '!' stops the list after a point that matched, and if (...)
+ * conditions are joined with &&.
+ */
+#include <fnmatch.h>
+#include <glob.h>
+#include <sys/stat.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "diag.h"
+#include "sema_int.h"
+
+/* ---- the builtin families ---- */
+
+struct pat_comp {
+	const char *name;
+	char arg;		/* 0 none, 'n' number, 's' string, 'a' either */
+};
+
+#define PAT_MAX 6
+
+struct pattern {
+	const char *text;
+	enum probe_kind kind;
+	int n;
+	struct pat_comp comps[PAT_MAX];
+};
+
+static const struct {
+	const char *text;
+	enum probe_kind kind;
+} fixed_patterns[] = {
+	{ "begin", PROBE_BEGIN }, { "begin(n)", PROBE_BEGIN },
+	{ "end", PROBE_END }, { "end(n)", PROBE_END },
+	{ "error", PROBE_ERROR }, { "error(n)", PROBE_ERROR },
+	{ "never", PROBE_NEVER },
+	{ "timer.profile", PROBE_PROFILE }, { "timer.profile.tick", PROBE_PROFILE },
+	{ "perf.type(n).config(n)", PROBE_PERF },
+	{ "perf.type(n).config(n).sample(n)", PROBE_PERF },
+	{ "kernel.trace(s)", PROBE_TRACE },
+	{ "kernel.function(s)", PROBE_KFUNC },
+	{ "kernel.function(s).call", PROBE_KFUNC },
+	{ "kernel.function(s).return", PROBE_KFUNC },
+	{ "kernel.function(s).exported", PROBE_KFUNC },
+	{ "kernel.function(s).return.maxactive(n)", PROBE_KFUNC },
+	{ "kernel.statement(a)", PROBE_KSTATEMENT },
+	{ "kernel.statement(n).absolute", PROBE_KSTATEMENT },
+	{ "module(s).function(s)", PROBE_KFUNC },
+	{ "module(s).function(s).call", PROBE_KFUNC },
+	{ "module(s).function(s).return", PROBE_KFUNC },
+	{ "module(s).statement(a)", PROBE_KSTATEMENT },
+	{ "kprobe.function(s)", PROBE_KFUNC },
+	{ "kprobe.function(s).call", PROBE_KFUNC },
+	{ "kprobe.function(s).return", PROBE_KFUNC },
+	{ "kprobe.module(s).function(s)", PROBE_KFUNC },
+	{ "kprobe.module(s).function(s).return", PROBE_KFUNC },
+	{ "kprobe.statement(n).absolute", PROBE_KSTATEMENT },
+	{ "process.begin", PROBE_PROCESS_BEGIN }, { "process(a).begin", PROBE_PROCESS_BEGIN },
+	{ "process.end", PROBE_PROCESS_END }, { "process(a).end", PROBE_PROCESS_END },
+	{ "process.thread.begin", PROBE_THREAD_BEGIN },
+	{ "process(a).thread.begin", PROBE_THREAD_BEGIN },
+	{ "process.thread.end", PROBE_THREAD_END },
+	{ "process(a).thread.end", PROBE_THREAD_END },
+	{ "thread.begin", PROBE_THREAD_BEGIN }, { "thread.end", PROBE_THREAD_END },
+	{ "process(a).function(s)", PROBE_UFUNC },
+	{ "process(a).function(s).call", PROBE_UFUNC },
+	{ "process(a).function(s).return", PROBE_UFUNC },
+	{ "process(a).function(s).inline", PROBE_UFUNC },
+	{ "process(a).library(s).function(s)", PROBE_UFUNC },
+	{ "process(a).library(s).function(s).call", PROBE_UFUNC },
+	{ "process(a).library(s).function(s).return", PROBE_UFUNC },
+	{ "process(a).statement(a)", PROBE_USTATEMENT },
+	{ "process(a).statement(a).nearest", PROBE_USTATEMENT },
+	{ "process(a).statement(n).absolute", PROBE_USTATEMENT },
+	{ "process(a).mark(s)", PROBE_UMARK },
+	{ "process(a).provider(s).mark(s)", PROBE_UMARK },
+	{ "process(a).library(s).mark(s)", PROBE_UMARK },
+	{ "process(a).library(s).provider(s).mark(s)", PROBE_UMARK },
+};
+
+static const char *const timer_units[] = {
+	"s", "sec", "ms", "msec", "us", "usec", "ns", "nsec", "hz", "jiffies",
+};
+
+/* perf.sw.NAME and perf.hw.NAME: the index is the perf_event config. */
+static const char *const perf_sw[] = {
+	"cpu_clock", "task_clock", "page_faults", "context_switches", "cpu_migrations",
+	"page_faults_min", "page_faults_maj", "alignment_faults", "emulation_faults",
+};
+static const char *const perf_hw[] = {
+	"cpu_cycles", "instructions", "cache_references", "cache_misses",
+	"branch_instructions", "branch_misses", "bus_cycles", "stalled_cycles_frontend",
+	"stalled_cycles_backend", "ref_cpu_cycles",
+};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static struct vec patterns;	/* struct pattern * */
+
+static void add_pattern(const char *text, enum probe_kind kind)
+{
+	struct pattern *p = ARENA_NEW(struct pattern);
+	char *s = arena_strdup(text), *save = NULL;
+
+	p->text = text;
+	p->kind = kind;
+	for (char *c = strtok_r(s, ".", &save); c && p->n < PAT_MAX; c = strtok_r(NULL, ".", &save)) {
+		char *paren = strchr(c, '(');
+
+		if (paren) {
+			p->comps[p->n].arg = paren[1];
+			*paren = '\0';
+		}
+		p->comps[p->n++].name = c;
+	}
+	vec_push(&patterns, p);
+}
+
+static void init_patterns(void)
+{
+	if (patterns.len)
+		return;
+	for (int i = 0; i < COUNT(fixed_patterns); i++)
+		add_pattern(fixed_patterns[i].text, fixed_patterns[i].kind);
+	for (int i = 0; i < COUNT(timer_units); i++) {
+		add_pattern(arena_printf("timer.%s(n)", timer_units[i]), PROBE_TIMER);
+		add_pattern(arena_printf("timer.%s(n).randomize(n)", timer_units[i]), PROBE_TIMER);
+	}
+	for (int i = 0; i < COUNT(perf_sw); i++) {
+		add_pattern(arena_printf("perf.sw.%s", perf_sw[i]), PROBE_PERF);
+		add_pattern(arena_printf("perf.sw.%s.sample(n)", perf_sw[i]), PROBE_PERF);
+	}
+	for (int i = 0; i < COUNT(perf_hw); i++) {
+		add_pattern(arena_printf("perf.hw.%s", perf_hw[i]), PROBE_PERF);
+		add_pattern(arena_printf("perf.hw.%s.sample(n)", perf_hw[i]), PROBE_PERF);
+	}
+}
+
+/* ---- point text ---- */
+
+static char *arg_text(const struct expr *a)
+{
+	if (a->kind == EXPR_STRING)
+		return arena_printf("\"%s\"", a->str);
+	if (a->text)
+		return arena_strdup(a->text);
+	return arena_printf("%" PRId64, a->num);
+}
+
+char *probes_point_text(struct vec *comps)
+{
+	char *t = NULL;
+
+	for (int i = 0; i < comps->len; i++) {
+		struct probe_comp *c = VEC_AT(comps, i);
+		char *one = c->arg ? arena_printf("%s(%s)", c->name, arg_text(c->arg))
+				   : arena_strdup(c->name);
+
+		t = t ? arena_printf("%s.%s", t, one) : one;
+	}
+	return t ? t : arena_strdup("");
+}
+
+/* ---- expansion state ---- */
+
+struct expand {
+	struct sema *sm;
+	struct probe *probe;		/* the probe being derived */
+	struct probe_point *orig;	/* its point being expanded */
+	struct vec aliases;		/* struct probe_alias *: the chain so far */
+	struct stmt *body;		/* alias bodies around the probe's, not yet copied */
+	struct expr *cond;		/* conditions so far, not yet copied */
+	bool optional;
+	bool reported;			/* an error about the current point was printed */
+};
+
+static int expand_point(struct expand *x, struct probe_point *pt);
+
+static struct expr *and_cond(struct expr *a, struct expr *b)
+{
+	struct expr *e;
+
+	if (!a || !b)
+		return a ? a : b;
+	e = ast_expr(EXPR_LOGICAL, b->loc);
+	e->op = "&&";
+	e->left = a;
+	e->right = b;
+	return e;
+}
+
+static struct derived_probe *make_probe(struct expand *x, struct vec *comps, enum probe_kind k)
+{
+	struct derived_probe *dp = ARENA_NEW(struct derived_probe);
+
+	dp->id = x->sm->next_probe_id++;
+	dp->point = probes_point_text(comps);
+	dp->kind = k;
+	dp->probe = x->probe;
+	dp->orig = x->orig;
+	for (int i = 0; i < x->aliases.len; i++)
+		vec_push(&dp->aliases, VEC_AT(&x->aliases, i));
+	dp->body = resolve_copy_stmt(x->body);
+	dp->cond = resolve_copy_expr(x->cond);
+	vec_push(&x->sm->prog->probes, dp);
+	return dp;
+}
+
+static struct probe_comp *comp_named(struct vec *comps, const char *name)
+{
+	for (int i = 0; i < comps->len; i++) {
+		struct probe_comp *c = VEC_AT(comps, i);
+
+		if (strcmp(c->name, name) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+static const char *str_arg(struct vec *comps, const char *name)
+{
+	struct probe_comp *c = comp_named(comps, name);
+
+	return c && c->arg && c->arg->kind == EXPR_STRING ? c->arg->str : NULL;
+}
+
+static int64_t num_arg(struct vec *comps, const char *name)
+{
+	struct probe_comp *c = comp_named(comps, name);
+
+	return c && c->arg && c->arg->kind == EXPR_NUMBER ? c->arg->num : 0;
+}
+
+/* ---- builtin families, one builder each ---- */
+
+static int build_timer(struct expand *x, struct vec *comps)
+{
+	struct probe_comp *unit = VEC_AT(comps, 1);
+	struct probe_comp *rnd = comp_named(comps, "randomize");
+	static const struct { const char *name, *canon; int64_t ns; } units[] = {
+		{ "s", "s", 1000000000 }, { "sec", "s", 1000000000 },
+		{ "ms", "ms", 1000000 }, { "msec", "ms", 1000000 },
+		{ "us", "us", 1000 }, { "usec", "us", 1000 },
+		{ "ns", "ns", 1 }, { "nsec", "ns", 1 },
+		{ "hz", "hz", 0 }, { "jiffies", "jiffies", 0 },
+	};
+	struct derived_probe *dp;
+	int64_t v = unit->arg->num;
+
+	if (v <= 0) {
+		sema_error(unit->arg->loc, x->sm, "the timer interval must be positive, not %" PRId64, v);
+		return -1;
+	}
+	if (rnd && (rnd->arg->num < 0 || rnd->arg->num >= v)) {
+		sema_error(rnd->arg->loc, x->sm, "randomize(%" PRId64 ") must be at least 0 and less than the interval (%" PRId64 ")",
+			   rnd->arg->num, v);
+		return -1;
+	}
+	dp = make_probe(x, comps, PROBE_TIMER);
+	dp->timer_value = v;
+	dp->timer_randomize = rnd ? rnd->arg->num : 0;
+	for (int i = 0; i < COUNT(units); i++) {
+		if (strcmp(unit->name, units[i].name) != 0)
+			continue;
+		dp->timer_unit = units[i].canon;
+		if (units[i].ns)
+			dp->interval_ns = v * units[i].ns;
+		else if (units[i].name[0] == 'h')
+			dp->interval_ns = 1000000000 / v;
+	}
+	return 1;
+}
+
+static int name_index(const char *const *names, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+static int build_perf(struct expand *x, struct vec *comps)
+{
+	struct probe_comp *kind = VEC_AT(comps, 1);
+	struct probe_comp *sample = comp_named(comps, "sample"), *event;
+	struct derived_probe *dp;
+
+	if (sample && sample->arg->num <= 0) {
+		sema_error(sample->arg->loc, x->sm, "the sample period must be positive");
+		return -1;
+	}
+	dp = make_probe(x, comps, PROBE_PERF);
+	dp->perf_sample = sample ? sample->arg->num : 0;
+	if (strcmp(kind->name, "type") == 0) {
+		dp->perf_type = num_arg(comps, "type");
+		dp->perf_config = num_arg(comps, "config");
+		return 1;
+	}
+	event = VEC_AT(comps, 2);
+	dp->perf_event = arena_printf("%s.%s", kind->name, event->name);
+	dp->perf_type = kind->name[0] == 'h' ? 0 : 1;	/* PERF_TYPE_HARDWARE, _SOFTWARE */
+	if (kind->name[0] == 'h')
+		dp->perf_config = name_index(perf_hw, COUNT(perf_hw), event->name);
+	else
+		dp->perf_config = name_index(perf_sw, COUNT(perf_sw), event->name);
+	return 1;
+}
+
+static bool has_wildcard(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+static struct vec trace_comps(struct vec *comps, const char *sys, const char *name)
+{
+	struct vec c = { 0 };
+	struct probe_comp *k = ARENA_NEW(struct probe_comp), *t = ARENA_NEW(struct probe_comp);
+	struct probe_comp *orig = VEC_AT(comps, 1);
+
+	*k = *(struct probe_comp *)VEC_AT(comps, 0);
+	*t = *orig;
+	t->arg = ast_expr(EXPR_STRING, orig->arg->loc);
+	t->arg->str = arena_printf("%s:%s", sys, name);
+	vec_push(&c, k);
+	vec_push(&c, t);
+	return c;
+}
+
+static int trace_one(struct expand *x, struct vec *comps, const char *sys, const char *name)
+{
+	struct tracepoint *tp = sys_tracepoint(x->sm, sys, name);
+	struct vec c;
+
+	if (!tp)
+		return 0;
+	c = trace_comps(comps, sys, name);
+	make_probe(x, &c, PROBE_TRACE)->tp = tp;
+	return 1;
+}
+
+static void trace_hint(struct expand *x, const char *sys, const char *name)
+{
+	struct vec *systems = sys_tracepoint_systems(x->sm), cands = { 0 };
+	const char *near;
+
+	for (int i = 0; i < systems->len; i++) {
+		const char *s = VEC_AT(systems, i);
+		struct vec *names;
+
+		if (sys && strcmp(s, sys) != 0 && !has_wildcard(sys))
+			continue;
+		names = sys_tracepoint_names(x->sm, s);
+		for (int j = 0; j < names->len; j++)
+			vec_push(&cands, sys ? arena_printf("%s:%s", s, (char *)VEC_AT(names, j))
+					     : VEC_AT(names, j));
+	}
+	near = diag_similar(sys ? arena_printf("%s:%s", sys, name) : name,
+			    (const char *const *)cands.items, cands.len);
+	if (near)
+		diag_hint("did you mean '%s'?", near);
+	else if (sys && !has_wildcard(sys) && !cands.len)
+		diag_hint("this kernel has no tracepoint system '%s'", sys);
+}
+
+/* Every tracepoint SYS:NAME matches (SYS NULL: any system). */
+static int trace_search(struct expand *x, struct vec *comps, const char *sys, const char *name)
+{
+	struct vec *systems = sys_tracepoint_systems(x->sm);
+	int n = 0;
+
+	for (int i = 0; i < systems->len; i++) {
+		const char *s = VEC_AT(systems, i);
+		struct vec *names;
+
+		if (sys && fnmatch(sys, s, 0) != 0)
+			continue;
+		if (!has_wildcard(name)) {
+			n += trace_one(x, comps, s, name);
+			continue;
+		}
+		names = sys_tracepoint_names(x->sm, s);
+		for (int j = 0; j < names->len; j++)
+			if (fnmatch(name, VEC_AT(names, j), 0) == 0)
+				n += trace_one(x, comps, s, VEC_AT(names, j));
+	}
+	return n;
+}
+
+/* kernel.trace("[SYSTEM:]NAME"), wildcards in both: one probe per tracepoint. */
+static int build_trace(struct expand *x, struct vec *comps)
+{
+	struct probe_comp *tc = VEC_AT(comps, 1);
+	const char *spec = tc->arg->str, *colon = strchr(spec, ':');
+	const char *sys = colon ? arena_strndup(spec, (size_t)(colon - spec)) : NULL;
+	const char *name = colon ? colon + 1 : spec;
+	int n;
+
+	if (!x->sm->s->tracefs) {
+		if (!x->optional &&
+		    sema_error(tc->loc, x->sm, "kernel.trace probes need tracefs, which is not mounted at /sys/kernel/tracing"))
+			diag_hint("mount it: mount -t tracefs nodev /sys/kernel/tracing");
+		return x->optional ? 0 : -1;
+	}
+	if (sys && !has_wildcard(sys) && !has_wildcard(name))
+		n = trace_one(x, comps, sys, name);
+	else
+		n = trace_search(x, comps, sys, name);
+	if (!n && !x->optional) {
+		char *text = probes_point_text(comps);
+
+		if (sema_error(tc->loc, x->sm, "no match for probe point '%s'", text))
+			trace_hint(x, sys, name);
+		return -1;
+	}
+	return n;
+}
+
+/* The function part of "NAME[@FILE][:LINE]". */
+static const char *function_name_part(const char *spec)
+{
+	return arena_strndup(spec, strcspn(spec, "@:"));
+}
+
+static int build_function(struct expand *x, struct vec *comps, enum probe_kind k)
+{
+	const char *fn = str_arg(comps, "function"), *mod = str_arg(comps, "module");
+	struct probe_comp *fc = comp_named(comps, "function");
+	struct derived_probe *dp;
+	const char *similar = NULL;
+	int matches = 0;
+
+	if (k == PROBE_KFUNC && !mod) {
+		const char *name = function_name_part(fn);
+
+		matches = *name ? sys_kernel_function_matches(name, &similar) : 1;
+		if (!matches) {
+			if (x->optional)
+				return 0;
+			if (sema_error(fc->arg->loc, x->sm, "no match for probe point '%s'",
+				       probes_point_text(comps)) && similar)
+				diag_hint("did you mean '%s'?", similar);
+			return -1;
+		}
+	}
+	dp = make_probe(x, comps, k);
+	dp->function = fn;
+	dp->function_matches = matches;
+	dp->module = mod;
+	dp->statement = str_arg(comps, "statement");
+	dp->is_return = comp_named(comps, "return") != NULL;
+	return 1;
+}
+
+static struct vec copy_comps(struct vec *comps)
+{
+	struct vec c = { 0 };
+
+	for (int i = 0; i < comps->len; i++) {
+		struct probe_comp *pc = ARENA_NEW(struct probe_comp);
+
+		*pc = *(struct probe_comp *)VEC_AT(comps, i);
+		vec_push(&c, pc);
+	}
+	return c;
+}
+
+/* One process probe; PATH (the file it names, when it names one) replaces the argument. */
+static void process_probe(struct expand *x, struct vec *comps, enum probe_kind k, const char *path)
+{
+	struct vec c = copy_comps(comps);
+	struct probe_comp *pc = comp_named(&c, "process");
+	struct derived_probe *dp;
+
+	if (path) {
+		struct expr *arg = ast_expr(EXPR_STRING, pc->arg->loc);
+
+		arg->str = path;
+		pc->arg = arg;
+	}
+	dp = make_probe(x, &c, k);
+	dp->path = path;
+	dp->pid = pc && pc->arg && pc->arg->kind == EXPR_NUMBER ? pc->arg->num : 0;
+	dp->function = str_arg(&c, "function");
+	dp->library = str_arg(&c, "library");
+	dp->provider = str_arg(&c, "provider");
+	dp->mark = str_arg(&c, "mark");
+	dp->statement = str_arg(&c, "statement");
+	dp->is_return = comp_named(&c, "return") != NULL;
+}
+
+/* process("/lib*" "/libc.so.6"): one probe per file the pattern matches. */
+static int process_glob(struct expand *x, struct vec *comps, enum probe_kind k,
+			struct probe_comp *pc)
+{
+	glob_t g;
+	int n = 0;
+
+	if (glob(pc->arg->str, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			struct stat st;
+
+			if (stat(g.gl_pathv[i], &st) == 0 && S_ISREG(st.st_mode)) {
+				process_probe(x, comps, k, arena_strdup(g.gl_pathv[i]));
+				n++;
+			}
+		}
+		globfree(&g);
+	}
+	if (!n && !x->optional) {
+		sema_error(pc->arg->loc, x->sm, "no file matches '%s'", pc->arg->str);
+		return -1;
+	}
+	return n;
+}
+
+/* process, process("PATH") or process(PID), then what the family needs. */
+static int build_process(struct expand *x, struct vec *comps, enum probe_kind k)
+{
+	struct probe_comp *pc = comp_named(comps, "process");
+	const char *path;
+
+	if (pc && pc->arg && pc->arg->kind == EXPR_NUMBER && pc->arg->num <= 0) {
+		sema_error(pc->arg->loc, x->sm, "a process id must be positive");
+		return -1;
+	}
+	if (!pc || !pc->arg || pc->arg->kind != EXPR_STRING) {
+		process_probe(x, comps, k, NULL);
+		return 1;
+	}
+	if (has_wildcard(pc->arg->str))
+		return process_glob(x, comps, k, pc);
+	path = sys_find_executable(pc->arg->str);
+	if (!path) {
+		if (x->optional)
+			return 0;
+		sema_error(pc->arg->loc, x->sm, strchr(pc->arg->str, '/')
+			   ? "no such file: '%s'" : "no executable '%s' in PATH", pc->arg->str);
+		return -1;
+	}
+	process_probe(x, comps, k, path);
+	return 1;
+}
+
+static int build(struct expand *x, const struct pattern *p, struct vec *comps)
+{
+	struct derived_probe *dp;
+
+	switch (p->kind) {
+	case PROBE_TIMER:
+		return build_timer(x, comps);
+	case PROBE_PERF:
+		return build_perf(x, comps);
+	case PROBE_TRACE:
+		return build_trace(x, comps);
+	case PROBE_KFUNC:
+	case PROBE_KSTATEMENT:
+		return build_function(x, comps, p->kind);
+	case PROBE_PROCESS_BEGIN:
+	case PROBE_PROCESS_END:
+	case PROBE_THREAD_BEGIN:
+	case PROBE_THREAD_END:
+	case PROBE_UFUNC:
+	case PROBE_USTATEMENT:
+	case PROBE_UMARK:
+		return build_process(x, comps, p->kind);
+	default:
+		dp = make_probe(x, comps, p->kind);
+		dp->priority = ((struct probe_comp *)VEC_AT(comps, 0))->arg
+			       ? ((struct probe_comp *)VEC_AT(comps, 0))->arg->num : 0;
+		return 1;
+	}
+}
+
+static bool arg_fits(char want, const struct expr *arg)
+{
+	if (!want || !arg)
+		return !want && !arg;
+	if (want == 'a')
+		return true;
+	return want == (arg->kind == EXPR_NUMBER ? 'n' : 's');
+}
+
+static bool pattern_matches(const struct pattern *p, struct vec *comps)
+{
+	if (p->n != comps->len)
+		return false;
+	for (int i = 0; i < p->n; i++) {
+		struct probe_comp *c = VEC_AT(comps, i);
+
+		if (fnmatch(c->name, p->comps[i].name, 0) != 0 || !arg_fits(p->comps[i].arg, c->arg))
+			return false;
+	}
+	return true;
+}
+
+/* The point's components renamed to what pattern P calls them (wildcards resolved). */
+static struct vec concrete_comps(const struct pattern *p, struct vec *comps)
+{
+	struct vec c = { 0 };
+
+	for (int i = 0; i < comps->len; i++) {
+		struct probe_comp *pc = ARENA_NEW(struct probe_comp);
+
+		*pc = *(struct probe_comp *)VEC_AT(comps, i);
+		pc->name = p->comps[i].name;
+		vec_push(&c, pc);
+	}
+	return c;
+}
+
+/* -1: no family has this shape; else how many probes it made. */
+static int expand_builtin(struct expand *x, struct probe_point *pt)
+{
+	int total = -1;
+
+	init_patterns();
+	for (int i = 0; i < patterns.len; i++) {
+		const struct pattern *p = VEC_AT(&patterns, i);
+		struct vec comps;
+		int n;
+
+		if (!pattern_matches(p, &pt->comps))
+			continue;
+		comps = concrete_comps(p, &pt->comps);
+		n = build(x, p, &comps);
+		total = total < 0 ? (n < 0 ? 0 : n) : total + (n < 0 ? 0 : n);
+		if (n < 0)
+			x->reported = true;
+	}
+	return total;
+}
+
+/* ---- aliases ---- */
+
+/* Does alias name NAME match the first comps of PT: all of them (FULL), or a prefix? */
+static bool alias_name_matches(struct probe_point *name, struct probe_point *pt, bool full)
+{
+	int n = name->comps.len;
+
+	if (full ? n != pt->comps.len : n >= pt->comps.len)
+		return false;
+	for (int i = 0; i < n; i++) {
+		struct probe_comp *a = VEC_AT(&name->comps, i), *u = VEC_AT(&pt->comps, i);
+
+		if (u->arg || a->arg || fnmatch(u->name, a->name, 0) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* TARGET with the components of PT past the first SKIP appended. */
+static struct probe_point *with_suffix(struct probe_point *target, struct probe_point *pt, int skip)
+{
+	struct probe_point *np = ARENA_NEW(struct probe_point);
+
+	*np = *target;
+	np->comps = (struct vec){ 0 };
+	for (int i = 0; i < target->comps.len; i++)
+		vec_push(&np->comps, VEC_AT(&target->comps, i));
+	for (int i = skip; i < pt->comps.len; i++)
+		vec_push(&np->comps, VEC_AT(&pt->comps, i));
+	return np;
+}
+
+static struct stmt *wrap_body(struct probe_alias *a, struct stmt *inner)
+{
+	struct stmt *b = ast_stmt(STMT_BLOCK, inner ? inner->loc : a->loc);
+	bool empty = !a->body || (a->body->kind == STMT_BLOCK && !a->body->body.len);
+
+	if (empty)
+		return inner;
+	if (!a->epilogue)
+		vec_push(&b->body, a->body);
+	if (inner)
+		vec_push(&b->body, inner);
+	if (a->epilogue)
+		vec_push(&b->body, a->body);
+	return b;
+}
+
+static bool in_chain(struct expand *x, struct probe_alias *a)
+{
+	for (int i = 0; i < x->aliases.len; i++)
+		if (VEC_AT(&x->aliases, i) == a)
+			return true;
+	return false;
+}
+
+static int expand_one_alias(struct expand *x, struct probe_alias *a, struct probe_point *pt,
+			    int skip)
+{
+	struct stmt *body = x->body;
+	int total = 0;
+
+	if (in_chain(x, a)) {
+		if (sema_error(pt->loc, x->sm, "probe alias '%s' refers to itself",
+			       probes_point_text(&((struct probe_point *)VEC_AT(&a->names, 0))->comps)))
+			diag_note(a->loc, "the alias is defined here");
+		x->reported = true;
+		return 0;
+	}
+	sema_pull_file(x->sm, a->file);
+	vec_push(&x->aliases, a);
+	x->body = wrap_body(a, body);
+	for (int i = 0; i < a->points.len; i++) {
+		struct probe_point *t = VEC_AT(&a->points, i);
+		int n = expand_point(x, skip ? with_suffix(t, pt, skip) : t);
+
+		total += n;
+		if (n > 0 && t->sufficient)
+			break;
+	}
+	x->body = body;
+	x->aliases.len--;
+	return total;
+}
+
+/* -1: no alias name matches; else how many probes the matching aliases made. */
+static int expand_aliases(struct expand *x, struct probe_point *pt, bool full)
+{
+	const char *root = ((struct probe_comp *)VEC_AT(&pt->comps, 0))->name;
+	struct vec *names = has_wildcard(root) ? &x->sm->alias_names
+					       : hmap_get(&x->sm->alias_roots, root);
+	int total = -1;
+
+	for (int i = 0; names && i < names->len; i++) {
+		struct alias_name *an = VEC_AT(names, i);
+
+		if (!alias_name_matches(an->name, pt, full))
+			continue;
+		if (total < 0)
+			total = 0;
+		total += expand_one_alias(x, an->alias, pt, full ? 0 : an->name->comps.len);
+	}
+	return total;
+}
+
+/* ---- no match: say what was meant ---- */
+
+static int distance(const char *a, const char *b)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b), row[130];
+
+	if (la > 128 || lb > 128)
+		return 999;
+	for (int j = 0; j <= lb; j++)
+		row[j] = j;
+	for (int i = 1; i <= la; i++) {
+		int diag = row[0];
+
+		row[0] = i;
+		for (int j = 1; j <= lb; j++) {
+			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+static const char *arg_shape(char arg)
+{
+	return arg == 'n' ? "(N)" : arg == 's' ? "(\"...\")" : arg == 'a' ? "(\"...\")" : "";
+}
+
+static char *pattern_shape(const struct pattern *p)
+{
+	char *t = NULL;
+
+	for (int i = 0; i < p->n; i++) {
+		char *one = arena_printf("%s%s", p->comps[i].name, arg_shape(p->comps[i].arg));
+
+		t = t ? arena_printf("%s.%s", t, one) : one;
+	}
+	return t;
+}
+
+static char *point_shape(struct vec *comps)
+{
+	char *t = NULL;
+
+	for (int i = 0; i < comps->len; i++) {
+		struct probe_comp *c = VEC_AT(comps, i);
+		char *one = arena_printf("%s%s", c->name,
+					 !c->arg ? "" : c->arg->kind == EXPR_NUMBER ? "(N)" : "(\"...\")");
+
+		t = t ? arena_printf("%s.%s", t, one) : one;
+	}
+	return t ? t : arena_strdup("");
+}
+
+static bool same_names(const struct pattern *p, struct vec *comps)
+{
+	if (p->n != comps->len)
+		return false;
+	for (int i = 0; i < p->n; i++)
+		if (fnmatch(((struct probe_comp *)VEC_AT(comps, i))->name, p->comps[i].name, 0))
+			return false;
+	return true;
+}
+
+/* The family or alias most like PT, as a shape like kernel.function("..."). */
+static const char *closest_shape(struct sema *sm, struct probe_point *pt)
+{
+	char *mine = point_shape(&pt->comps);
+	int limit = (int)strlen(mine) / 4 + 1, best_d = limit + 1;
+	const char *best = NULL;
+	struct vec names = sema_library_alias_names(sm);
+
+	for (int i = 0; i < patterns.len; i++) {
+		const struct pattern *p = VEC_AT(&patterns, i);
+		char *shape = pattern_shape(p);
+		int d = same_names(p, &pt->comps) ? 0 : distance(mine, shape);
+
+		if (d < best_d) {
+			best_d = d;
+			best = shape;
+		}
+	}
+	for (int i = 0; i < sm->aliases.len; i++) {
+		struct probe_alias *a = VEC_AT(&sm->aliases, i);
+
+		for (int j = 0; j < a->names.len; j++)
+			vec_push(&names, point_shape(&((struct probe_point *)VEC_AT(&a->names, j))->comps));
+	}
+	for (int i = 0; i < names.len; i++) {
+		int d = distance(mine, VEC_AT(&names, i));
+
+		if (d > 0 && d < best_d) {
+			best_d = d;
+			best = VEC_AT(&names, i);
+		}
+	}
+	return best;
+}
+
+/* "what can follow 'kernel'": names at the first level PT matches nothing. */
+static void continuation_hint(struct probe_point *pt)
+{
+	int depth = 0;
+	char *list = NULL, *prefix = NULL;
+
+	for (int i = 0; i < patterns.len; i++) {
+		const struct pattern *p = VEC_AT(&patterns, i);
+		int k = 0;
+
+		while (k < p->n && k < pt->comps.len &&
+		       !fnmatch(((struct probe_comp *)VEC_AT(&pt->comps, k))->name, p->comps[k].name, 0))
+			k++;
+		if (k > depth)
+			depth = k;
+	}
+	for (int i = 0; i < patterns.len; i++) {
+		const struct pattern *p = VEC_AT(&patterns, i);
+		int k = 0;
+
+		while (k < depth && k < p->n &&
+		       !fnmatch(((struct probe_comp *)VEC_AT(&pt->comps, k))->name, p->comps[k].name, 0))
+			k++;
+		if (k < depth || k >= p->n)
+			continue;
+		if (!list || !strstr(arena_printf(", %s,", list), arena_printf(", %s,", p->comps[k].name)))
+			list = list ? arena_printf("%s, %s", list, p->comps[k].name)
+				    : arena_strdup(p->comps[k].name);
+	}
+	for (int k = 0; k < depth; k++)
+		prefix = prefix ? arena_printf("%s.%s", prefix,
+					       ((struct probe_comp *)VEC_AT(&pt->comps, k))->name)
+				: arena_strdup(((struct probe_comp *)VEC_AT(&pt->comps, k))->name);
+	if (!depth)
+		diag_hint("probe point families: %s, or an alias from the tapsets", list);
+	else if (list)
+		diag_hint("'%s' can be followed by: %s", prefix, list);
+}
+
+static void no_match(struct expand *x, struct probe_point *pt)
+{
+	const char *near;
+
+	if (!sema_error(pt->loc, x->sm, "no match for probe point '%s'",
+			probes_point_text(&pt->comps)))
+		return;
+	if (x->aliases.len)
+		diag_note(x->orig->loc, "while expanding probe point '%s'",
+			  probes_point_text(&x->orig->comps));
+	near = closest_shape(x->sm, pt);
+	if (near)
+		diag_hint("did you mean '%s'?", near);
+	else
+		continuation_hint(pt);
+}
+
+/* ---- expansion ---- */
+
+static bool is_builtin_root(const char *name)
+{
+	init_patterns();
+	for (int i = 0; i < patterns.len; i++)
+		if (strcmp(((struct pattern *)VEC_AT(&patterns, i))->comps[0].name, name) == 0)
+			return true;
+	return false;
+}
+
+static int match_point(struct expand *x, struct probe_point *pt)
+{
+	struct sema *sm = x->sm;
+	const char *root = ((struct probe_comp *)VEC_AT(&pt->comps, 0))->name;
+	int n;
+
+	if (!is_builtin_root(root))
+		sema_need_aliases(sm, pt);
+	n = expand_aliases(x, pt, true);
+	if (n < 0)
+		n = expand_builtin(x, pt);
+	if (n < 0 && is_builtin_root(root)) {
+		sema_need_aliases(sm, pt);
+		n = expand_aliases(x, pt, true);
+	}
+	if (n < 0)
+		n = expand_aliases(x, pt, false);
+	return n;
+}
+
+static void empty_expansion(struct expand *x, struct probe_point *pt)
+{
+	if (sema_error(pt->loc, x->sm, "no match for probe point '%s'",
+		       probes_point_text(&pt->comps)))
+		diag_hint("every point it stands for is optional ('?') and matched nothing here");
+}
+
+static void dropped_note(struct expand *x, struct probe_point *pt)
+{
+	if (x->sm->s->verbose)
+		diag_note(pt->loc, "optional probe point '%s' matched nothing; dropped",
+			  probes_point_text(&pt->comps));
+}
+
+/* Expand PT (the probe's own point, or what an alias stands for); returns the count made. */
+static int expand_point(struct expand *x, struct probe_point *pt)
+{
+	bool saved_opt = x->optional, saved_reported = x->reported;
+	struct expr *saved_cond = x->cond;
+	int n;
+
+	x->optional = saved_opt || pt->optional;
+	x->reported = false;
+	x->cond = and_cond(saved_cond, pt->cond);
+	n = match_point(x, pt);
+	if (x->reported)
+		;	/* said already */
+	else if (n < 0 && !x->optional)
+		no_match(x, pt);
+	else if (n == 0 && !x->optional)
+		empty_expansion(x, pt);
+	else if (n <= 0 && x->optional && !saved_opt)
+		dropped_note(x, pt);
+	x->reported = saved_reported || x->reported || (n <= 0 && !x->optional);
+	x->optional = saved_opt;
+	x->cond = saved_cond;
+	return n < 0 ? 0 : n;
+}
+
+/* Derive P's concrete probes into the program. */
+void probes_derive(struct sema *sm, struct probe *p)
+{
+	struct expand x = { .sm = sm, .probe = p, .body = p->body };
+
+	for (int i = 0; i < p->points.len; i++) {
+		struct probe_point *pt = VEC_AT(&p->points, i);
+		int n;
+
+		x.orig = pt;
+		n = expand_point(&x, pt);
+		if (n > 0 && pt->sufficient)
+			break;
+	}
+}

@@ -1,0 +1,351 @@
+/*
+ * probes_btf.c - the kernel's BTF (/sys/kernel/btf/vmlinux), read once:
+ * function names, the arguments of raw tracepoints (the parameters of
+ * __probestub_NAME or __bpf_trace_NAME), and the types of $var->member
+ * chains on them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/btf.h>
+#include "diag.h"
+#include "sema_int.h"
+
+struct btf {
+	bool tried;
+	char *data;
+	const char *strs;
+	uint32_t str_len;
+	const struct btf_type **types;	/* by id; 0 is void */
+	int n;
+	struct hmap tp_protos;		/* "__probestub_sched_switch" -> func id (as intptr_t) */
+	bool tp_indexed;
+};
+
+static struct btf btf;
+
+static size_t type_extra(const struct btf_type *t)
+{
+	unsigned vlen = BTF_INFO_VLEN(t->info);
+
+	switch (BTF_INFO_KIND(t->info)) {
+	case BTF_KIND_INT: return sizeof(uint32_t);
+	case BTF_KIND_ARRAY: return sizeof(struct btf_array);
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION: return vlen * sizeof(struct btf_member);
+	case BTF_KIND_ENUM: return vlen * sizeof(struct btf_enum);
+	case BTF_KIND_FUNC_PROTO: return vlen * sizeof(struct btf_param);
+	case BTF_KIND_VAR: return sizeof(struct btf_var);
+	case BTF_KIND_DATASEC: return vlen * sizeof(struct btf_var_secinfo);
+	case BTF_KIND_DECL_TAG: return sizeof(struct btf_decl_tag);
+	case BTF_KIND_ENUM64: return vlen * sizeof(struct btf_enum64);
+	default: return 0;
+	}
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 8u << 20, n;
+	char *data;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	data = malloc(cap);
+	while (data && (n = fread(data + *len, 1, cap - *len, f)) > 0) {
+		*len += n;
+		if (*len == cap) {
+			char *bigger = realloc(data, cap * 2);
+
+			if (!bigger) {
+				free(data);
+				data = NULL;
+				break;
+			}
+			data = bigger;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	return data;
+}
+
+/* Index the types of the kernel's BTF; false when there is none. */
+static bool btf_load(void)
+{
+	struct btf_header h;
+	const char *types;
+	size_t len, off = 0;
+	struct vec ids = { 0 };
+
+	if (btf.tried)
+		return btf.types != NULL;
+	btf.tried = true;
+	btf.data = read_all("/sys/kernel/btf/vmlinux", &len);
+	if (!btf.data || len < sizeof(h))
+		return false;
+	memcpy(&h, btf.data, sizeof(h));
+	if (h.magic != BTF_MAGIC || (size_t)h.hdr_len + h.str_off + h.str_len > len ||
+	    (size_t)h.hdr_len + h.type_off + h.type_len > len)
+		return false;
+	types = btf.data + h.hdr_len + h.type_off;
+	btf.strs = btf.data + h.hdr_len + h.str_off;
+	btf.str_len = h.str_len;
+	vec_push(&ids, NULL);
+	while (off + sizeof(struct btf_type) <= h.type_len) {
+		const struct btf_type *t = (const void *)(types + off);
+
+		vec_push(&ids, (void *)t);
+		off += sizeof(struct btf_type) + type_extra(t);
+	}
+	btf.types = (const struct btf_type **)ids.items;
+	btf.n = ids.len;
+	return true;
+}
+
+static const char *name_of(uint32_t off)
+{
+	return off < btf.str_len ? btf.strs + off : "";
+}
+
+static const struct btf_type *type_at(uint32_t id)
+{
+	return id > 0 && (int)id < btf.n ? btf.types[id] : NULL;
+}
+
+static int kind_of(const struct btf_type *t)
+{
+	return t ? (int)BTF_INFO_KIND(t->info) : BTF_KIND_UNKN;
+}
+
+/* Past typedefs and qualifiers. */
+static uint32_t strip(uint32_t id)
+{
+	for (int guard = 0; guard < 32; guard++) {
+		int k = kind_of(type_at(id));
+
+		if (k != BTF_KIND_TYPEDEF && k != BTF_KIND_VOLATILE && k != BTF_KIND_CONST &&
+		    k != BTF_KIND_RESTRICT && k != BTF_KIND_TYPE_TAG)
+			return id;
+		id = type_at(id)->type;
+	}
+	return id;
+}
+
+/* Every BTF function name, into SET (name -> name) and NAMES. */
+void btf_function_names(struct vec *names, struct hmap *set)
+{
+	if (!btf_load())
+		return;
+	for (int i = 1; i < btf.n; i++) {
+		if (kind_of(btf.types[i]) != BTF_KIND_FUNC)
+			continue;
+		{
+			const char *n = name_of(btf.types[i]->name_off);
+
+			if (!hmap_get(set, n)) {
+				hmap_put(set, n, (void *)n);
+				vec_push(names, (void *)n);
+			}
+		}
+	}
+}
+
+/* ---- raw tracepoint arguments ---- */
+
+/* Functions whose parameters are a tracepoint's, with their names. */
+static void index_tp_protos(void)
+{
+	btf.tp_protos.str_keys = true;
+	btf.tp_indexed = true;
+	for (int i = 1; i < btf.n; i++) {
+		const char *n;
+
+		if (kind_of(btf.types[i]) != BTF_KIND_FUNC)
+			continue;
+		n = name_of(btf.types[i]->name_off);
+		if (strncmp(n, "__probestub_", 12) == 0 || strncmp(n, "__bpf_trace_", 12) == 0)
+			hmap_put(&btf.tp_protos, n, (void *)(intptr_t)i);
+	}
+}
+
+static const char *type_text(uint32_t id, int depth);
+
+/*
+ * The arguments the kernel passes tracepoint NAME (its TP_PROTO): the
+ * parameters after the first (void *__data) of __probestub_NAME, or of
+ * __bpf_trace_NAME on kernels without probe stubs.
+ */
+void btf_tracepoint_args(const char *name, struct vec *args)
+{
+	const struct btf_type *proto;
+	const struct btf_param *params;
+	intptr_t id;
+
+	if (!btf_load())
+		return;
+	if (!btf.tp_indexed)
+		index_tp_protos();
+	id = (intptr_t)hmap_get(&btf.tp_protos, arena_printf("__probestub_%s", name));
+	if (!id)
+		id = (intptr_t)hmap_get(&btf.tp_protos, arena_printf("__bpf_trace_%s", name));
+	if (!id)
+		return;
+	proto = type_at(type_at((uint32_t)id)->type);
+	if (kind_of(proto) != BTF_KIND_FUNC_PROTO)
+		return;
+	params = (const struct btf_param *)(proto + 1);
+	for (unsigned i = 1; i < BTF_INFO_VLEN(proto->info); i++) {
+		struct tp_arg *a = ARENA_NEW(struct tp_arg);
+
+		a->name = name_of(params[i].name_off);
+		a->btf_id = (int)params[i].type;
+		a->ctype = type_text(params[i].type, 0);
+		if (*a->name)
+			vec_push(args, a);
+	}
+}
+
+/* ---- $var->member chains ---- */
+
+static const char *type_text(uint32_t id, int depth)
+{
+	const struct btf_type *t = type_at(id);
+
+	if (!t)
+		return "void";
+	if (depth > 8)
+		return "...";
+	switch (kind_of(t)) {
+	case BTF_KIND_PTR: return arena_printf("%s *", type_text(t->type, depth + 1));
+	case BTF_KIND_STRUCT: return arena_printf("struct %s", name_of(t->name_off));
+	case BTF_KIND_UNION: return arena_printf("union %s", name_of(t->name_off));
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64: return arena_printf("enum %s", name_of(t->name_off));
+	case BTF_KIND_ARRAY: return arena_printf("%s[]",
+			type_text(((const struct btf_array *)(t + 1))->type, depth + 1));
+	case BTF_KIND_CONST:
+	case BTF_KIND_VOLATILE:
+	case BTF_KIND_RESTRICT:
+	case BTF_KIND_TYPE_TAG: return type_text(t->type, depth + 1);
+	case BTF_KIND_FUNC_PROTO: return "a function";
+	default: return name_of(t->name_off);
+	}
+}
+
+/* Member NAME of struct/union ID (looking into anonymous members); its type, or 0. */
+static uint32_t member(uint32_t id, const char *name, int depth)
+{
+	const struct btf_type *t = type_at(id);
+	const struct btf_member *m;
+
+	if (depth > 8 || (kind_of(t) != BTF_KIND_STRUCT && kind_of(t) != BTF_KIND_UNION))
+		return 0;
+	m = (const struct btf_member *)(t + 1);
+	for (unsigned i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		uint32_t found;
+
+		if (m[i].name_off && strcmp(name_of(m[i].name_off), name) == 0)
+			return m[i].type;
+		if (!m[i].name_off && (found = member(strip(m[i].type), name, depth + 1)))
+			return found;
+	}
+	return 0;
+}
+
+static void member_names(uint32_t id, struct vec *out, int depth)
+{
+	const struct btf_type *t = type_at(id);
+	const struct btf_member *m;
+
+	if (depth > 8 || (kind_of(t) != BTF_KIND_STRUCT && kind_of(t) != BTF_KIND_UNION))
+		return;
+	m = (const struct btf_member *)(t + 1);
+	for (unsigned i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		if (m[i].name_off)
+			vec_push(out, (void *)name_of(m[i].name_off));
+		else
+			member_names(strip(m[i].type), out, depth + 1);
+	}
+}
+
+static bool is_char(uint32_t id)
+{
+	const struct btf_type *t = type_at(strip(id));
+
+	return kind_of(t) == BTF_KIND_INT && t->size == 1;
+}
+
+/* One step: ->NAME or [i] from type ID; 0 and *WHY on failure. */
+static uint32_t step(uint32_t id, const struct target_comp *c, char **why, const char **near)
+{
+	const struct btf_type *t = type_at(id);
+
+	if (c->kind == COMP_MEMBER) {
+		uint32_t m, sid = kind_of(t) == BTF_KIND_PTR ? strip(t->type) : id;
+		struct vec names = { 0 };
+
+		if (kind_of(type_at(sid)) != BTF_KIND_STRUCT && kind_of(type_at(sid)) != BTF_KIND_UNION) {
+			*why = arena_printf("'->%s' needs a struct or union, but this is %s",
+					    c->member, type_text(id, 0));
+			return 0;
+		}
+		m = member(sid, c->member, 0);
+		if (!m) {
+			*why = arena_printf("%s has no member '%s'", type_text(sid, 0), c->member);
+			member_names(sid, &names, 0);
+			*near = diag_similar(c->member, (const char *const *)names.items, names.len);
+		}
+		return m;
+	}
+	if (kind_of(t) == BTF_KIND_PTR)
+		return t->type;
+	if (kind_of(t) == BTF_KIND_ARRAY)
+		return ((const struct btf_array *)(t + 1))->type;
+	*why = arena_printf("'[...]' needs a pointer or an array, but this is %s", type_text(id, 0));
+	return 0;
+}
+
+/*
+ * The script type of BTF type ID followed through COMPS: a long for
+ * numbers and pointers, a string for char arrays (or PRETTY printing).
+ * TYPE_UNKNOWN with *WHY (and maybe *NEAR) when the chain does not fit.
+ */
+enum type btf_chain_type(int id, const struct vec *comps, bool pretty, char **why,
+			 const char **near, int *failed_at)
+{
+	uint32_t cur = (uint32_t)id;
+	const struct btf_type *t;
+
+	*why = NULL;
+	*near = NULL;
+	*failed_at = comps->len;
+	if (!btf_load())
+		return TYPE_LONG;
+	for (int i = 0; i < comps->len; i++) {
+		cur = step(strip(cur), VEC_AT(comps, i), why, near);
+		if (!cur) {
+			*failed_at = i;
+			return TYPE_UNKNOWN;
+		}
+	}
+	if (pretty)
+		return TYPE_STRING;
+	t = type_at(strip(cur));
+	switch (kind_of(t)) {
+	case BTF_KIND_ARRAY:
+		if (is_char(((const struct btf_array *)(t + 1))->type))
+			return TYPE_STRING;
+		break;
+	case BTF_KIND_INT:
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64:
+	case BTF_KIND_PTR:
+		return TYPE_LONG;
+	default:
+		break;
+	}
+	*why = arena_printf("it is %s, not a number or a string", type_text(strip(cur), 0));
+	return TYPE_UNKNOWN;
+}

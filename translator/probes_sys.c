@@ -1,0 +1,294 @@
+/*
+ * probes_sys.c - what this system offers to probe: tracepoints (tracefs),
+ * kernel functions (BTF via probes_btf.c, then /proc/kallsyms) and
+ * executables (PATH).
+ * Each source is read at most once per run, and only when a probe point
+ * asks for it.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "diag.h"
+#include "sema_int.h"
+
+/* ---- tracefs ---- */
+
+static char *read_small_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	size_t cap = 4096, len = 0, n;
+	char *buf;
+
+	if (!f)
+		return NULL;
+	buf = malloc(cap);
+	while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (len + 1 == cap) {
+			char *bigger = realloc(buf, cap * 2);
+
+			if (!bigger) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	if (!buf)
+		return NULL;
+	buf[len] = '\0';
+	{
+		char *copy = arena_strndup(buf, len);
+
+		free(buf);
+		return copy;
+	}
+}
+
+/*
+ * One "field:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:X;" line.  TYPE may
+ * be several words ("unsigned long", "__data_loc char[]", "const char *").
+ */
+static struct tp_field *parse_field(char *decl, const char *rest)
+{
+	struct tp_field *f = ARENA_NEW(struct tp_field);
+	char *end = decl + strlen(decl), *name, *bracket;
+	int is_signed = 0;
+
+	while (end > decl && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	bracket = end > decl && end[-1] == ']' ? strrchr(decl, '[') : NULL;
+	if (bracket && bracket > decl && !isspace((unsigned char)bracket[-1]) &&
+	    strncmp(decl, "__data_loc", 10) != 0) {
+		f->array_len = atoi(bracket + 1);
+		*bracket = '\0';
+		end = bracket;
+	}
+	name = end;
+	while (name > decl && (isalnum((unsigned char)name[-1]) || name[-1] == '_'))
+		name--;
+	f->name = arena_strdup(name);
+	while (name > decl && isspace((unsigned char)name[-1]))
+		name--;
+	f->ctype = arena_strndup(decl, (size_t)(name - decl));
+	if (strncmp(f->ctype, "__data_loc", 10) == 0)
+		f->array_len = -1;
+	sscanf(rest, " offset:%d; size:%d; signed:%d;", &f->offset, &f->size, &is_signed);
+	f->is_signed = is_signed;
+	f->is_common = strncmp(f->name, "common_", 7) == 0;
+	f->type = (f->array_len != 0 && strstr(f->ctype, "char")) ? TYPE_STRING : TYPE_LONG;
+	return f;
+}
+
+static void parse_format(struct tracepoint *tp, char *text)
+{
+	char *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *field = strstr(line, "field:"), *semi;
+
+		if (strncmp(line, "ID:", 3) == 0)
+			tp->id = atoi(line + 3);
+		if (field != line + strspn(line, " \t") || !(semi = strchr(field, ';')))
+			continue;
+		*semi = '\0';
+		vec_push(&tp->fields, parse_field(field + 6, semi + 1));
+	}
+}
+
+/* SYSTEM:NAME from tracefs, read once; NULL if this kernel has no such event. */
+struct tracepoint *sys_tracepoint(struct sema *sm, const char *system, const char *name)
+{
+	static struct hmap cache = { .str_keys = true };
+	char *key = arena_printf("%s:%s", system, name);
+	struct tracepoint *tp = hmap_get(&cache, key);
+	char *text;
+
+	if (tp || hmap_get(&cache, arena_printf("!%s", key)) || !sm->s->tracefs)
+		return tp;
+	text = read_small_file(arena_printf("%s/events/%s/%s/format", sm->s->tracefs,
+					    system, name));
+	if (!text) {
+		hmap_put(&cache, arena_printf("!%s", key), key);
+		return NULL;
+	}
+	tp = ARENA_NEW(struct tracepoint);
+	tp->system = arena_strdup(system);
+	tp->name = arena_strdup(name);
+	tp->id = -1;
+	parse_format(tp, text);
+	btf_tracepoint_args(name, &tp->args);
+	hmap_put(&cache, key, tp);
+	return tp;
+}
+
+static struct vec *list_subdirs(const char *dir)
+{
+	struct vec *v = ARENA_NEW(struct vec);
+	struct dirent **list;
+	int n = scandir(dir, &list, NULL, alphasort);
+
+	for (int i = 0; i < n; i++) {
+		if (list[i]->d_name[0] != '.' &&
+		    (list[i]->d_type == DT_DIR || list[i]->d_type == DT_UNKNOWN))
+			vec_push(v, arena_strdup(list[i]->d_name));
+		free(list[i]);
+	}
+	if (n >= 0)
+		free(list);
+	return v;
+}
+
+struct vec *sys_tracepoint_systems(struct sema *sm)
+{
+	static struct vec *systems;
+
+	if (!systems)
+		systems = sm->s->tracefs ? list_subdirs(arena_printf("%s/events", sm->s->tracefs))
+					 : ARENA_NEW(struct vec);
+	return systems;
+}
+
+struct vec *sys_tracepoint_names(struct sema *sm, const char *system)
+{
+	static struct hmap cache = { .str_keys = true };
+	struct vec *v = hmap_get(&cache, system);
+
+	if (!v) {
+		v = sm->s->tracefs ? list_subdirs(arena_printf("%s/events/%s", sm->s->tracefs, system))
+				   : ARENA_NEW(struct vec);
+		hmap_put(&cache, arena_strdup(system), v);
+	}
+	return v;
+}
+
+/* ---- kernel functions ---- */
+
+struct symset {
+	bool loaded;
+	struct vec names;	/* char * */
+	struct hmap set;	/* name -> name */
+};
+
+static void symset_add(struct symset *ss, const char *name)
+{
+	if (!hmap_get(&ss->set, name)) {
+		hmap_put(&ss->set, name, (void *)name);
+		vec_push(&ss->names, (void *)name);
+	}
+}
+
+static void load_kallsyms(struct symset *ss)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], type, name[256];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %c %255s", &type, name) == 2 && (type == 't' || type == 'T'))
+			symset_add(ss, arena_strdup(name));
+	}
+	fclose(f);
+}
+
+static int count_matches(struct symset *ss, const char *pattern)
+{
+	int n = 0;
+
+	if (!strpbrk(pattern, "*?["))
+		return hmap_get(&ss->set, pattern) ? 1 : 0;
+	for (int i = 0; i < ss->names.len; i++)
+		if (fnmatch(pattern, VEC_AT(&ss->names, i), 0) == 0)
+			n++;
+	return n;
+}
+
+/* A name close to PATTERN, looking only at names of a similar start and length. */
+static const char *similar_name(struct symset *ss, const char *pattern)
+{
+	struct vec near = { 0 };
+	size_t len = strlen(pattern);
+
+	for (int i = 0; i < ss->names.len; i++) {
+		const char *s = VEC_AT(&ss->names, i);
+		size_t l = strlen(s);
+
+		if (s[0] == pattern[0] && l + 3 >= len && l <= len + 3)
+			vec_push(&near, (void *)s);
+	}
+	return diag_similar(pattern, (const char *const *)near.items, near.len);
+}
+
+/*
+ * How many kernel functions PATTERN (a name or a wildcard) matches: BTF
+ * first, /proc/kallsyms when BTF has none.  *SIMILAR gets a close name
+ * when there is no match.
+ */
+int sys_kernel_function_matches(const char *pattern, const char **similar)
+{
+	static struct symset btf = { .set = { .str_keys = true } };
+	static struct symset ksyms = { .set = { .str_keys = true } };
+	int n;
+
+	if (!btf.loaded) {
+		btf.loaded = true;
+		btf_function_names(&btf.names, &btf.set);
+	}
+	n = count_matches(&btf, pattern);
+	if (n)
+		return n;
+	if (!ksyms.loaded) {
+		ksyms.loaded = true;
+		load_kallsyms(&ksyms);
+	}
+	n = count_matches(&ksyms, pattern);
+	if (!n && similar)
+		*similar = strpbrk(pattern, "*?[") ? NULL
+			   : similar_name(btf.names.len ? &btf : &ksyms, pattern);
+	return n;
+}
+
+/* ---- executables ---- */
+
+static bool usable_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* PATH as process("PATH") means it: absolute, or looked up in $PATH; NULL if missing. */
+const char *sys_find_executable(const char *path)
+{
+	const char *dirs = getenv("PATH");
+	char resolved[PATH_MAX];
+
+	if (strchr(path, '/')) {
+		if (!usable_file(path))
+			return NULL;
+		if (path[0] == '/' || !realpath(path, resolved))
+			return path;
+		return arena_strdup(resolved);
+	}
+	if (!dirs || !*dirs)
+		dirs = "/usr/local/bin:/usr/bin:/bin";
+	while (*dirs) {
+		size_t n = strcspn(dirs, ":");
+		char *cand = arena_printf("%.*s/%s", (int)n, dirs, path);
+
+		if (n && usable_file(cand) && access(cand, X_OK) == 0)
+			return cand;
+		dirs += n + (dirs[n] == ':');
+	}
+	return NULL;
+}

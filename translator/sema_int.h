@@ -1,0 +1,154 @@
+/*
+ * sema_int.h - what the files of pass 2 share among themselves.
+ *
+ *	sema.c		the entry point, symbol indexes, pulling symbols in
+ *	sema_library.c	the tapset library: scanned once, parsed where used
+ *	probes.c	probe points: aliases, wildcards, builtin families
+ *	probes_sys.c	what this system has: tracefs events, kallsyms, paths
+ *	probes_btf.c	the kernel's BTF: functions, tracepoint arguments, members
+ *	resolve.c	symbols, calls, $vars, @defined, body copies
+ *	sema_use.c	reachability, dead code, unused-symbol warnings
+ *	types.c		type inference and type checks
+ *	sema_print.c	pmstap -p2
+ *
+ * Nothing here is for other passes: they read program.h.
+ */
+#ifndef PMSTAP_SEMA_INT_H
+#define PMSTAP_SEMA_INT_H
+
+#include "ast.h"
+#include "program.h"
+#include "session.h"
+
+/* A hash map from a string (or a pointer) to a pointer, in the arena. */
+struct hmap_slot {
+	const void *key;
+	void *val;
+};
+
+struct hmap {
+	struct hmap_slot *slots;
+	int cap;		/* a power of two, or 0 */
+	int len;
+	bool str_keys;		/* keys are C strings compared by content */
+};
+
+void *hmap_get(const struct hmap *m, const void *key);
+void hmap_put(struct hmap *m, const void *key, void *val);
+
+/* Per-variable facts pass 2 gathers (struct vardecl has no room for them). */
+struct declinfo {
+	struct srcloc type_from;	/* where the value type was decided */
+	struct srcloc key_from[AST_MAX_KEYS];
+	struct srcloc arity_from;	/* where scalar/array use (and key count) was decided */
+	bool must_be_array;		/* global a[N] */
+	int reads;
+	int writes;
+	struct srcloc first_read;
+	struct srcloc first_write;
+	bool from_tapset;
+	bool pulled;			/* a tapset global added to the program */
+};
+
+struct funcinfo {
+	struct srcloc ret_from;
+	struct vec chain;		/* struct func *: the overload chain a call runs */
+	bool resolved;			/* its body went through resolve */
+	bool reachable;			/* called from a probe, transitively */
+	bool has_next;			/* contains 'next' (or STAP_NEXT): the chain goes on */
+	bool returns_value;		/* has "return EXPR" */
+	int purity;			/* 0 unknown, 1 computing, 2 pure, 3 has side effects */
+};
+
+/* One name of a parsed probe alias ("probe a, b = ..." has two). */
+struct alias_name {
+	struct probe_alias *alias;
+	struct probe_point *name;
+};
+
+/* Everything one elaboration works on. */
+struct sema {
+	struct session *s;
+	struct program *prog;
+	struct stapfile *script;
+
+	bool library_loaded;		/* the tapset path was scanned */
+	struct vec libfiles;		/* struct libfile *: every tapset file, in path order */
+	struct hmap lib_funcs;		/* name -> struct vec * of struct libfile *: who declares it */
+	struct hmap lib_globals;
+	struct vec lib_aliases;		/* struct libalias * */
+	struct hmap file_order;		/* struct stapfile * -> its place in the path, plus 1 */
+	struct vec library;		/* struct stapfile *: the tapset files parsed so far */
+	double library_ms;		/* time spent scanning and parsing them */
+	struct hmap funcs;		/* name -> struct vec * of struct func * */
+	struct hmap globals;		/* name -> struct vec * of struct vardecl * */
+	struct vec aliases;		/* struct probe_alias *: the script's, then the library's */
+	struct vec alias_names;		/* struct alias_name *: every name of those aliases */
+	struct hmap alias_roots;	/* first component -> struct vec * of struct alias_name * */
+	struct hmap files;		/* struct source * -> struct stapfile * */
+	struct hmap pulled_files;	/* struct stapfile * -> itself, when anything came from it */
+
+	struct hmap declinfo;		/* struct vardecl * -> struct declinfo * */
+	struct hmap funcinfo;		/* struct func * -> struct funcinfo * */
+	struct vec pending;		/* struct func *: pulled in, body not yet resolved */
+	struct vec all_funcs;		/* struct func *: every function that was resolved */
+	struct hmap seen;		/* "loc: message" of errors already printed */
+	int next_probe_id;
+};
+
+/* sema.c */
+struct declinfo *sema_declinfo(struct sema *sm, struct vardecl *d);
+struct funcinfo *sema_funcinfo(struct sema *sm, struct func *f);
+struct stapfile *sema_file_of(struct sema *sm, struct srcloc loc);
+void sema_index_file(struct sema *sm, struct stapfile *f);
+struct vec *sema_funcs_named(struct sema *sm, const char *name);
+struct vardecl *sema_find_global(struct sema *sm, struct stapfile *from, const char *name);
+void sema_pull_func(struct sema *sm, struct func *f);
+void sema_pull_file(struct sema *sm, struct stapfile *f);
+bool sema_error(struct srcloc loc, struct sema *sm, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* sema_use.c */
+bool sema_expr_has_side_effects(struct sema *sm, struct expr *e);
+
+/* sema_library.c */
+void sema_load_library(struct sema *sm);
+void sema_need_function(struct sema *sm, const char *name);
+void sema_need_global(struct sema *sm, const char *name);
+void sema_need_aliases(struct sema *sm, struct probe_point *pt);
+int sema_library_func_names(struct sema *sm, const char ***names);
+struct vec sema_library_alias_names(struct sema *sm);
+int sema_library_files(struct sema *sm);
+
+/* probes.c */
+void probes_derive(struct sema *sm, struct probe *p);
+char *probes_point_text(struct vec *comps);
+
+/* probes_sys.c: this system's probe targets */
+struct tracepoint *sys_tracepoint(struct sema *sm, const char *system, const char *name);
+struct vec *sys_tracepoint_names(struct sema *sm, const char *system);	/* char * */
+struct vec *sys_tracepoint_systems(struct sema *sm);			/* char * */
+int sys_kernel_function_matches(const char *pattern, const char **similar);
+const char *sys_find_executable(const char *path);
+
+/* probes_btf.c */
+void btf_function_names(struct vec *names, struct hmap *set);
+void btf_tracepoint_args(const char *name, struct vec *args);
+enum type btf_chain_type(int id, const struct vec *comps, bool pretty, char **why,
+			 const char **near, int *failed_at);
+
+/* resolve.c */
+struct stmt *resolve_copy_stmt(const struct stmt *s);
+struct expr *resolve_copy_expr(const struct expr *e);
+void resolve_probe(struct sema *sm, struct derived_probe *dp);
+void resolve_func(struct sema *sm, struct func *f);
+
+/* sema_use.c */
+void use_elide_and_collect(struct sema *sm);
+void use_finish(struct sema *sm);
+
+/* types.c */
+void types_infer(struct sema *sm);
+const char *sema_type_text(enum type t);	/* "a long", "a string", "statistics" */
+
+#endif
