@@ -1,4 +1,5 @@
 /* arena.c - bump allocation in large chunks, released all at once. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@ struct chunk {
 };
 
 static struct chunk *arena_top;
+static unsigned arena_gen = 1;
 
 static struct chunk *chunk_new(size_t want)
 {
@@ -84,8 +86,51 @@ char *arena_printf(const char *fmt, ...)
 	return p;
 }
 
+char *arena_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 1 << 16, used = 0, n;
+	char *buf, *copy = NULL;
+	int err = 0;
+
+	if (!f)
+		return NULL;
+	buf = malloc(cap);
+	while (buf && (n = fread(buf + used, 1, cap - used, f)) > 0) {
+		used += n;
+		if (used == cap) {
+			char *bigger = realloc(buf, cap * 2);
+
+			if (!bigger) {
+				free(buf);
+				buf = NULL;
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+	}
+	if (!buf)
+		err = ENOMEM;
+	else if (ferror(f))
+		err = errno ? errno : EIO;
+	else
+		copy = arena_strndup(buf, used);
+	free(buf);
+	fclose(f);
+	if (copy && len)
+		*len = used;
+	errno = err;
+	return copy;
+}
+
+unsigned arena_generation(void)
+{
+	return arena_gen;
+}
+
 void arena_free_all(void)
 {
+	arena_gen++;
 	while (arena_top) {
 		struct chunk *prev = arena_top->prev;
 

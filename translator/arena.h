@@ -13,6 +13,21 @@ char *arena_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *arena_vprintf(const char *fmt, va_list ap);
 void arena_free_all(void);
 
+/*
+ * Counts arena_free_all() calls.  A static cache that holds arena memory
+ * keeps the generation it was filled in and starts over when it changes,
+ * so a process that elaborates many scripts (tests, the fuzzer, a
+ * daemon) never reads freed memory.
+ */
+unsigned arena_generation(void);
+
+/*
+ * The whole of the file at PATH, NUL-terminated, in the arena; its length
+ * in *LEN when LEN is not NULL.  Works for /proc and /sys files, whose
+ * size is not known in advance.  NULL with errno set when unreadable.
+ */
+char *arena_read_file(const char *path, size_t *len);
+
 #define ARENA_NEW(type) ((type *)arena_alloc(sizeof(type)))
 
 /*

@@ -125,23 +125,20 @@ void diag_reset(void)
 	last_suppressed = false;
 }
 
-/* Levenshtein distance, bounded to short identifiers. */
-static int distance(const char *a, const char *b)
+int diag_distance(const char *a, const char *b)
 {
-	int la = (int)strlen(a), lb = (int)strlen(b);
-	int row[64], i, j;
+	int la = (int)strlen(a), lb = (int)strlen(b), row[130];
 
-	if (la >= 63 || lb >= 63)
-		return 99;
-	for (j = 0; j <= lb; j++)
+	if (la > 128 || lb > 128)
+		return 999;
+	for (int j = 0; j <= lb; j++)
 		row[j] = j;
-	for (i = 1; i <= la; i++) {
+	for (int i = 1; i <= la; i++) {
 		int diag = row[0];
 
 		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			int up = row[j];
-			int best = diag + (a[i - 1] != b[j - 1]);
+		for (int j = 1; j <= lb; j++) {
+			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
 
 			if (up + 1 < best)
 				best = up + 1;
@@ -162,7 +159,7 @@ const char *diag_similar(const char *name, const char *const *candidates, int n)
 	int i, best_d = limit + 1;
 
 	for (i = 0; i < n; i++) {
-		int d = distance(name, candidates[i]);
+		int d = diag_distance(name, candidates[i]);
 
 		if (d > 0 && d < best_d) {
 			best_d = d;

@@ -48,6 +48,9 @@ void diag_set_stream(FILE *f);
 void diag_suppress_warnings(bool on);	/* pmstap -w */
 void diag_reset(void);			/* for tests: zero the counts */
 
+/* Edit (Levenshtein) distance; 999 for strings over 128 characters. */
+int diag_distance(const char *a, const char *b);
+
 /* The closest of CANDIDATES to NAME by edit distance, or NULL if none is near. */
 const char *diag_similar(const char *name, const char *const *candidates, int n);
 

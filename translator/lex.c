@@ -593,43 +593,18 @@ struct source *source_from_string(const char *name, const char *text)
 
 struct source *source_read_file(const char *path, bool is_tapset)
 {
-	FILE *f = fopen(path, "r");
+	size_t len;
+	char *text = arena_read_file(path, &len);
 	struct source *src;
-	size_t len = 0, cap = 1 << 16, n;
-	char *text;
 
-	if (!f)
-		goto fail;
-	text = malloc(cap);
-	while (text && (n = fread(text + len, 1, cap - len - 1, f)) > 0) {
-		len += n;
-		if (len + 1 == cap) {
-			char *t = realloc(text, cap * 2);
-
-			if (!t)
-				free(text);
-			text = t;
-			cap *= 2;
-		}
+	if (!text) {
+		diag_error((struct srcloc){ 0 }, "cannot read '%s': %s", path, strerror(errno));
+		return NULL;
 	}
-	if (!text || ferror(f)) {
-		int err = text ? errno : ENOMEM;
-
-		free(text);
-		fclose(f);
-		errno = err;
-		goto fail;
-	}
-	fclose(f);
 	src = ARENA_NEW(struct source);
 	src->name = arena_strdup(path);
-	src->text = arena_strndup(text, len);
+	src->text = text;
 	src->len = len;
 	src->is_tapset = is_tapset;
-	free(text);
 	return src;
-fail:
-	diag_error((struct srcloc){ 0 }, "cannot read '%s': %s", path,
-		   strerror(errno));
-	return NULL;
 }

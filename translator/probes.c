@@ -128,8 +128,12 @@ static void add_pattern(const char *text, enum probe_kind kind)
 
 static void init_patterns(void)
 {
-	if (patterns.len)
+	static unsigned generation;
+
+	if (generation == arena_generation())
 		return;
+	generation = arena_generation();
+	patterns = (struct vec){ 0 };
 	for (int i = 0; i < COUNT(fixed_patterns); i++)
 		add_pattern(fixed_patterns[i].text, fixed_patterns[i].kind);
 	for (int i = 0; i < COUNT(timer_units); i++) {
@@ -672,19 +676,31 @@ static struct probe_point *with_suffix(struct probe_point *target, struct probe_
 	return np;
 }
 
+static bool block_is_empty(const struct stmt *s)
+{
+	return !s || (s->kind == STMT_BLOCK && !s->body.len);
+}
+
+/*
+ * The body of a probe through alias A: the prologue ("=" block), the
+ * probe's own body, then the epilogue ("+=" block, or the second block of
+ * "= POINTS { prologue }, { epilogue }").
+ */
 static struct stmt *wrap_body(struct probe_alias *a, struct stmt *inner)
 {
-	struct stmt *b = ast_stmt(STMT_BLOCK, inner ? inner->loc : a->loc);
-	bool empty = !a->body || (a->body->kind == STMT_BLOCK && !a->body->body.len);
+	struct stmt *before = a->epilogue ? NULL : a->body;
+	struct stmt *after = a->epilogue ? a->body : a->body2;
+	struct stmt *b;
 
-	if (empty)
+	if (block_is_empty(before) && block_is_empty(after))
 		return inner;
-	if (!a->epilogue)
-		vec_push(&b->body, a->body);
+	b = ast_stmt(STMT_BLOCK, inner ? inner->loc : a->loc);
+	if (!block_is_empty(before))
+		vec_push(&b->body, before);
 	if (inner)
 		vec_push(&b->body, inner);
-	if (a->epilogue)
-		vec_push(&b->body, a->body);
+	if (!block_is_empty(after))
+		vec_push(&b->body, after);
 	return b;
 }
 
@@ -747,32 +763,6 @@ static int expand_aliases(struct expand *x, struct probe_point *pt, bool full)
 
 /* ---- no match: say what was meant ---- */
 
-static int distance(const char *a, const char *b)
-{
-	int la = (int)strlen(a), lb = (int)strlen(b), row[130];
-
-	if (la > 128 || lb > 128)
-		return 999;
-	for (int j = 0; j <= lb; j++)
-		row[j] = j;
-	for (int i = 1; i <= la; i++) {
-		int diag = row[0];
-
-		row[0] = i;
-		for (int j = 1; j <= lb; j++) {
-			int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
 static const char *arg_shape(char arg)
 {
 	return arg == 'n' ? "(N)" : arg == 's' ? "(\"...\")" : arg == 'a' ? "(\"...\")" : "";
@@ -825,7 +815,7 @@ static const char *closest_shape(struct sema *sm, struct probe_point *pt)
 	for (int i = 0; i < patterns.len; i++) {
 		const struct pattern *p = VEC_AT(&patterns, i);
 		char *shape = pattern_shape(p);
-		int d = same_names(p, &pt->comps) ? 0 : distance(mine, shape);
+		int d = same_names(p, &pt->comps) ? 0 : diag_distance(mine, shape);
 
 		if (d < best_d) {
 			best_d = d;
@@ -839,7 +829,7 @@ static const char *closest_shape(struct sema *sm, struct probe_point *pt)
 			vec_push(&names, point_shape(&((struct probe_point *)VEC_AT(&a->names, j))->comps));
 	}
 	for (int i = 0; i < names.len; i++) {
-		int d = distance(mine, VEC_AT(&names, i));
+		int d = diag_distance(mine, VEC_AT(&names, i));
 
 		if (d > 0 && d < best_d) {
 			best_d = d;

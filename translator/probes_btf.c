@@ -20,6 +20,7 @@ struct btf {
 	int n;
 	struct hmap tp_protos;		/* "__probestub_sched_switch" -> func id (as intptr_t) */
 	bool tp_indexed;
+	unsigned generation;		/* of the arena holding all of this */
 };
 
 static struct btf btf;
@@ -43,33 +44,6 @@ static size_t type_extra(const struct btf_type *t)
 	}
 }
 
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	size_t cap = 8u << 20, n;
-	char *data;
-
-	*len = 0;
-	if (!f)
-		return NULL;
-	data = malloc(cap);
-	while (data && (n = fread(data + *len, 1, cap - *len, f)) > 0) {
-		*len += n;
-		if (*len == cap) {
-			char *bigger = realloc(data, cap * 2);
-
-			if (!bigger) {
-				free(data);
-				data = NULL;
-				break;
-			}
-			data = bigger;
-			cap *= 2;
-		}
-	}
-	fclose(f);
-	return data;
-}
 
 /* Index the types of the kernel's BTF; false when there is none. */
 static bool btf_load(void)
@@ -79,10 +53,12 @@ static bool btf_load(void)
 	size_t len, off = 0;
 	struct vec ids = { 0 };
 
+	if (btf.generation != arena_generation())
+		btf = (struct btf){ .generation = arena_generation() };
 	if (btf.tried)
 		return btf.types != NULL;
 	btf.tried = true;
-	btf.data = read_all("/sys/kernel/btf/vmlinux", &len);
+	btf.data = arena_read_file("/sys/kernel/btf/vmlinux", &len);
 	if (!btf.data || len < sizeof(h))
 		return false;
 	memcpy(&h, btf.data, sizeof(h));

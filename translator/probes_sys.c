@@ -19,40 +19,6 @@
 
 /* ---- tracefs ---- */
 
-static char *read_small_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	size_t cap = 4096, len = 0, n;
-	char *buf;
-
-	if (!f)
-		return NULL;
-	buf = malloc(cap);
-	while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-		len += n;
-		if (len + 1 == cap) {
-			char *bigger = realloc(buf, cap * 2);
-
-			if (!bigger) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = bigger;
-			cap *= 2;
-		}
-	}
-	fclose(f);
-	if (!buf)
-		return NULL;
-	buf[len] = '\0';
-	{
-		char *copy = arena_strndup(buf, len);
-
-		free(buf);
-		return copy;
-	}
-}
 
 /*
  * One "field:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:X;" line.  TYPE may
@@ -108,15 +74,21 @@ static void parse_format(struct tracepoint *tp, char *text)
 /* SYSTEM:NAME from tracefs, read once; NULL if this kernel has no such event. */
 struct tracepoint *sys_tracepoint(struct sema *sm, const char *system, const char *name)
 {
-	static struct hmap cache = { .str_keys = true };
+	static struct hmap cache;
+	static unsigned generation;
 	char *key = arena_printf("%s:%s", system, name);
-	struct tracepoint *tp = hmap_get(&cache, key);
+	struct tracepoint *tp;
 	char *text;
 
+	if (generation != arena_generation()) {
+		cache = (struct hmap){ .str_keys = true };
+		generation = arena_generation();
+	}
+	tp = hmap_get(&cache, key);
 	if (tp || hmap_get(&cache, arena_printf("!%s", key)) || !sm->s->tracefs)
 		return tp;
-	text = read_small_file(arena_printf("%s/events/%s/%s/format", sm->s->tracefs,
-					    system, name));
+	text = arena_read_file(arena_printf("%s/events/%s/%s/format", sm->s->tracefs,
+					    system, name), NULL);
 	if (!text) {
 		hmap_put(&cache, arena_printf("!%s", key), key);
 		return NULL;
@@ -151,7 +123,12 @@ static struct vec *list_subdirs(const char *dir)
 struct vec *sys_tracepoint_systems(struct sema *sm)
 {
 	static struct vec *systems;
+	static unsigned generation;
 
+	if (generation != arena_generation()) {
+		systems = NULL;
+		generation = arena_generation();
+	}
 	if (!systems)
 		systems = sm->s->tracefs ? list_subdirs(arena_printf("%s/events", sm->s->tracefs))
 					 : ARENA_NEW(struct vec);
@@ -160,9 +137,15 @@ struct vec *sys_tracepoint_systems(struct sema *sm)
 
 struct vec *sys_tracepoint_names(struct sema *sm, const char *system)
 {
-	static struct hmap cache = { .str_keys = true };
-	struct vec *v = hmap_get(&cache, system);
+	static struct hmap cache;
+	static unsigned generation;
+	struct vec *v;
 
+	if (generation != arena_generation()) {
+		cache = (struct hmap){ .str_keys = true };
+		generation = arena_generation();
+	}
+	v = hmap_get(&cache, system);
 	if (!v) {
 		v = sm->s->tracefs ? list_subdirs(arena_printf("%s/events/%s", sm->s->tracefs, system))
 				   : ARENA_NEW(struct vec);
@@ -236,10 +219,15 @@ static const char *similar_name(struct symset *ss, const char *pattern)
  */
 int sys_kernel_function_matches(const char *pattern, const char **similar)
 {
-	static struct symset btf = { .set = { .str_keys = true } };
-	static struct symset ksyms = { .set = { .str_keys = true } };
+	static struct symset btf, ksyms;
+	static unsigned generation;
 	int n;
 
+	if (generation != arena_generation()) {
+		btf = (struct symset){ .set = { .str_keys = true } };
+		ksyms = btf;
+		generation = arena_generation();
+	}
 	if (!btf.loaded) {
 		btf.loaded = true;
 		btf_function_names(&btf.names, &btf.set);
