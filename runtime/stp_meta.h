@@ -1,0 +1,203 @@
+/*
+ * stp_meta.h - what a compiled script says about itself.
+ *
+ * Pass 3 emits one `const struct stp_meta stp_meta` into the script's
+ * user-context shared object (script.so).  The runner (pmstap pass 5,
+ * libstaprt) and pmdastap read it there: the maps and their layouts, the
+ * probes and where each runs, printf formats, error sites, limits and the
+ * exported metrics.  Nothing re-derives any of this from the script.
+ *
+ * Plain C, no pointers into the translator: the object describes itself.
+ */
+#ifndef STP_META_H
+#define STP_META_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define STP_META_VERSION 1
+#define STP_META_SYMBOL "stp_meta"	/* dlsym() name of the struct stp_meta */
+#define STP_MAX_KEYS 9
+
+/* Value and key types. */
+enum stp_type {
+	STP_TYPE_LONG = 1,
+	STP_TYPE_STRING,
+	STP_TYPE_STATS,
+};
+
+struct stp_loc {
+	const char *file;
+	int line;
+	int col;
+};
+
+/* How a statistic keeps its histogram, when any @hist_* uses it. */
+enum stp_hist_kind {
+	STP_HIST_NONE,
+	STP_HIST_LOG,
+	STP_HIST_LINEAR,
+};
+
+struct stp_meta_hist {
+	enum stp_hist_kind kind;
+	int64_t start, stop, interval;	/* linear only */
+	int buckets;			/* slots in the per-CPU value */
+};
+
+/*
+ * A global.  Scalars (nkeys 0) of type long or string live in the map
+ * `map` at byte `offset` of its single value; arrays and statistics have a
+ * map of their own, with the key columns laid out at key_offsets (a long
+ * is 8 bytes, a string MAXSTRINGLEN bytes, NUL-terminated).
+ */
+struct stp_meta_global {
+	const char *name;
+	enum stp_type type;
+	int nkeys;
+	enum stp_type key_types[STP_MAX_KEYS];
+	uint32_t key_offsets[STP_MAX_KEYS];
+	const char *map;		/* BPF map name in script.bpf.o */
+	uint32_t offset;		/* scalars: byte offset in that map's value */
+	uint32_t key_size;
+	uint32_t value_size;		/* per CPU for statistics */
+	uint32_t max_entries;
+	bool wrap;			/* global a% */
+	bool percpu;			/* statistics: one value per CPU, merged on read */
+	struct stp_meta_hist hist;
+
+	/* for pmdastap */
+	bool exported;			/* export global, or every global of a script with no export */
+	const char *doc;		/* the doc comment's text, or NULL */
+	struct stp_loc loc;
+};
+
+/* Where a handler runs. */
+enum stp_context {
+	STP_CTX_KERNEL,		/* a BPF program in script.bpf.o */
+	STP_CTX_USER,		/* a function in script.so, run by the runner */
+};
+
+enum stp_probe_kind {
+	STP_PROBE_BEGIN = 1,
+	STP_PROBE_END,
+	STP_PROBE_ERROR,
+	STP_PROBE_NEVER,
+	STP_PROBE_TIMER,	/* user context: POSIX timer */
+	STP_PROBE_PROFILE,	/* perf cpu-clock on every CPU */
+	STP_PROBE_PERF,
+	STP_PROBE_TRACEPOINT,	/* tracefs tracepoint (tp) */
+	STP_PROBE_RAW_TRACEPOINT,	/* raw tracepoint (raw_tp / tp_btf) */
+	STP_PROBE_KFUNC,
+	STP_PROBE_UPROBE,
+	STP_PROBE_PROCESS_BEGIN,
+	STP_PROBE_PROCESS_END,
+};
+
+struct stp_uctx;
+
+struct stp_meta_probe {
+	const char *point;		/* kernel.trace("sched:sched_switch") */
+	struct stp_loc loc;		/* the probe in the script */
+	enum stp_probe_kind kind;
+	enum stp_context context;
+	const char *prog;		/* STP_CTX_KERNEL: BPF program name */
+	int (*handler)(struct stp_uctx *);	/* STP_CTX_USER */
+	int64_t priority;		/* begin/end/error(N) */
+	int64_t interval_ns;		/* timers */
+	int64_t randomize_ns;
+	uint32_t perf_type;		/* perf / profile */
+	uint64_t perf_config;
+	uint64_t perf_sample;		/* period; 0: the default */
+	const char *tp_system;		/* tracepoints */
+	const char *tp_name;
+	const char *target;		/* kfunc / uprobe: function or path:offset */
+};
+
+/* A printf/print format used by kernel-context code: records carry its index. */
+struct stp_meta_format {
+	const char *body;		/* as stp_format__new() takes it: escapes as written */
+	struct stp_loc loc;
+};
+
+/* A place a runtime error can be raised: records carry its index. */
+struct stp_meta_error {
+	const char *what;		/* "division by zero", "array 'a' is full", ... */
+	struct stp_loc loc;
+};
+
+/* Limits the code was compiled with (stap's names; -D overrides). */
+struct stp_meta_limits {
+	int64_t maxstringlen;
+	int64_t maxmapentries;
+	int64_t maxaction;
+	int64_t maxerrors;
+	int64_t maxnesting;
+	int64_t ringbuf_bytes;
+};
+
+struct stp_meta {
+	int version;			/* STP_META_VERSION */
+	const char *script;		/* script name, e.g. "syscalls" from syscalls.stp */
+	const char *source;		/* the script's text */
+	const struct stp_meta_global *globals;
+	int nglobals;
+	const struct stp_meta_probe *probes;
+	int nprobes;
+	const struct stp_meta_format *formats;
+	int nformats;
+	const struct stp_meta_error *errors;
+	int nerrors;
+	struct stp_meta_limits limits;
+	const int *autoprint;		/* indexes of globals to print at exit (written, never read) */
+	int nautoprint;
+};
+
+/*
+ * Ring buffer records, kernel to user.  Every record starts with this
+ * header; size counts the header.  Payloads:
+ *   STP_REC_PRINTF  id = format index; the arguments in order: a long as
+ *                   8 bytes (host order), a string as a u16 length then
+ *                   that many bytes (no NUL), memory (%m/%M) likewise.
+ *   STP_REC_ERROR   id = error index; optional string detail as above.
+ *   STP_REC_WARN    a string (warn()).
+ *   STP_REC_EXIT    exit() was called; no payload.
+ * Arguments are packed with no padding: read them with memcpy.
+ */
+enum stp_rec_kind {
+	STP_REC_PRINTF = 1,
+	STP_REC_ERROR,
+	STP_REC_WARN,
+	STP_REC_EXIT,
+};
+
+struct stp_rec_hdr {
+	uint16_t kind;
+	uint16_t id;
+	uint32_t size;
+};
+
+/*
+ * Per-CPU health counters, kept by kernel-context code in the map
+ * STP_COUNTERS_MAP (an array of one struct stp_counters per CPU) and
+ * summed by the runner: nothing is dropped without being counted.
+ */
+#define STP_COUNTERS_MAP "stp_counters"
+#define STP_PROBE_STATS_MAP "stp_probe_stats"	/* per CPU, indexed by probe index */
+#define STP_RINGBUF_MAP "stp_events"
+
+struct stp_counters {
+	uint64_t errors;		/* runtime errors raised */
+	uint64_t skipped;		/* handlers not run: reentrancy or after exit */
+	uint64_t dropped;		/* records lost: ring buffer full */
+	uint64_t map_full;		/* array inserts refused: map full */
+	uint64_t maxaction;		/* handlers stopped at MAXACTION */
+};
+
+/* Per-probe counters (for stap.probes.* in pmdastap), per CPU. */
+struct stp_probe_stats {
+	uint64_t hits;			/* handler runs */
+	uint64_t run_ns;		/* time spent in the handler */
+};
+
+#endif
