@@ -70,12 +70,17 @@ bool parse_accept_keyword(struct parser *p, const char *kw)
 	return true;
 }
 
-static void fail_v(struct parser *p, struct srcloc loc, const char *fmt, va_list ap)
-	__attribute__((noreturn, format(printf, 3, 0)));
+static void fail_v(struct parser *p, struct srcloc loc, const struct token *t,
+		   const char *fmt, va_list ap)
+	__attribute__((noreturn, format(printf, 4, 0)));
 
-static void fail_v(struct parser *p, struct srcloc loc, const char *fmt, va_list ap)
+static void fail_v(struct parser *p, struct srcloc loc, const struct token *t,
+		   const char *fmt, va_list ap)
 {
 	diag_error(loc, "%s", arena_vprintf(fmt, ap));
+	/* a token from a macro body: say which use of the macro it came from */
+	for (const struct token *use = t ? t->expanded_from : NULL; use; use = use->expanded_from)
+		diag_note(use->loc, "in expansion of macro '%s'", use->text);
 	longjmp(p->recover, 1);
 }
 
@@ -84,7 +89,7 @@ void parse_fail(struct parser *p, const struct token *t, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	fail_v(p, t->loc, fmt, ap);
+	fail_v(p, t->loc, t, fmt, ap);
 }
 
 void parse_fail_at(struct parser *p, struct srcloc loc, const char *fmt, ...)
@@ -92,7 +97,7 @@ void parse_fail_at(struct parser *p, struct srcloc loc, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	fail_v(p, loc, fmt, ap);
+	fail_v(p, loc, NULL, fmt, ap);
 }
 
 void parse_fail_expected(struct parser *p, const struct token *t, const char *what)
