@@ -246,13 +246,6 @@ static void member_names(uint32_t id, struct vec *out, int depth)
 	}
 }
 
-static bool is_char(uint32_t id)
-{
-	const struct btf_type *t = type_at(strip(id));
-
-	return kind_of(t) == BTF_KIND_INT && t->size == 1;
-}
-
 /* One step: ->NAME or [i] from type ID; 0 and *WHY on failure. */
 static uint32_t step(uint32_t id, const struct target_comp *c, char **why, const char **near)
 {
@@ -310,10 +303,7 @@ enum type btf_chain_type(int id, const struct vec *comps, bool pretty, char **wh
 		return TYPE_STRING;
 	t = type_at(strip(cur));
 	switch (kind_of(t)) {
-	case BTF_KIND_ARRAY:
-		if (is_char(((const struct btf_array *)(t + 1))->type))
-			return TYPE_STRING;
-		break;
+	case BTF_KIND_ARRAY:	/* its address, as stap: kernel_string($p->comm) */
 	case BTF_KIND_INT:
 	case BTF_KIND_ENUM:
 	case BTF_KIND_ENUM64:
