@@ -11,7 +11,9 @@
  *
  * Target variables: in kernel.trace probes $name is a field of the event
  * record (struct tp_field) or an argument of the raw tracepoint (struct
- * tp_arg, ->member chains typed through BTF); @defined() there, and in
+ * tp_arg, ->member chains typed through BTF; a member that is an array,
+ * such as $next->comm, is a long holding its address, as in stap, and
+ * $next->comm$ its contents as a string); @defined() there, and in
  * probes that have no target variables at all, is already a literal 0 or
  * 1, with the branches it ruled out gone.  In probes whose variables come
  * from debuginfo (kernel.function, process(..).function/.statement/.mark)
