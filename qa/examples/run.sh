@@ -44,7 +44,10 @@ fetch_examples() {
 	[ -d "$examples" ] && return 0
 	echo "qa/examples: fetching systemtap-doc into $doc"
 	find "$tmp" -maxdepth 1 -name 'systemtap-doc_*.deb' -delete
-	(cd "$tmp" && apt-get download systemtap-doc >/dev/null 2>&1) || return 1
+	# stale package lists (a machine set up long ago) need an update first
+	(cd "$tmp" && { apt-get download systemtap-doc >/dev/null 2>&1 ||
+		{ apt-get update -qq >/dev/null 2>&1 &&
+		  apt-get download systemtap-doc >/dev/null 2>&1; }; }) || return 1
 	deb=$(find "$tmp" -maxdepth 1 -name 'systemtap-doc_*.deb' | head -n 1)
 	[ -n "$deb" ] && dpkg -x "$deb" "$doc"
 }
