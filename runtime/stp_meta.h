@@ -112,6 +112,7 @@ struct stp_meta_probe {
 	const char *tp_system;		/* tracepoints */
 	const char *tp_name;
 	const char *target;		/* kfunc / uprobe: function or path:offset */
+	bool optional;			/* the point ended in '?': skipped where it cannot load or attach */
 };
 
 /* A printf/print format used by kernel-context code: records carry its index. */

@@ -52,6 +52,20 @@
 #include <stdint.h>	/* runtime/bpf's prelude supplies these types */
 #endif
 
+/*
+ * How a runtime defines the services: the BPF runtime (runtime/bpf/tapset.bpf.h)
+ * as static always-inline functions, since a BPF object has no library to
+ * link with; the user-context runtime (runtime/user/tapset_user.c) as
+ * ordinary functions.
+ */
+#ifndef STP_SERVICE
+#ifdef __bpf__
+#define STP_SERVICE static __always_inline
+#else
+#define STP_SERVICE
+#endif
+#endif
+
 /* The longest string plus its NUL, as stap's default on 64-bit hosts; -D overrides. */
 #ifndef MAXSTRINGLEN
 #define MAXSTRINGLEN 512
@@ -60,52 +74,79 @@
 struct context;		/* one probe hit: defined by each runtime */
 
 /*
+ * What the runner tells the services about the run, where kernel context
+ * cannot find it out.  The BPF runtime keeps it in the global variable
+ * stp_rt, alone in the data section STP_RT_SECTION, which libbpf makes the
+ * mmapable map of that name: the runner fills it (stp_rt_info_init() in
+ * runtime/user/tapset_user.h) once the object is loaded and before probes
+ * are attached, and sets target when -c has started its command.  User
+ * context reads the same memory through the pointer given to
+ * stp_tapset_user_init().  The layout does not depend on MAXSTRINGLEN.
+ */
+#define STP_RT_SECTION ".data.stp_rt"
+#define STP_RT_MAXARGS 32	/* script arguments kept; stp_script_argc() counts them all */
+#define STP_RT_ARGBYTES 4096	/* their text, NUL-terminated one after the other */
+#define STP_RT_TZLEN 16
+
+struct stp_rt_info {
+	int64_t target;			/* target(): -x PID, -c CMD's pid, or 0 */
+	int64_t tai_offset_ns;		/* CLOCK_TAI - CLOCK_REALTIME, whole seconds */
+	int64_t tz_gmtoff;		/* seconds west of UTC when the script started */
+	int64_t hz;			/* the kernel's HZ */
+	int64_t ncpus;			/* possible CPUs: cpu() is below this */
+	int64_t argc;			/* script arguments */
+	char tz_name[STP_RT_TZLEN];	/* the time zone's abbreviation, e.g. "CET" */
+	uint16_t argoff[STP_RT_MAXARGS];	/* argument N starts at args[argoff[N - 1]] */
+	char args[STP_RT_ARGBYTES];
+};
+
+/*
  * Context: the task and probe that the current hit belongs to.  In kernel
  * context "the current task" is the task the probe fired in; in user
  * context (begin, end, timers) it is the runner's own process.
  */
 
-int64_t stp_pid(struct context *c);	/* process id (the kernel's tgid) */
-int64_t stp_tid(struct context *c);	/* thread id (the kernel's pid) */
-int64_t stp_ppid(struct context *c);	/* the parent process's id, 0 if none */
-int64_t stp_pgrp(struct context *c);	/* process group id, in the initial pid namespace */
-int64_t stp_sid(struct context *c);	/* session id, in the initial pid namespace */
-int64_t stp_uid(struct context *c);	/* real user id */
-int64_t stp_gid(struct context *c);	/* real group id */
-int64_t stp_euid(struct context *c);	/* effective user id */
-int64_t stp_egid(struct context *c);	/* effective group id */
+STP_SERVICE int64_t stp_pid(struct context *c);	/* process id (the kernel's tgid) */
+STP_SERVICE int64_t stp_tid(struct context *c);	/* thread id (the kernel's pid) */
+STP_SERVICE int64_t stp_ppid(struct context *c);	/* the parent process's id, 0 if none */
+STP_SERVICE int64_t stp_pgrp(struct context *c);	/* process group id, in the initial pid namespace */
+STP_SERVICE int64_t stp_sid(struct context *c);	/* session id, in the initial pid namespace */
+STP_SERVICE int64_t stp_uid(struct context *c);	/* real user id */
+STP_SERVICE int64_t stp_gid(struct context *c);	/* real group id */
+STP_SERVICE int64_t stp_euid(struct context *c);	/* effective user id */
+STP_SERVICE int64_t stp_egid(struct context *c);	/* effective group id */
 
 /* The current task's name (the kernel's comm, at most 15 bytes) into OUT. */
-void stp_execname(struct context *c, char *out);
+STP_SERVICE void stp_execname(struct context *c, char *out);
 
 /* The parent's name into OUT; "" when there is no parent. */
-void stp_pexecname(struct context *c, char *out);
+STP_SERVICE void stp_pexecname(struct context *c, char *out);
 
 /* The CPU the probe runs on, from 0. */
-int64_t stp_cpu(struct context *c);
+STP_SERVICE int64_t stp_cpu(struct context *c);
 
 /* The process id given by -x PID or started by -c CMD; 0 when neither was. */
-int64_t stp_target(struct context *c);
+STP_SERVICE int64_t stp_target(struct context *c);
 
 /*
  * The probe point of the running handler into OUT, spelled as stap's pp()
  * spells it: after alias and wildcard expansion, e.g.
  * kernel.trace("sched:sched_switch") or process("/bin/ls").function("main").
  */
-void stp_pp(struct context *c, char *out);
+STP_SERVICE void stp_pp(struct context *c, char *out);
 
 /*
  * The name of the function the probe is in into OUT: the probed function
  * for function probes, else the symbol at the probe's address where the
  * runtime can resolve it; "" when it cannot.
  */
-void stp_probefunc(struct context *c, char *out);
+STP_SERVICE void stp_probefunc(struct context *c, char *out);
 
 /* The kernel module the probe is in into OUT ("kernel" for vmlinux); "" if unknown. */
-void stp_probemod(struct context *c, char *out);
+STP_SERVICE void stp_probemod(struct context *c, char *out);
 
 /* 1 in a .return probe, else 0. */
-int64_t stp_is_return(struct context *c);
+STP_SERVICE int64_t stp_is_return(struct context *c);
 
 /*
  * The user addresses where the current task's argument strings start and
@@ -113,61 +154,61 @@ int64_t stp_is_return(struct context *c);
  * read with stp_read_user_string().  Both 0 for a task with no user memory
  * (a kernel thread).
  */
-uint64_t stp_cmdline_start(struct context *c);
-uint64_t stp_cmdline_end(struct context *c);
+STP_SERVICE uint64_t stp_cmdline_start(struct context *c);
+STP_SERVICE uint64_t stp_cmdline_end(struct context *c);
 
 /* The number of script arguments (pmstap's $#). */
-int64_t stp_script_argc(struct context *c);
+STP_SERVICE int64_t stp_script_argc(struct context *c);
 
 /* Script argument N (1 to stp_script_argc(): @N) into OUT; "" for another N. */
-void stp_script_arg(struct context *c, int64_t n, char *out);
+STP_SERVICE void stp_script_arg(struct context *c, int64_t n, char *out);
 
 /*
  * Time.  Clocks in nanoseconds; the tapset divides for us, ms and s.
  */
 
 /* The wall clock: nanoseconds since the UNIX epoch. */
-int64_t stp_gettimeofday_ns(struct context *c);
+STP_SERVICE int64_t stp_gettimeofday_ns(struct context *c);
 
 /* The kernel's monotonic clock (ktime): nanoseconds since boot, the same on every CPU. */
-int64_t stp_ktime_get_ns(struct context *c);
+STP_SERVICE int64_t stp_ktime_get_ns(struct context *c);
 
 /* This CPU's clock: cheap, monotonic on one CPU, not synchronized across CPUs. */
-int64_t stp_local_clock_ns(struct context *c);
+STP_SERVICE int64_t stp_local_clock_ns(struct context *c);
 
 /* CPU's clock as stp_local_clock_ns() reads it there; an error for a CPU that does not exist. */
-int64_t stp_cpu_clock_ns(struct context *c, int64_t cpu);
+STP_SERVICE int64_t stp_cpu_clock_ns(struct context *c, int64_t cpu);
 
-int64_t stp_get_cycles(struct context *c);	/* the cycle counter, 0 where there is none */
-int64_t stp_jiffies(struct context *c);		/* the kernel's jiffies (64-bit) */
-int64_t stp_hz(struct context *c);		/* the kernel's HZ: jiffies per second */
+STP_SERVICE int64_t stp_get_cycles(struct context *c);	/* the cycle counter, 0 where there is none */
+STP_SERVICE int64_t stp_jiffies(struct context *c);		/* the kernel's jiffies (64-bit) */
+STP_SERVICE int64_t stp_hz(struct context *c);		/* the kernel's HZ: jiffies per second */
 
 /* The local time zone when the script started: seconds west of UTC, and its name into OUT. */
-int64_t stp_tz_gmtoff(struct context *c);
-void stp_tz_name(struct context *c, char *out);
+STP_SERVICE int64_t stp_tz_gmtoff(struct context *c);
+STP_SERVICE void stp_tz_name(struct context *c, char *out);
 
 /*
  * Strings.  S, SET and the like are NUL-terminated strings shorter than
  * MAXSTRINGLEN; positions count bytes from 0.
  */
 
-int64_t stp_strlen(struct context *c, const char *s);
+STP_SERVICE int64_t stp_strlen(struct context *c, const char *s);
 
 /*
  * Copy at most LEN bytes of S starting at byte START into OUT; "" when
  * START is negative or not inside S, or LEN is not positive.
  */
-void stp_substr(struct context *c, char *out, const char *s, int64_t start, int64_t len);
+STP_SERVICE void stp_substr(struct context *c, char *out, const char *s, int64_t start, int64_t len);
 
 /* The byte at POS of S as 0..255; raises an error when POS is outside S. */
-int64_t stp_char_at(struct context *c, const char *s, int64_t pos);
+STP_SERVICE int64_t stp_char_at(struct context *c, const char *s, int64_t pos);
 
 /* The position of the first SUB in S, -1 when there is none; 0 for an empty SUB. */
-int64_t stp_strpos(struct context *c, const char *s, const char *sub);
+STP_SERVICE int64_t stp_strpos(struct context *c, const char *s, const char *sub);
 
 /* The length of the leading run of S's bytes that are in SET (strspn) or not in it (strcspn). */
-int64_t stp_strspn(struct context *c, const char *s, const char *set);
-int64_t stp_strcspn(struct context *c, const char *s, const char *set);
+STP_SERVICE int64_t stp_strspn(struct context *c, const char *s, const char *set);
+STP_SERVICE int64_t stp_strcspn(struct context *c, const char *s, const char *set);
 
 /*
  * S as a number in BASE, as the kernel's simple_strtol(): an optional '-',
@@ -175,7 +216,7 @@ int64_t stp_strcspn(struct context *c, const char *s, const char *set);
  * hex, 0... as octal, else decimal, and BASE 16 allows a 0x prefix.  No
  * digits gives 0.  BASE is 0 or 2..36 (the tapset checks it).
  */
-int64_t stp_strtol(struct context *c, const char *s, int64_t base);
+STP_SERVICE int64_t stp_strtol(struct context *c, const char *s, int64_t base);
 
 /*
  * IN with every byte that is not printable ASCII escaped, into OUT, as
@@ -186,8 +227,8 @@ int64_t stp_strtol(struct context *c, const char *s, int64_t base);
  * QUOTED puts double quotes around the result, and when IN did not fit
  * ends it with "..." after the closing quote.
  */
-void stp_text_str(struct context *c, char *out, const char *in,
-		  int64_t inlen, int64_t outlen, int64_t quoted);
+STP_SERVICE void stp_text_str(struct context *c, char *out, const char *in,
+			      int64_t inlen, int64_t outlen, int64_t quoted);
 
 /*
  * Memory.  Reads that fault (an unmapped or swapped-out page, a kernel
@@ -201,16 +242,16 @@ void stp_text_str(struct context *c, char *out, const char *in,
  * (stp_read_user_int) or kernel memory (stp_read_kernel_int), in the
  * host's byte order, sign-extended when IS_SIGNED, else zero-extended.
  */
-int64_t stp_read_user_int(struct context *c, uint64_t addr, int64_t size, int64_t is_signed);
-int64_t stp_read_kernel_int(struct context *c, uint64_t addr, int64_t size, int64_t is_signed);
+STP_SERVICE int64_t stp_read_user_int(struct context *c, uint64_t addr, int64_t size, int64_t is_signed);
+STP_SERVICE int64_t stp_read_kernel_int(struct context *c, uint64_t addr, int64_t size, int64_t is_signed);
 
 /*
  * The NUL-terminated string at ADDR, at most N bytes of it (and at most
  * MAXSTRINGLEN - 1), into OUT.  Returns its length, or -EFAULT after
  * raising the error, with OUT "".  N < 1 reads nothing and gives "".
  */
-int64_t stp_read_user_string(struct context *c, char *out, uint64_t addr, int64_t n);
-int64_t stp_read_kernel_string(struct context *c, char *out, uint64_t addr, int64_t n);
+STP_SERVICE int64_t stp_read_user_string(struct context *c, char *out, uint64_t addr, int64_t n);
+STP_SERVICE int64_t stp_read_kernel_string(struct context *c, char *out, uint64_t addr, int64_t n);
 
 /*
  * Control and logging.
@@ -220,22 +261,22 @@ int64_t stp_read_kernel_string(struct context *c, char *out, uint64_t addr, int6
  * Raise a soft error with MSG (the script's error()); "unknown error" when
  * MSG is "".  try/catch can catch it.
  */
-void stp_error(struct context *c, const char *msg);
+STP_SERVICE void stp_error(struct context *c, const char *msg);
 
 /* Print "WARNING: MSG" on the warnings stream; the probe handler goes on. */
-void stp_warn(struct context *c, const char *msg);
+STP_SERVICE void stp_warn(struct context *c, const char *msg);
 
 /*
  * Ask the script to stop: no new probe hits start, the end probes run,
  * then the runner exits.  The current handler goes on to its end.
  */
-void stp_exit(struct context *c);
+STP_SERVICE void stp_exit(struct context *c);
 
 /*
  * Stop at once: as stp_exit(), and the current handler unwinds without
  * running catch blocks (it is not a catchable error).
  */
-void stp_abort(struct context *c);
+STP_SERVICE void stp_abort(struct context *c);
 
 /*
  * Log MSG at kernel log LEVEL (0 KERN_EMERG .. 7 KERN_DEBUG), a newline
@@ -243,6 +284,6 @@ void stp_abort(struct context *c);
  * can only reach the tracing buffer (the BPF runtime's bpf_trace_printk),
  * and says so once with a warning.
  */
-void stp_printk(struct context *c, int64_t level, const char *msg);
+STP_SERVICE void stp_printk(struct context *c, int64_t level, const char *msg);
 
 #endif

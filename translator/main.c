@@ -16,14 +16,22 @@
 #include <unistd.h>
 #include <dirent.h>
 #include "arena.h"
+#include "cache.h"
+#include "compile.h"
 #include "diag.h"
+#include "emit.h"
 #include "lex.h"
+#include "listing.h"
 #include "parse.h"
+#include "run.h"
 #include "sema.h"
 #include "session.h"
 
 #ifndef PMSTAP_TAPSET_DIR
 #define PMSTAP_TAPSET_DIR "/usr/local/share/pmstap/tapset"
+#endif
+#ifndef PMSTAP_RUNTIME_DIR
+#define PMSTAP_RUNTIME_DIR "/usr/local/share/pmstap/runtime"
 #endif
 
 static const char usage_text[] =
@@ -100,8 +108,8 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* The tapset directory of a build tree, when pmstap runs from one. */
-static const char *tapset_dir_near_binary(void)
+/* Directory NAME (tapset, runtime) of a build tree, when pmstap runs from one. */
+static const char *dir_near_binary(const char *name)
 {
 	char exe[4096], *slash;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 32);
@@ -110,14 +118,15 @@ static const char *tapset_dir_near_binary(void)
 	if (n <= 0)
 		return NULL;
 	exe[n] = '\0';
-	/* build/bin/pmstap -> ../../tapset */
+	/* build/bin/pmstap -> ../../NAME */
 	for (int up = 0; up < 3; up++) {
 		slash = strrchr(exe, '/');
 		if (!slash)
 			return NULL;
 		*slash = '\0';
 	}
-	strcat(exe, "/tapset");
+	strcat(exe, "/");
+	strncat(exe, name, 16);
 	if (stat(exe, &st) == 0 && S_ISDIR(st.st_mode))
 		return arena_strdup(exe);
 	return NULL;
@@ -130,8 +139,19 @@ static const char *default_tapset_dir(void)
 
 	if (env && *env)
 		return env;
-	near = tapset_dir_near_binary();
+	near = dir_near_binary("tapset");
 	return near ? near : PMSTAP_TAPSET_DIR;
+}
+
+static const char *default_runtime_dir(void)
+{
+	const char *env = getenv("PMSTAP_RUNTIME_DIR");
+	const char *near;
+
+	if (env && *env)
+		return env;
+	near = dir_near_binary("runtime");
+	return near ? near : PMSTAP_RUNTIME_DIR;
 }
 
 static void session_defaults(struct session *s)
@@ -193,10 +213,26 @@ static void print_version(void)
 	exit(0);
 }
 
+/* -l / -L PATTERN: elaborate "probe PATTERN {}" and list what it became, as stap does. */
+static void listing_option(struct session *s, bool vars)
+{
+	if (s->list_pattern || s->script_text)
+		usage_error("%s", "only one script can be given (-l, -L or -e)");
+	s->list_pattern = optarg;
+	s->list_vars = vars;
+	s->script_text = listing_script(optarg);
+	s->last_pass = 2;
+	s->no_warnings = true;
+}
+
 static void parse_option(struct session *s, int c, int long_index)
 {
 	switch (c) {
-	case 'e': s->script_text = optarg; break;
+	case 'e':
+		if (s->list_pattern)
+			usage_error("%s", "only one script can be given (-l, -L or -e)");
+		s->script_text = optarg;
+		break;
 	case 'p': s->last_pass = (int)parse_number(optarg, 1, 5, "invalid pass number '%s' (expected 1 to 5)"); break;
 	case 'I': vec_push(&s->tapset_dirs, optarg); break;
 	case 'D': check_assignment(optarg, false, "invalid -D '%s' (expected NAME or NAME=VALUE)"); vec_push(&s->defines, optarg); break;
@@ -217,10 +253,7 @@ static void parse_option(struct session *s, int c, int long_index)
 		break;
 	case OPT_SUPPRESS_HANDLER_ERRORS: s->suppress_handler_errors = true; break;
 	case OPT_SKIP_BADVARS: ignored_option(s, "--skip-badvars"); break;
-	case 'l': case 'L':
-		usage_error("-%s needs probe listing, which arrives with the runtime (passes 3-5)",
-			    c == 'l' ? "l" : "L");
-		break;
+	case 'l': case 'L': listing_option(s, c == 'L'); break;
 	case 'b': case 'k': case 't': case 'u': case 'P': case 'F':
 		ignored_option(s, (char[]){ '-', (char)c, 0 });
 		break;
@@ -253,6 +286,7 @@ static void parse_options(struct session *s, int argc, char **argv)
 	s->args = (const char **)argv + optind;
 	s->nargs = argc - optind;
 	vec_push(&s->tapset_dirs, (void *)default_tapset_dir());
+	s->runtime_dir = default_runtime_dir();
 }
 
 static int is_stpm(const struct dirent *d)
@@ -344,6 +378,103 @@ static struct program *pass2_elaborate(struct session *s, struct stapfile *scrip
 	return prog;
 }
 
+/* -l / -L: the points "probe PATTERN {}" became. */
+static int list_points(struct session *s, struct program *prog)
+{
+	if (listing_print(stdout, s, prog) > 0)
+		return 0;
+	diag_error((struct srcloc){ 0 }, "no probe point matches '%s'", s->list_pattern);
+	return 1;
+}
+
+/* ---- passes 3 and 4, or what they made, from the cache ---- */
+
+struct build {
+	const char *root;	/* the cache directory */
+	const char *key;	/* the hash of everything the build depends on */
+	const char *dir;	/* the build: a cache entry, or a directory in the making */
+	bool unpublished;	/* -p3: made, shown and removed; never a cache entry */
+};
+
+static bool pass3_translate(struct session *s, struct program *prog, struct build *b)
+{
+	double t0 = now_ms();
+
+	if (!(b->dir = cache_begin(b->root, b->key)))
+		return false;
+	b->unpublished = s->last_pass == 3;
+	if (emit_program(s, prog, b->dir) != 0) {
+		cache_remove(b->dir);
+		return false;
+	}
+	if (s->verbose)
+		fprintf(stderr, "Pass 3: translated to C into \"%s\" in %.0f ms.\n",
+			b->unpublished ? b->dir : arena_printf("%s/%s", b->root, b->key),
+			now_ms() - t0);
+	return true;
+}
+
+/* On failure the build stays where it is, for the bug report. */
+static bool pass4_compile(struct session *s, struct build *b)
+{
+	double t0 = now_ms();
+
+	if (compile_program(s, b->dir, b->root) != 0)
+		return false;
+	if (!(b->dir = cache_publish(b->root, b->dir, b->key)))
+		return false;
+	if (s->verbose)
+		fprintf(stderr, "Pass 4: compiled C into \"%s\" in %.0f ms.\n", COMPILE_BPF_OBJECT,
+			now_ms() - t0);
+	return true;
+}
+
+/* Passes 3 and 4 up to -p, skipped when the cache has their output already. */
+static bool build_program(struct session *s, struct program *prog, struct build *b)
+{
+	if (!(b->root = cache_root(s)))
+		return false;
+	b->key = cache_key(s, prog);
+	if ((b->dir = cache_lookup(b->root, b->key))) {
+		if (s->verbose)
+			fprintf(stderr, "Pass 3: using cached %s\n", b->dir);
+		if (s->verbose && s->last_pass >= 4)
+			fprintf(stderr, "Pass 4: using cached %s/%s\n", b->dir, COMPILE_BPF_OBJECT);
+		return true;
+	}
+	return pass3_translate(s, prog, b) && (s->last_pass == 3 || pass4_compile(s, b));
+}
+
+static void print_file(const char *path)
+{
+	size_t len = 0;
+	char *text = arena_read_file(path, &len);
+
+	if (text)
+		fwrite(text, 1, len, stdout);
+	else
+		diag_error((struct srcloc){ 0 }, "cannot read %s: %s", path, strerror(errno));
+}
+
+/* -p3: the generated C, kernel side then user side. */
+static int print_sources(struct build *b)
+{
+	printf("/* ---- %s ---- */\n", COMPILE_BPF_SOURCE);
+	print_file(arena_printf("%s/%s", b->dir, COMPILE_BPF_SOURCE));
+	printf("/* ---- %s ---- */\n", COMPILE_USER_SOURCE);
+	print_file(arena_printf("%s/%s", b->dir, COMPILE_USER_SOURCE));
+	if (b->unpublished)
+		cache_remove(b->dir);
+	return diag_error_count() ? 1 : 0;
+}
+
+/* -p4: where the objects are. */
+static int print_objects(struct build *b)
+{
+	printf("%s/%s\n%s/%s\n", b->dir, COMPILE_BPF_OBJECT, b->dir, COMPILE_USER_OBJECT);
+	return 0;
+}
+
 static int finish(int status)
 {
 	int errors = diag_error_count();
@@ -359,6 +490,7 @@ int main(int argc, char **argv)
 	struct session s;
 	struct stapfile *script;
 	struct program *prog;
+	struct build b = { 0 };
 
 	session_defaults(&s);
 	parse_options(&s, argc, argv);
@@ -375,12 +507,18 @@ int main(int argc, char **argv)
 	prog = pass2_elaborate(&s, script);
 	if (!prog)
 		return finish(1);
+	if (s.list_pattern)
+		return finish(list_points(&s, prog));
 	if (s.last_pass == 2) {
 		sema_print_program(stdout, prog);
 		return finish(0);
 	}
 
-	fprintf(stderr, "pmstap: pass %d (%s) is not built yet: this version stops after pass 2\n",
-		3, "translate");
-	return finish(1);
+	if (!build_program(&s, prog, &b))
+		return finish(1);
+	if (s.last_pass == 3)
+		return finish(print_sources(&b));
+	if (s.last_pass == 4)
+		return finish(print_objects(&b));
+	return finish(run_program(&s, b.dir));
 }

@@ -561,6 +561,8 @@ void use_elide_and_collect(struct sema *sm)
 	for (int round = 0; round < 32; round++) {
 		count_all(u);
 		u->changed = false;
+		if (sm->s->list_vars)	/* -L lists locals nothing reads: keep them, as stap -L does */
+			break;
 		elide_all(u);
 		if (!u->changed)
 			break;

@@ -35,6 +35,11 @@ struct session {
 	const char *privilege;		/* "stapdev" when root, else "stapusr" */
 	const char *kconfig_path;	/* where CONFIG_* values are read (NULL: search) */
 	const char *tracefs;		/* /sys/kernel/tracing, or NULL when absent */
+	const char *runtime_dir;	/* the runtime headers the generated C includes */
+
+	/* -l / -L PATTERN: list the probe points PATTERN matches, run nothing */
+	const char *list_pattern;
+	bool list_vars;			/* -L: with their variables; pass 2 keeps unread locals */
 
 	/* the preprocessor's state for every file: tapset macros, kernel config */
 	struct pp_shared *pp;		/* preproc.c, in the arena; NULL until first used */

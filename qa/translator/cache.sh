@@ -1,0 +1,121 @@
+#!/bin/sh
+# qa/translator/cache.sh BUILD - the cache of compiled scripts, end to end.
+#
+# With PMSTAP_CACHE in a fresh directory: a second -p4 of a script hits
+# the cache (-v says "Pass 3: using cached DIR") and prints the same
+# objects; a changed tapset, -D or script argument misses; -p3 prints the
+# same C from a miss and from a hit and leaves no build behind; two
+# pmstaps compiling one script at once both succeed with one entry.  The
+# totals "PASSED FAILED SKIPPED" go to BUILD/results/cache.
+
+[ $# -eq 1 ] || { echo "usage: $0 BUILD" >&2; exit 2; }
+build=$1
+case $build in /*) ;; *) build=$(pwd)/$build ;; esac
+cd "$(dirname "$0")/../.." || exit 2
+
+pmstap=$build/bin/pmstap
+tmp=$build/tmp/qa-cache
+rm -rf "$tmp"
+mkdir -p "$tmp/tapset" "$build/results"
+PMSTAP_CACHE=$tmp/cache
+export PMSTAP_CACHE
+
+passed=0 failed=0 skipped=0
+
+ok() {
+	passed=$((passed + 1))
+}
+
+bad() {
+	failed=$((failed + 1))
+	echo "FAIL cache: $1"
+	[ -f "$tmp/err" ] && sed -n '1,15p' "$tmp/err"
+}
+
+finish() {
+	echo "$passed $failed $skipped" >"$build/results/cache"
+	echo "qa/translator/cache: $passed passed, $failed failed, $skipped skipped"
+	[ $failed -eq 0 ]
+}
+
+echo 'function cache_t:long () { return 1 }' >"$tmp/tapset/cache_t.stp"
+echo 'probe begin { println(cache_t() + $1) }' >"$tmp/t.stp"
+
+# p4 [ARGS...]: pmstap -v -p4 t.stp 1 ARGS; stdout in out, stderr in err
+p4() {
+	"$pmstap" -v -p4 -I "$tmp/tapset" "$@" "$tmp/t.stp" 1 >"$tmp/out" 2>"$tmp/err"
+}
+
+hit() {
+	grep -q '^Pass 3: using cached ' "$tmp/err"
+}
+
+# 1. a miss compiles and prints two objects that exist
+if p4 && ! hit && grep -q '^Pass 4: compiled C into "script.bpf.o"' "$tmp/err" &&
+	[ "$(wc -l <"$tmp/out")" -eq 2 ] && xargs ls <"$tmp/out" >/dev/null 2>&1; then
+	ok
+else
+	bad "the first -p4 did not compile two objects"
+fi
+cp "$tmp/out" "$tmp/first"
+
+# 2. the second -p4 hits and prints the same paths
+if p4 && hit && cmp -s "$tmp/out" "$tmp/first" && ! grep -q '^Pass 4: compiled' "$tmp/err"; then
+	ok
+else
+	bad "the second -p4 was not a cache hit with the same objects"
+fi
+
+# 3. -D changes the code: a miss
+if p4 -D MAXACTION=123 && ! hit && ! cmp -s "$tmp/out" "$tmp/first"; then
+	ok
+else
+	bad "-D MAXACTION=123 did not miss"
+fi
+
+# 4. a changed tapset the script uses: a miss; changed back: a hit again
+echo 'function cache_t:long () { return 2 }' >"$tmp/tapset/cache_t.stp"
+if p4 && ! hit; then ok; else bad "a changed tapset did not miss"; fi
+echo 'function cache_t:long () { return 1 }' >"$tmp/tapset/cache_t.stp"
+if p4 && hit && cmp -s "$tmp/out" "$tmp/first"; then ok; else bad "the tapset changed back did not hit"; fi
+
+# 5. another script argument ($1 is compiled in): a miss
+if "$pmstap" -v -p4 -I "$tmp/tapset" "$tmp/t.stp" 2 >"$tmp/out" 2>"$tmp/err" && ! hit; then
+	ok
+else
+	bad "another script argument did not miss"
+fi
+
+# 6. -p3: the same C from a miss and from a hit, and no build left behind
+"$pmstap" -p3 -I "$tmp/tapset" "$tmp/t.stp" 3 >"$tmp/miss.c" 2>"$tmp/err"
+rc1=$?
+"$pmstap" -p4 -I "$tmp/tapset" "$tmp/t.stp" 3 >/dev/null 2>>"$tmp/err"
+"$pmstap" -v -p3 -I "$tmp/tapset" "$tmp/t.stp" 3 >"$tmp/hit.c" 2>"$tmp/err2"
+if [ $rc1 -eq 0 ] && grep -q '^Pass 3: using cached ' "$tmp/err2" && cmp -s "$tmp/miss.c" "$tmp/hit.c" &&
+	grep -q '^/\* ---- script.bpf.c ---- \*/$' "$tmp/miss.c" &&
+	grep -q '^/\* ---- script.c ---- \*/$' "$tmp/miss.c" &&
+	! ls -d "$PMSTAP_CACHE"/tmp-* >/dev/null 2>&1; then
+	ok
+else
+	bad "-p3 from a miss and from a hit differ, or a build was left behind"
+fi
+
+# 7. two at once, empty cache: both succeed, one entry, nothing left over
+rm -rf "$PMSTAP_CACHE"
+"$pmstap" -p4 -I "$tmp/tapset" "$tmp/t.stp" 4 >"$tmp/a" 2>"$tmp/err" &
+a=$!
+"$pmstap" -p4 -I "$tmp/tapset" "$tmp/t.stp" 4 >"$tmp/b" 2>>"$tmp/err" &
+b=$!
+wait $a
+ra=$?
+wait $b
+rb=$?
+entries=$(ls "$PMSTAP_CACHE" | grep -c '^[0-9a-f]\{64\}$')
+if [ $ra -eq 0 ] && [ $rb -eq 0 ] && cmp -s "$tmp/a" "$tmp/b" && [ "$entries" -eq 1 ] &&
+	! ls -d "$PMSTAP_CACHE"/tmp-* "$PMSTAP_CACHE"/.vmlinux-* >/dev/null 2>&1; then
+	ok
+else
+	bad "two pmstaps at once: status $ra $rb, $entries entries"
+fi
+
+finish

@@ -1,0 +1,2 @@
+# an alias used with a suffix keeps the suffix
+args: -I "$dir/tapset" -L lt.prof.tick

@@ -1,0 +1,2 @@
+# the simplest point
+args: -l begin

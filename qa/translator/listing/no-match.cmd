@@ -1,0 +1,3 @@
+# nothing matches: status 1 and the reason
+status: 1
+args: -l 'nosuch.*'

@@ -1,0 +1,2 @@
+# perf.sw.*: every software event, sorted
+args: -l 'perf.sw.*'

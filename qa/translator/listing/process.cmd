@@ -1,0 +1,2 @@
+# process.*: the points with two components
+args: -l 'process.*'

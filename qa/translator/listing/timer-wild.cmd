@@ -1,0 +1,2 @@
+# timer.* matches only what needs no number: timer.profile
+args: -l 'timer.*'

@@ -1,0 +1,3 @@
+# -l is the script: no -e with it
+status: 1
+args: -l begin -e 'probe end {}'

@@ -1,0 +1,406 @@
+/*
+ * stp.bpf.h - the kernel side of the BPF runtime: what a generated
+ * script.bpf.c includes (compiled with clang -target bpf -I<runtime dir>
+ * -I<dir of vmlinux.h>).  The generated file is laid out as
+ *
+ *	#define MAXSTRINGLEN ...	stap's limits (-D overrides), and
+ *	#define STP_NPROBES ...	derived probes (the size of stp_probe_stats)
+ *	#define STP_NCPUS ...		possible CPUs (entries of stp_ctx)
+ *	#define STP_REC_SIZE ...	the largest record a handler builds
+ *	#define STP_ZERO_SIZE ...	the largest statistics value
+ *	#define STP_RINGBUF_BYTES ...	size of the stp_events ring buffer
+ *	#include "bpf/stp.bpf.h"	this file: no struct context yet
+ *	the globals' structs and maps, the frames, STP_FRAMES_SIZE
+ *	#include "bpf/stp_context.bpf.h"	struct context and what uses it
+ *	#include "bpf/tapset.bpf.h"	the stp_tapset.h services
+ *	functions, loop bodies, probe programs
+ *
+ * The per-CPU context (struct context) holds everything a handler needs
+ * that does not fit BPF's 512-byte stack: the frames of the running
+ * handler and the functions it calls (locals, string temporaries and key
+ * structs, at offsets fixed at translation: kernel context has no
+ * recursion), the record being built, and the error state.  A handler
+ * that finds its CPU's context busy (an NMI or a probe inside a probe) is
+ * skipped and counted in stp_counters.skipped.
+ *
+ * Soft errors: stp_raise() and stp_raise_msg() set c->error and the
+ * message; generated code checks c->error after each call that may fail
+ * and jumps to the innermost catch, or to the end of the handler, where
+ * stp_leave() sends the STP_REC_ERROR record.  For runtime/bpf/tapset.bpf.h
+ * (the stp_tapset.h services): raise errors with stp_raise_msg(c, msg),
+ * ask for the end with stp_request_exit(c) / stp_request_abort(c), warn
+ * with stp_send_warn(c, msg), reach the control map with stp_control_get().
+ */
+#ifndef STP_BPF_H
+#define STP_BPF_H
+
+/* vmlinux.h has a struct context of its own: keep the name for ours */
+#define context stp_vmlinux_context
+#include "vmlinux.h"
+#undef context
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+/* vmlinux.h has the fixed-width types and bool: skip the host's headers */
+#ifndef __CLANG_STDINT_H
+#define __CLANG_STDINT_H
+#endif
+#ifndef __STDBOOL_H
+#define __STDBOOL_H
+#endif
+#include "../stp_meta.h"
+#include "../stp_tapset.h"
+#include "stp_control.bpf.h"
+
+#ifndef MAXACTION
+#define MAXACTION 1000
+#endif
+#ifndef MAXMAPENTRIES
+#define MAXMAPENTRIES 2048
+#endif
+#ifndef STP_NPROBES
+#define STP_NPROBES 1
+#endif
+#ifndef STP_NCPUS
+#define STP_NCPUS 128
+#endif
+#ifndef STP_REC_SIZE
+#define STP_REC_SIZE 64
+#endif
+#ifndef STP_ZERO_SIZE
+#define STP_ZERO_SIZE 8
+#endif
+#ifndef STP_RINGBUF_BYTES
+#define STP_RINGBUF_BYTES (1 << 20)
+#endif
+
+#define STP_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, uint32_t);
+	__type(value, struct stp_control);
+} stp_control SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, uint32_t);
+	__type(value, struct stp_counters);
+} stp_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STP_NPROBES);
+	__type(key, uint32_t);
+	__type(value, struct stp_probe_stats);
+} stp_probe_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, STP_RINGBUF_BYTES);
+} stp_events SEC(".maps");
+
+/* A zeroed value to insert new statistics with. */
+static const char stp_zero_value[STP_ZERO_SIZE];
+
+/* ---- counters and control ---------------------------------------------- */
+
+static __always_inline struct stp_counters *stp_counters_get(void)
+{
+	uint32_t zero = 0;
+
+	return bpf_map_lookup_elem(&stp_counters, &zero);
+}
+
+#define stp_count(field)					\
+	do {							\
+		struct stp_counters *stp_cnt_ = stp_counters_get();	\
+		if (stp_cnt_)					\
+			stp_cnt_->field++;			\
+	} while (0)
+
+static __always_inline struct stp_control *stp_control_get(void)
+{
+	uint32_t zero = 0;
+
+	return bpf_map_lookup_elem(&stp_control, &zero);
+}
+
+/* ---- strings ------------------------------------------------------------ */
+
+/* What a kernel loop body (a bpf_loop callback) gets from its handler. */
+struct stp_env {
+	struct context *c;
+	void *ctx;		/* the program's context: the tracepoint record, ... */
+	char *ret;		/* a string function's result */
+};
+
+#define STP_KEY0 (&stp_key0)
+static const uint32_t stp_key0;	/* the key of a scalar statistic */
+
+/* Copy the string SRC (any kernel address) into DST, a MAXSTRINGLEN buffer; its length. */
+static __always_inline int64_t stp_strcpy(char *dst, const char *src)
+{
+	long n = bpf_probe_read_kernel_str(dst, MAXSTRINGLEN, src);
+
+	if (n <= 0) {
+		dst[0] = '\0';
+		return 0;
+	}
+	return n - 1;
+}
+
+/* At most N - 1 bytes of SRC into DST (N bytes), NUL-terminated (a key column). */
+static __always_inline void stp_strlcpy(char *dst, const char *src, int n)
+{
+	if (bpf_probe_read_kernel_str(dst, n, src) <= 0)
+		dst[0] = '\0';
+}
+
+/* DST = A . B, truncated to MAXSTRINGLEN - 1 bytes; DST is a frame buffer. */
+static __always_inline void stp_concat(char *dst, const char *a, const char *b)
+{
+	int64_t n = stp_strcpy(dst, a);
+
+	if (n < 0 || n > MAXSTRINGLEN - 2)
+		return;
+	bpf_probe_read_kernel_str(dst + n, MAXSTRINGLEN - n, b);
+}
+
+/* bpf_snprintf() at OFF of DST (a frame buffer); the new length of DST. */
+static __always_inline int64_t stp_snprintf_at(char *dst, int64_t off, const char *fmt,
+					       uint64_t *data, uint32_t len)
+{
+	long n;
+
+	if (off < 0 || off > MAXSTRINGLEN - 2)
+		return off;
+	n = bpf_snprintf(dst + off, MAXSTRINGLEN - off, fmt, data, len);
+	if (n <= 1)
+		return off;
+	off += n - 1;
+	return off > MAXSTRINGLEN - 1 ? MAXSTRINGLEN - 1 : off;
+}
+
+struct stp_cmp {
+	const char *a, *b;
+	int64_t result;
+};
+
+static long stp_strcmp_step(uint64_t i, void *data)
+{
+	struct stp_cmp *s = data;
+	unsigned char x, y;
+
+	if (i >= MAXSTRINGLEN)
+		return 1;
+	x = s->a[i];
+	y = s->b[i];
+	if (x != y) {
+		s->result = x < y ? -1 : 1;
+		return 1;
+	}
+	return x == 0;
+}
+
+/* strcmp of two MAXSTRINGLEN buffers in map memory: <0, 0, >0. */
+static __always_inline int64_t stp_strcmp(const char *a, const char *b)
+{
+	struct stp_cmp s = { a, b, 0 };
+
+	bpf_loop(MAXSTRINGLEN, stp_strcmp_step, &s, 0);
+	return s.result;
+}
+
+/* strcmp of a buffer and a string literal (read-only data). */
+#define stp_strcmp_lit(a, lit) bpf_strncmp((a), MAXSTRINGLEN, (lit))
+
+/* ---- arithmetic: stap's 64-bit semantics, no signed division in BPF ---- */
+
+static __always_inline uint64_t stp_abs64(int64_t v)
+{
+	return v < 0 ? -(uint64_t)v : (uint64_t)v;
+}
+
+/* A / B truncated toward 0; B is not 0; INT64_MIN / -1 wraps. */
+static __always_inline int64_t stp_div(int64_t a, int64_t b)
+{
+	uint64_t q = stp_abs64(a) / stp_abs64(b);
+
+	return (int64_t)((a < 0) != (b < 0) ? -q : q);
+}
+
+/* A % B with the sign of A; B is not 0. */
+static __always_inline int64_t stp_mod(int64_t a, int64_t b)
+{
+	uint64_t r = stp_abs64(a) % stp_abs64(b);
+
+	return (int64_t)(a < 0 ? -r : r);
+}
+
+#define stp_shl(a, b) ((int64_t)((uint64_t)(a) << ((b) & 63)))
+#define stp_shr(a, b) ((int64_t)(a) >> ((b) & 63))
+#define stp_ushr(a, b) ((int64_t)((uint64_t)(a) >> ((b) & 63)))
+
+/* *P += D, atomically; the new value (read after the add without BPF_FETCH). */
+#if defined(__BPF_CPU_VERSION__) && __BPF_CPU_VERSION__ >= 3
+#define stp_atomic_add(p, d) __sync_add_and_fetch((p), (d))
+#else
+static __always_inline int64_t stp_atomic_add_(int64_t *p, int64_t d)
+{
+	__sync_fetch_and_add(p, d);
+	return *p;
+}
+#define stp_atomic_add(p, d) stp_atomic_add_((p), (d))
+#endif
+
+/* ---- statistics: one struct stp_stat per CPU, as runtime/user/stats.c ----- */
+
+/* The per-CPU partial (runtime/user/stats.h's struct stp_stat_partial). */
+struct stp_stat {
+	int64_t count, sum, min, max;
+	int64_t avg_s, m2, variance_s;
+	int64_t hist[];
+};
+
+/* A global's histogram, fixed at translation. */
+struct stp_stat_cfg {
+	int type;		/* enum stp_hist_kind */
+	int64_t start, stop, interval;
+	int buckets;
+	int shift;
+};
+
+/* floor(log2(v)) for v > 0, without a count-leading-zeros instruction. */
+static __always_inline int stp_log2(uint64_t v)
+{
+	int r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) r += 1;
+	return r;
+}
+
+static __always_inline int stp_hist_bucket(const struct stp_stat_cfg *cfg, int64_t val)
+{
+	int b;
+
+	if (cfg->type == STP_HIST_LOG) {
+		if (val == 0)
+			return 64;
+		b = 65 + stp_log2(stp_abs64(val));
+		if (val < 0)
+			b = 128 - b;
+		return b < 128 ? b : 127;
+	} else {
+		int64_t off = (int64_t)((uint64_t)val - (uint64_t)cfg->start);
+		uint64_t q;
+
+		if (off < 0)
+			return 0;
+		q = (uint64_t)off / (uint64_t)cfg->interval + 1;
+		return q >= (uint64_t)cfg->buckets - 1 ? cfg->buckets - 1 : (int)q;
+	}
+}
+
+/* s <<< val on this CPU's partial: exactly stats.c's stp_stat_add(). */
+static __always_inline void stp_stat_update(struct stp_stat *p, const struct stp_stat_cfg *cfg,
+					    int64_t val)
+{
+	int shift = cfg->shift;
+
+	if (p->count == 0) {
+		p->count = 1;
+		p->sum = p->min = p->max = val;
+		p->avg_s = stp_shl(val, shift);
+		p->m2 = 0;
+	} else {
+		int64_t delta;
+
+		p->count++;
+		p->sum = (int64_t)((uint64_t)p->sum + (uint64_t)val);
+		if (val > p->max)
+			p->max = val;
+		if (val < p->min)
+			p->min = val;
+		delta = (int64_t)((uint64_t)stp_shl(val, shift) - (uint64_t)p->avg_s);
+		p->avg_s = (int64_t)((uint64_t)p->avg_s + (uint64_t)stp_div(delta, p->count));
+		p->m2 = (int64_t)((uint64_t)p->m2 + (uint64_t)delta *
+				  ((uint64_t)stp_shl(val, shift) - (uint64_t)p->avg_s));
+		p->variance_s = stp_div(p->m2, p->count - 1);
+	}
+	if (cfg->type != STP_HIST_NONE) {
+		uint32_t b = (uint32_t)stp_hist_bucket(cfg, val);
+
+		barrier_var(b);		/* keep the bound check on the index used */
+		if (b < (uint32_t)cfg->buckets && b < 128)
+			p->hist[b]++;
+	}
+}
+
+/* ---- tracepoint records ----------------------------------------------------- */
+
+/* A field of a tracepoint record the program cannot read directly. */
+static __always_inline int64_t stp_tp_read(const void *rec, int off, int size, int is_signed)
+{
+	union {
+		int8_t s8; uint8_t u8; int16_t s16; uint16_t u16;
+		int32_t s32; uint32_t u32; int64_t s64;
+	} v = { .s64 = 0 };
+
+	if (size > 8)
+		size = 8;
+	bpf_probe_read_kernel(&v, size & 15, (const char *)rec + off);
+	switch (size) {
+	case 1: return is_signed ? v.s8 : v.u8;
+	case 2: return is_signed ? v.s16 : v.u16;
+	case 4: return is_signed ? v.s32 : v.u32;
+	default: return v.s64;
+	}
+}
+
+/* The integer of SIZE bytes at kernel address ADDR (0 when unreadable). */
+#define stp_kread_int(addr, size, is_signed) stp_tp_read((addr), 0, (size), (is_signed))
+
+/* The string at kernel address ADDR into BUF ("" when unreadable). */
+static __always_inline char *stp_kread_str(const void *addr, char *buf)
+{
+	if (bpf_probe_read_kernel_str(buf, MAXSTRINGLEN, addr) <= 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+/* A char[N] field (N bytes at most) into BUF. */
+static __always_inline char *stp_tp_str(const void *rec, int off, int n, char *buf)
+{
+	if (n > MAXSTRINGLEN - 1)
+		n = MAXSTRINGLEN - 1;
+	if (n < 0)
+		n = 0;
+	if (bpf_probe_read_kernel_str(buf, n + 1, (const char *)rec + off) <= 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+/* A __data_loc char[] field: a u32 of (length << 16 | offset) at OFF. */
+static __always_inline char *stp_tp_dstr(const void *rec, int off, char *buf)
+{
+	uint32_t loc = 0;
+
+	bpf_probe_read_kernel(&loc, 4, (const char *)rec + off);
+	if (bpf_probe_read_kernel_str(buf, MAXSTRINGLEN, (const char *)rec + (loc & 0xffff)) <= 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+#endif

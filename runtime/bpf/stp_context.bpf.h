@@ -1,0 +1,316 @@
+/*
+ * stp_context.bpf.h - the second half of the kernel-side runtime: the
+ * per-CPU context and what uses it (records, errors, handler entry and
+ * exit, arrays and statistics).  A generated script.bpf.c includes
+ * stp.bpf.h, declares its globals, frames and STP_FRAMES_SIZE (the frames'
+ * sizes are sizeof() of its own structs), then includes this header, then
+ * tapset.bpf.h.
+ */
+#ifndef STP_CONTEXT_BPF_H
+#define STP_CONTEXT_BPF_H
+
+#include "stp.bpf.h"
+
+#ifndef STP_FRAMES_SIZE
+#define STP_FRAMES_SIZE 0
+#endif
+
+struct context {
+	uint32_t busy;			/* a handler runs on this CPU */
+	uint32_t probe;			/* its index in stp_meta.probes */
+	int32_t error;			/* enum stp_err */
+	int32_t err_site;		/* stp_meta.errors index of the error, -1: not known yet */
+	int64_t actions;		/* statements run in this hit, against MAXACTION */
+	uint64_t start_ns;
+	char errmsg[MAXSTRINGLEN];	/* the error's message */
+	char rec[STP_REC_SIZE] __attribute__((aligned(8)));	/* the record being built */
+	/* frames, then MAXSTRINGLEN bytes of slack so that string copies at a
+	   variable offset into the last buffer stay inside the value */
+	char frames[STP_FRAMES_SIZE + MAXSTRINGLEN] __attribute__((aligned(8)));
+};
+
+#define CONTEXT c
+#define stp_frame(c, off) ((void *)((c)->frames + (off)))
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, STP_NCPUS);
+	__type(key, uint32_t);
+	__type(value, struct context);
+} stp_ctx SEC(".maps");
+
+/* ---- records ------------------------------------------------------------ */
+
+static __always_inline uint32_t stp_rec_start(struct context *c, uint16_t kind, uint16_t id)
+{
+	struct stp_rec_hdr *h = (void *)c->rec;
+
+	h->kind = kind;
+	h->id = id;
+	h->size = 0;
+	return sizeof(*h);
+}
+
+static __always_inline uint32_t stp_rec_long(struct context *c, uint32_t off, int64_t v)
+{
+	if (off > STP_REC_SIZE - 8)
+		return off;
+	__builtin_memcpy(c->rec + off, &v, 8);
+	return off + 8;
+}
+
+static __always_inline uint32_t stp_rec_lenat(struct context *c, uint32_t off, long n)
+{
+	if (n < 0)
+		n = 0;
+	c->rec[off] = n & 0xff;
+	c->rec[off + 1] = (n >> 8) & 0xff;
+	return off + 2 + (uint32_t)n;
+}
+
+/* A string argument: u16 length, the bytes without the NUL. */
+static __always_inline uint32_t stp_rec_str(struct context *c, uint32_t off, const char *s)
+{
+	long n;
+
+	if (off > STP_REC_SIZE - 2 - MAXSTRINGLEN)
+		return off;
+	n = bpf_probe_read_kernel_str(c->rec + off + 2, MAXSTRINGLEN, s);
+	return stp_rec_lenat(c, off, n - 1);
+}
+
+/* %m/%M: LEN bytes at ADDR (user memory when USER), as a string argument. */
+static __always_inline uint32_t stp_rec_mem(struct context *c, uint32_t off, int64_t addr,
+					    int64_t len, int user)
+{
+	long r;
+
+	if (off > STP_REC_SIZE - 2 - MAXSTRINGLEN)
+		return off;
+	if (len < 0)
+		len = 0;
+	if (len > MAXSTRINGLEN)
+		len = MAXSTRINGLEN;
+	if (user)
+		r = bpf_probe_read_user(c->rec + off + 2, len, (const void *)addr);
+	else
+		r = bpf_probe_read_kernel(c->rec + off + 2, len, (const void *)addr);
+	return stp_rec_lenat(c, off, r ? 0 : len);
+}
+
+static __always_inline void stp_rec_send(struct context *c, uint32_t off)
+{
+	struct stp_rec_hdr *h = (void *)c->rec;
+
+	if (off > STP_REC_SIZE)
+		off = STP_REC_SIZE;
+	h->size = off;
+	if (bpf_ringbuf_output(&stp_events, c->rec, off, 0))
+		stp_count(dropped);
+}
+
+/* ---- errors, exit ------------------------------------------------------- */
+
+/* A soft error at meta.errors[SITE] with message MSG (any kernel string). */
+static __always_inline void stp_raise(struct context *c, int site, const char *msg)
+{
+	c->error = STP_ERR_RAISED;
+	c->err_site = site;
+	stp_strcpy(c->errmsg, msg);
+}
+
+/* A soft error whose site the calling script code fills in (stp_error()). */
+static __always_inline void stp_raise_msg(struct context *c, const char *msg)
+{
+	c->error = STP_ERR_RAISED;
+	c->err_site = -1;
+	stp_strcpy(c->errmsg, msg);
+	if (!c->errmsg[0])
+		stp_strcpy(c->errmsg, "unknown error");
+}
+
+/* After a call that failed: the call is where the error happened, unless known. */
+static __always_inline void stp_error_at(struct context *c, int site)
+{
+	if (c->err_site < 0)
+		c->err_site = site;
+}
+
+static __always_inline void stp_send_warn(struct context *c, const char *msg)
+{
+	uint32_t n = stp_rec_start(c, STP_REC_WARN, 0);
+
+	stp_rec_send(c, stp_rec_str(c, n, msg));
+}
+
+/* exit(): no new handlers start; the runner runs the end probes. */
+static __always_inline void stp_request_exit(struct context *c)
+{
+	struct stp_control *ctl = stp_control_get();
+
+	if (ctl)
+		ctl->state = STP_RUN_STOPPING;
+	stp_rec_send(c, stp_rec_start(c, STP_REC_EXIT, 0));
+}
+
+/* abort(): as exit(), and this handler unwinds at once. */
+static __always_inline void stp_request_abort(struct context *c)
+{
+	stp_request_exit(c);
+	c->error = STP_ERR_ABORT;
+}
+
+/* MAXACTION: count N statements; true (and the error raised) past the limit. */
+static __always_inline int stp_action(struct context *c, int n, int site)
+{
+	c->actions += n;
+	if (c->actions <= MAXACTION)
+		return 0;
+	stp_count(maxaction);
+	stp_raise(c, site, "MAXACTION exceeded");
+	return 1;
+}
+
+/* ---- handler entry and exit --------------------------------------------- */
+
+static __always_inline struct context *stp_enter(uint32_t probe)
+{
+	struct stp_control *ctl = stp_control_get();
+	uint32_t cpu = bpf_get_smp_processor_id();
+	struct context *c;
+
+	if (!ctl || ctl->state != STP_RUN_RUNNING)
+		return NULL;
+	c = bpf_map_lookup_elem(&stp_ctx, &cpu);
+	if (!c || c->busy) {
+		stp_count(skipped);
+		return NULL;
+	}
+	c->busy = 1;
+	c->probe = probe;
+	c->error = STP_ERR_NONE;
+	c->err_site = -1;
+	c->actions = 0;
+	c->errmsg[0] = '\0';
+	c->start_ns = bpf_ktime_get_ns();
+	return c;
+}
+
+static __always_inline void stp_leave(struct context *c)
+{
+	uint32_t probe = c->probe, n;
+	struct stp_probe_stats *ps = bpf_map_lookup_elem(&stp_probe_stats, &probe);
+
+	if (c->error == STP_ERR_RAISED) {
+		stp_count(errors);
+		n = stp_rec_start(c, STP_REC_ERROR, (uint16_t)(c->err_site < 0 ? 0 : c->err_site));
+		stp_rec_send(c, stp_rec_str(c, n, c->errmsg));
+	}
+	if (ps) {
+		ps->hits++;
+		ps->run_ns += bpf_ktime_get_ns() - c->start_ns;
+	}
+	c->busy = 0;
+}
+
+/* ---- arrays: hash maps of key structs ----------------------------------- */
+
+static __always_inline int64_t stp_map_get_long(struct context *c, void *map, const void *key)
+{
+	int64_t *v = bpf_map_lookup_elem(map, key);
+
+	return v ? *v : 0;
+}
+
+/* The string at KEY copied into BUF ("" when there is none); BUF. */
+static __always_inline char *stp_map_get_str(struct context *c, void *map, const void *key,
+					     char *buf)
+{
+	const char *v = bpf_map_lookup_elem(map, key);
+
+	if (v)
+		stp_strcpy(buf, v);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
+static __always_inline int stp_map_exists(struct context *c, void *map, const void *key)
+{
+	return bpf_map_lookup_elem(map, key) != NULL;
+}
+
+static __always_inline void stp_map_full(struct context *c, int site, const char *msg)
+{
+	stp_count(map_full);
+	stp_raise(c, site, msg);
+}
+
+static __always_inline void stp_map_set_long(struct context *c, void *map, const void *key,
+					     int64_t v, int site, const char *full)
+{
+	if (bpf_map_update_elem(map, key, &v, BPF_ANY))
+		stp_map_full(c, site, full);
+}
+
+/* VAL is a MAXSTRINGLEN buffer in map memory. */
+static __always_inline void stp_map_set_str(struct context *c, void *map, const void *key,
+					    const char *val, int site, const char *full)
+{
+	if (bpf_map_update_elem(map, key, val, BPF_ANY))
+		stp_map_full(c, site, full);
+}
+
+/* map[key] += D, atomically when the element exists; the new value. */
+static __always_inline int64_t stp_map_add_long(struct context *c, void *map, const void *key,
+						int64_t d, int site, const char *full)
+{
+	int64_t *v = bpf_map_lookup_elem(map, key);
+
+	if (v)
+		return stp_atomic_add(v, d);
+	if (!bpf_map_update_elem(map, key, &d, BPF_NOEXIST))
+		return d;
+	v = bpf_map_lookup_elem(map, key);	/* another CPU inserted it meanwhile */
+	if (v)
+		return stp_atomic_add(v, d);
+	stp_map_full(c, site, full);
+	return 0;
+}
+
+static __always_inline void stp_map_delete(struct context *c, void *map, const void *key)
+{
+	bpf_map_delete_elem(map, key);
+}
+
+static long stp_map_clear_step(void *map, const void *key, void *value, void *data)
+{
+	bpf_map_delete_elem(map, key);
+	return 0;
+}
+
+/* delete a: every element. */
+static __always_inline void stp_map_clear(struct context *c, void *map)
+{
+	bpf_for_each_map_elem(map, stp_map_clear_step, NULL, 0);
+}
+
+/* s[key] <<< val: the partial of this CPU, created when new. */
+static __always_inline void stp_map_stat_add(struct context *c, void *map, const void *key,
+					 const struct stp_stat_cfg *cfg, int64_t val, int site,
+					 const char *full)
+{
+	struct stp_stat *p = bpf_map_lookup_elem(map, key);
+
+	if (!p) {
+		bpf_map_update_elem(map, key, stp_zero_value, BPF_NOEXIST);
+		p = bpf_map_lookup_elem(map, key);
+		if (!p) {
+			stp_map_full(c, site, full);
+			return;
+		}
+	}
+	stp_stat_update(p, cfg, val);
+}
+
+#endif

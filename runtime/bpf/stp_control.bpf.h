@@ -1,0 +1,41 @@
+/*
+ * stp_control.bpf.h - the run state the runner shares with kernel-context
+ * code: one entry of the ARRAY map STP_CONTROL_MAP ("stp_control").
+ *
+ * Plain C with fixed-width types, included by runtime/bpf/stp.bpf.h and by
+ * user-space code (runtime/user/stp_user.h, the runner).  The runner
+ * writes it with bpf_map_update_elem() (key 0); kernel-context code reads
+ * it at the start of every handler.
+ */
+#ifndef STP_CONTROL_BPF_H
+#define STP_CONTROL_BPF_H
+
+#define STP_CONTROL_MAP "stp_control"
+#define STP_CTX_MAP "stp_ctx"		/* per-CPU context: an ARRAY indexed by CPU */
+
+/* Where a run is; kernel handlers run only while it is STP_RUN_RUNNING. */
+enum stp_run_state {
+	STP_RUN_STARTING = 0,	/* begin probes: kernel handlers are skipped */
+	STP_RUN_RUNNING,	/* set by the runner once the begin probes are done */
+	STP_RUN_STOPPING,	/* exit(), -T, a signal: set by either side */
+};
+
+/*
+ * context->error in both runtimes: why a handler is unwinding.  Only
+ * STP_ERR_RAISED is a soft error; try/catch catches nothing else.
+ */
+enum stp_err {
+	STP_ERR_NONE,
+	STP_ERR_RAISED,		/* a soft error: caught by try/catch, else reported */
+	STP_ERR_ABORT,		/* abort(): unwind, nothing reported */
+	STP_ERR_NEXT,		/* next: leave the handler (or try the next overload) */
+	STP_ERR_RETURN,		/* return inside a kernel loop body (a bpf_loop callback) */
+};
+
+struct stp_control {
+	uint32_t state;		/* enum stp_run_state */
+	uint32_t flags;		/* reserved, 0 */
+	int64_t target;		/* target(): the -x PID or the -c command's pid, else 0 */
+};
+
+#endif

@@ -1,0 +1,289 @@
+/*
+ * attach.c - attach kernel-context probes by kind.
+ *
+ * Tracepoints through tracefs, raw tracepoints (raw_tp or tp_btf, as the
+ * program's section says), perf events (timer.profile: cpu-clock on every
+ * online CPU; perf.*: the event the metadata gives, with its sample
+ * period), anything else as libbpf's section name says.  A probe that
+ * cannot attach is reported with its point, its place in the script and
+ * why; an optional one ('?') is skipped with a note at -v.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "script_int.h"
+
+#define PROFILE_PERIOD_NS 4000000	/* timer.profile when HZ is unknown: 250 */
+#define PERF_DEFAULT_SAMPLE 1000000	/* perf.*: stap's default sample period */
+
+bool stp_kprobes_available(void)
+{
+	return access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0 ||
+	       access("/sys/kernel/tracing/kprobe_events", F_OK) == 0 ||
+	       access("/sys/kernel/debug/tracing/kprobe_events", F_OK) == 0;
+}
+
+static bool uprobes_available(void)
+{
+	return access("/sys/bus/event_source/devices/uprobe/type", F_OK) == 0 ||
+	       access("/sys/kernel/tracing/uprobe_events", F_OK) == 0;
+}
+
+/* The CPUs that are online now, as a list of numbers; returns the count. */
+static int online_cpus(int *cpus, int max)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	int n = 0, lo, hi;
+	char sep;
+
+	if (!f) {
+		for (n = 0; n < max && n < (int)sysconf(_SC_NPROCESSORS_ONLN); n++)
+			cpus[n] = n;
+		return n;
+	}
+	while (fscanf(f, "%d", &lo) == 1) {
+		hi = lo;
+		if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
+			if (fscanf(f, "%d", &hi) != 1)
+				break;
+			if (fscanf(f, "%c", &sep) != 1)
+				sep = '\n';
+		}
+		for (int c = lo; c <= hi && n < max; c++)
+			cpus[n++] = c;
+		if (sep != ',')
+			break;
+	}
+	fclose(f);
+	return n;
+}
+
+static int perf_open(struct perf_event_attr *attr, int cpu)
+{
+	return (int)syscall(__NR_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* timer.profile fires once a tick: the kernel's HZ, as the script's runtime knows it. */
+static uint64_t tick_ns(const struct stp_script *s)
+{
+	int64_t (*kernel_hz)(void);
+	int64_t hz;
+
+	*(void **)&kernel_hz = dlsym(s->dl, "stp_kernel_hz");
+	hz = kernel_hz ? kernel_hz() : 0;
+	return hz > 0 ? (uint64_t)(1000000000 / hz) : PROFILE_PERIOD_NS;
+}
+
+static void perf_attr(const struct stp_script *s, const struct stp_meta_probe *p,
+		      struct perf_event_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	if (p->kind == STP_PROBE_PROFILE) {
+		attr->type = PERF_TYPE_SOFTWARE;
+		attr->config = PERF_COUNT_SW_CPU_CLOCK;
+		attr->sample_period = p->perf_sample ? p->perf_sample :
+				      p->interval_ns > 0 ? (uint64_t)p->interval_ns : tick_ns(s);
+	} else {
+		attr->type = p->perf_type;
+		attr->config = p->perf_config;
+		attr->sample_period = p->perf_sample ? p->perf_sample : PERF_DEFAULT_SAMPLE;
+	}
+}
+
+/* One perf event and link per online CPU. */
+static int attach_perf(struct stp_script *s, int i, struct bpf_program *prog)
+{
+	struct perf_event_attr attr;
+	int ncpus = s->ncpus, *cpus = calloc((size_t)ncpus, sizeof(int));
+	int n, err = 0, nlinks = 0;
+
+	s->links[i] = calloc((size_t)ncpus + 1, sizeof(struct bpf_link *));
+	if (!cpus || !s->links[i]) {
+		free(cpus);
+		return -ENOMEM;
+	}
+	perf_attr(s, &s->meta->probes[i], &attr);
+	n = online_cpus(cpus, ncpus);
+	for (int c = 0; c < n && !err; c++) {
+		int fd = perf_open(&attr, cpus[c]);
+		struct bpf_link *link;
+
+		if (fd < 0) {
+			if (errno == ENODEV)	/* went offline */
+				continue;
+			err = -errno;
+			break;
+		}
+		link = bpf_program__attach_perf_event(prog, fd);
+		err = libbpf_get_error(link);
+		if (err)
+			close(fd);
+		else
+			s->links[i][nlinks++] = link;
+	}
+	free(cpus);
+	return err;
+}
+
+static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
+{
+	const struct stp_meta_probe *p = &s->meta->probes[i];
+	struct bpf_link *link;
+	int err;
+
+	if (p->kind == STP_PROBE_PROFILE || p->kind == STP_PROBE_PERF)
+		return attach_perf(s, i, prog);
+	if (p->kind == STP_PROBE_TRACEPOINT && p->tp_system && p->tp_name)
+		link = bpf_program__attach_tracepoint(prog, p->tp_system, p->tp_name);
+	else if (p->kind == STP_PROBE_RAW_TRACEPOINT &&
+		 bpf_program__type(prog) == BPF_PROG_TYPE_RAW_TRACEPOINT && p->tp_name)
+		link = bpf_program__attach_raw_tracepoint(prog, p->tp_name);
+	else
+		link = bpf_program__attach(prog);
+	err = libbpf_get_error(link);
+	if (err)
+		return err;
+	s->links[i] = calloc(2, sizeof(struct bpf_link *));
+	if (!s->links[i]) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	s->links[i][0] = link;
+	return 0;
+}
+
+static const char *perf_reason(const struct stp_meta_probe *p, int err)
+{
+	if (err == -ENOENT || err == -EOPNOTSUPP)
+		return p->perf_type == PERF_TYPE_HARDWARE || p->perf_type == PERF_TYPE_HW_CACHE ?
+		       "this machine has no such hardware counter" :
+		       "this kernel has no such perf event";
+	if (err == -EACCES || err == -EPERM)
+		return "perf events are not permitted (see /proc/sys/kernel/perf_event_paranoid)";
+	if (err == -EINVAL)
+		return "the kernel refused the perf event's type, config or sample period";
+	return NULL;
+}
+
+/* Why a probe could not attach, in words; NULL: say strerror(err). */
+static const char *attach_reason(const struct stp_meta_probe *p, int err)
+{
+	switch (p->kind) {
+	case STP_PROBE_KFUNC:
+		if (!stp_kprobes_available() && (err == -ENOENT || err == -EOPNOTSUPP))
+			return "kprobes are not available on this kernel (no CONFIG_KPROBES)";
+		if (err == -EPERM)
+			return "this kernel refuses fentry/fexit programs (operation not permitted)";
+		if (err == -ENOENT)
+			return "no such function in this kernel";
+		break;
+	case STP_PROBE_UPROBE:
+		if (!uprobes_available())
+			return "uprobes are not available on this kernel (no CONFIG_UPROBES)";
+		if (err == -ENOENT)
+			return "no such file or symbol";
+		break;
+	case STP_PROBE_TRACEPOINT:
+	case STP_PROBE_RAW_TRACEPOINT:
+	case STP_PROBE_PROCESS_BEGIN:
+	case STP_PROBE_PROCESS_END:
+		if (err == -ENOENT)
+			return "no such tracepoint on this kernel";
+		break;
+	case STP_PROBE_PROFILE:
+	case STP_PROBE_PERF:
+		return perf_reason(p, err);
+	default:
+		break;
+	}
+	if (err == -EPERM || err == -EACCES)
+		return "operation not permitted (pmstap needs root or CAP_BPF and CAP_PERFMON)";
+	return NULL;
+}
+
+static void destroy_links(struct bpf_link **links)
+{
+	if (!links)
+		return;
+	for (int j = 0; links[j]; j++)
+		bpf_link__destroy(links[j]);
+	free(links);
+}
+
+/*
+ * Attach probe i.  Returns 0, 1 when it was skipped (optional and
+ * unavailable here), or a negative errno after telling why.
+ */
+int stp_attach_probe(struct stp_script *s, int i)
+{
+	const struct stp_meta_probe *p = &s->meta->probes[i];
+	struct bpf_program *prog;
+	const char *why;
+	char where[256];
+	int err;
+
+	if (p->context != STP_CTX_KERNEL || s->skipped[i])
+		return s->skipped[i];
+	prog = bpf_object__find_program_by_name(s->obj, p->prog);
+	err = prog ? attach_one(s, i, prog) : -ENOENT;
+	if (!err)
+		return 0;
+	destroy_links(s->links[i]);
+	s->links[i] = NULL;
+	why = attach_reason(p, err);
+	if (p->optional) {
+		s->skipped[i] = true;
+		if (s->opts.verbose)
+			stp_msg(s, "note", "skipping optional probe %s: %s", p->point,
+				why ? why : strerror(-err));
+		return 1;
+	}
+	stp_msg(s, "error", "%s: cannot attach probe %s: %s",
+		stp_loc_str(&p->loc, where, sizeof(where)), p->point, why ? why : strerror(-err));
+	return err;
+}
+
+void stp_detach_all(struct stp_script *s)
+{
+	if (!s->links || !s->meta)
+		return;
+	for (int i = 0; i < s->meta->nprobes; i++) {
+		destroy_links(s->links[i]);
+		s->links[i] = NULL;
+	}
+}
+
+int stp_script__attach(struct stp_script *s)
+{
+	int attached = 0, skipped = 0, rc, err = 0;
+
+	for (int i = 0; i < s->meta->nprobes; i++) {
+		if (s->meta->probes[i].context != STP_CTX_KERNEL)
+			continue;
+		rc = stp_attach_probe(s, i);
+		if (rc < 0) {
+			err = err ? err : rc;
+			continue;	/* report every probe that cannot attach */
+		}
+		rc ? skipped++ : attached++;
+	}
+	if (err) {
+		s->attach_failed = true;
+		stp_detach_all(s);
+		return err;
+	}
+	if (s->opts.verbose && (attached || skipped))
+		stp_msg(s, "note", "attached %d kernel probe%s%s", attached, attached == 1 ? "" : "s",
+			skipped ? ", skipped the optional ones above" : "");
+	return 0;
+}

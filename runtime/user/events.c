@@ -1,0 +1,419 @@
+/*
+ * events.c - ring buffer records to output, errors and warnings.
+ *
+ * Kernel-context code writes records (runtime/stp_meta.h) into the ring
+ * buffer `stp_events`; user-context code calls the stp_script__output /
+ * __error / __warn / __exit services.  Both end up here, so the script's
+ * output keeps its order and errors are counted once, the same way:
+ *
+ *	ERROR: <what> at <file>:<line>:<col>		(stderr)
+ *	WARNING: <text>					(stderr, warn())
+ *
+ * where <what> is the message the error came with (a record's string, the
+ * user-context message), or meta.errors[i].what when it came with none, and
+ * the location is meta.errors[i]'s.  More than MAXERRORS errors stop the script
+ * (the end probes are skipped, error probes run), except with
+ * --suppress-handler-errors, where they are only counted (in the exit
+ * summary, as stap does; they do not make the exit status 1).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "script_int.h"
+
+#define OUT_BUFSIZE 65536
+#define PRINT_BUFSIZE 8192	/* one printf's output at most, as stap's STP_BUFFER_SIZE */
+
+/* ---- the output stream ---- */
+
+int stp_out_open(struct stp_script *s)
+{
+	const char *path = s->opts.output_path;
+
+	s->out.size = OUT_BUFSIZE;
+	s->out.buf = malloc(s->out.size);
+	if (!s->out.buf)
+		return -ENOMEM;
+	if (!path) {
+		s->out.fd = STDOUT_FILENO;
+		return 0;
+	}
+	s->out.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (s->out.fd < 0) {
+		stp_msg(s, "error", "cannot open output file %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	s->out.owned = true;
+	return 0;
+}
+
+static void out_write_all(struct stp_script *s, const char *p, size_t n)
+{
+	while (n > 0 && !s->out.failed) {
+		ssize_t w = write(s->out.fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {	/* a closed pipe (| head) ends the script quietly */
+			s->out.failed = true;
+			s->internal_error = true;
+			if (errno != EPIPE)
+				fprintf(stderr, "%s: error: cannot write the script's output: %s\n",
+					s->prog_name, strerror(errno));
+			stp_request_stop(s, STP_STATE_STOPPING);
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+void stp_out_flush(struct stp_script *s)
+{
+	if (s->out.len && s->out.fd >= 0)
+		out_write_all(s, s->out.buf, s->out.len);
+	s->out.len = 0;
+}
+
+void stp_out_close(struct stp_script *s)
+{
+	if (s->out.buf)
+		stp_out_flush(s);
+	if (s->out.owned && s->out.fd >= 0)
+		close(s->out.fd);
+	s->out.fd = -1;
+	free(s->out.buf);
+	s->out.buf = NULL;
+}
+
+void stp_script__output(struct stp_script *s, const char *buf, size_t len)
+{
+	if (!s->out.buf || s->out.failed)
+		return;
+	if (len > s->out.size - s->out.len)
+		stp_out_flush(s);
+	if (len >= s->out.size) {
+		out_write_all(s, buf, len);
+		return;
+	}
+	memcpy(s->out.buf + s->out.len, buf, len);
+	s->out.len += len;
+}
+
+/* ---- formats ---- */
+
+int stp_formats_compile(struct stp_script *s)
+{
+	const struct stp_meta *m = s->meta;
+	struct stp_format_error ferr;
+	char where[256];
+
+	s->formats = calloc((size_t)m->nformats + 1, sizeof(*s->formats));
+	if (!s->formats)
+		return -ENOMEM;
+	for (int i = 0; i < m->nformats; i++) {
+		const char *body = m->formats[i].body ? m->formats[i].body : "";
+
+		s->formats[i] = stp_format__new(body, strlen(body), &ferr);
+		if (!s->formats[i]) {
+			stp_msg(s, "error", "internal: %s: format \"%s\" is refused: %s",
+				stp_loc_str(&m->formats[i].loc, where, sizeof(where)), body, ferr.msg);
+			return -EINVAL;
+		}
+		if (s->formats[i]->nargs > s->max_args)
+			s->max_args = s->formats[i]->nargs;
+	}
+	s->values = calloc((size_t)s->max_args + 1, sizeof(*s->values));
+	return s->values ? 0 : -ENOMEM;
+}
+
+void stp_formats_free(struct stp_script *s)
+{
+	if (s->formats && s->meta)
+		for (int i = 0; i < s->meta->nformats; i++)
+			stp_format__free(s->formats[i]);
+	free(s->formats);
+	free(s->values);
+	s->formats = NULL;
+	s->values = NULL;
+}
+
+/* ---- errors and warnings ---- */
+
+static void print_error(struct stp_script *s, const struct stp_meta_error *e, const char *detail,
+			size_t len)
+{
+	const char *what = e && e->what && *e->what ? e->what : "unknown error";
+	char where[256];
+
+	len = detail ? strnlen(detail, len) : 0;
+	stp_out_flush(s);
+	if (len)
+		fprintf(stderr, "ERROR: %.*s", (int)len, detail);
+	else
+		fprintf(stderr, "ERROR: %s", what);
+	if (e)
+		fprintf(stderr, " at %s", stp_loc_str(&e->loc, where, sizeof(where)));
+	fputc('\n', stderr);
+}
+
+void stp_report_error(struct stp_script *s, int index, const char *detail, size_t len)
+{
+	const struct stp_meta_error *e = NULL;
+
+	if (index >= 0 && index < s->meta->nerrors)
+		e = &s->meta->errors[index];
+	if (s->opts.suppress_handler_errors) {
+		s->suppressed++;
+		return;
+	}
+	s->errors++;
+	print_error(s, e, detail, len);
+	if (s->errors > s->meta->limits.maxerrors)
+		stp_request_stop(s, STP_STATE_ERROR);
+}
+
+void stp_script__error(struct stp_script *s, int error_index, const char *detail, size_t len)
+{
+	stp_report_error(s, error_index, detail, len);
+}
+
+void stp_script__warn(struct stp_script *s, const char *text, size_t len)
+{
+	stp_out_flush(s);
+	fprintf(stderr, "WARNING: %.*s\n", (int)len, text);
+}
+
+void stp_script__exit(struct stp_script *s)
+{
+	stp_request_stop(s, STP_STATE_STOPPING);
+}
+
+bool stp_script__exiting(const struct stp_script *s)
+{
+	return s->state >= STP_STATE_STOPPING;
+}
+
+/* ---- records ---- */
+
+struct reader {
+	const char *p, *end;
+};
+
+static int read_long(struct reader *r, struct stp_value *v)
+{
+	int64_t n;
+
+	if (r->end - r->p < (long)sizeof(n))
+		return -1;
+	memcpy(&n, r->p, sizeof(n));
+	r->p += sizeof(n);
+	*v = stp_value_long(n);
+	return 0;
+}
+
+static int read_string(struct reader *r, struct stp_value *v)
+{
+	uint16_t n;
+
+	if (r->end - r->p < (long)sizeof(n))
+		return -1;
+	memcpy(&n, r->p, sizeof(n));
+	r->p += sizeof(n);
+	if (r->end - r->p < n)
+		return -1;
+	*v = stp_value_string(r->p, n);
+	r->p += n;
+	return 0;
+}
+
+static int do_printf(struct stp_script *s, int id, struct reader *r)
+{
+	const struct stp_format *fmt;
+	struct stp_out out;
+	int rc;
+
+	if (id >= s->meta->nformats)
+		return -1;
+	fmt = s->formats[id];
+	for (int a = 0; a < fmt->nargs; a++) {
+		rc = stp_arg_value_type(fmt->args[a]) == STP_VALUE_LONG ?
+		     read_long(r, &s->values[a]) : read_string(r, &s->values[a]);
+		if (rc < 0)
+			return -1;
+	}
+	if (s->out.size - s->out.len < PRINT_BUFSIZE)
+		stp_out_flush(s);
+	stp_out_init(&out, s->out.buf + s->out.len, PRINT_BUFSIZE);
+	if (stp_format_print(&out, fmt, s->values, fmt->nargs) < 0)
+		return -1;
+	s->out.len += out.len;
+	return 0;
+}
+
+static int do_string_record(struct stp_script *s, const struct stp_rec_hdr *h, struct reader *r)
+{
+	struct stp_value v = stp_value_string(NULL, 0);
+	bool has = r->p < r->end;
+
+	if (has && read_string(r, &v) < 0)
+		return -1;
+	if (h->kind == STP_REC_WARN) {
+		stp_script__warn(s, v.str.ptr ? v.str.ptr : "", v.str.len);
+		return 0;
+	}
+	s->kernel_error_records++;
+	stp_report_error(s, h->id, has ? v.str.ptr : NULL, v.str.len);
+	return 0;
+}
+
+static void bad_record(struct stp_script *s, const struct stp_rec_hdr *h, size_t size)
+{
+	if (!s->internal_error)
+		stp_msg(s, "error", "internal: malformed record from the kernel (kind %u, id %u, "
+			"%zu bytes)", h->kind, h->id, size);
+	s->internal_error = true;
+}
+
+int stp_events_record(void *ctx, void *data, size_t size)
+{
+	struct stp_script *s = ctx;
+	struct stp_rec_hdr h;
+	struct reader r;
+	int rc = -1;
+
+	if (size < sizeof(h)) {
+		bad_record(s, &(struct stp_rec_hdr){ 0 }, size);
+		return 0;
+	}
+	memcpy(&h, data, sizeof(h));
+	r.p = (const char *)data + sizeof(h);
+	r.end = (const char *)data + (h.size <= size && h.size >= sizeof(h) ? h.size : size);
+	switch (h.kind) {
+	case STP_REC_PRINTF:
+		rc = do_printf(s, h.id, &r);
+		break;
+	case STP_REC_ERROR:
+	case STP_REC_WARN:
+		rc = do_string_record(s, &h, &r);
+		break;
+	case STP_REC_EXIT:
+		stp_request_stop(s, STP_STATE_STOPPING);
+		rc = 0;
+		break;
+	}
+	if (rc < 0)
+		bad_record(s, &h, size);
+	return 0;
+}
+
+int stp_events_open(struct stp_script *s)
+{
+	int fd = stp_script__map_fd(s, STP_RINGBUF_MAP);
+
+	if (fd < 0)
+		return 0;	/* nothing in the kernel prints */
+	s->rb = ring_buffer__new(fd, stp_events_record, s, NULL);
+	if (!s->rb) {
+		stp_msg(s, "error", "cannot read the ring buffer %s: %s", STP_RINGBUF_MAP,
+			strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Everything the kernel has written so far. */
+int stp_events_drain(struct stp_script *s)
+{
+	int n, total = 0;
+
+	if (!s->rb)
+		return 0;
+	while ((n = ring_buffer__consume(s->rb)) > 0)
+		total += n;
+	return total;
+}
+
+void stp_events_close(struct stp_script *s)
+{
+	ring_buffer__free(s->rb);
+	s->rb = NULL;
+}
+
+/* ---- the exit summary ---- */
+
+static void add_counters(struct stp_counters *sum, const struct stp_counters *c)
+{
+	sum->errors += c->errors;
+	sum->skipped += c->skipped;
+	sum->dropped += c->dropped;
+	sum->map_full += c->map_full;
+	sum->maxaction += c->maxaction;
+}
+
+/* The kernel side's health counters, summed over CPUs. */
+static int read_counters(struct stp_script *s, struct stp_counters *sum)
+{
+	struct bpf_map *map = s->obj ? bpf_object__find_map_by_name(s->obj, STP_COUNTERS_MAP) : NULL;
+	size_t stride = (sizeof(struct stp_counters) + 7) & ~(size_t)7;
+	uint32_t key = 0;
+	char *vals;
+	int fd;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!map || bpf_map__value_size(map) < sizeof(struct stp_counters))
+		return -ENOENT;
+	fd = bpf_map__fd(map);
+	if (bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_ARRAY) {
+		vals = calloc((size_t)s->ncpus, stride);
+		if (vals && bpf_map_lookup_elem(fd, &key, vals) == 0)
+			for (int c = 0; c < s->ncpus; c++)
+				add_counters(sum, (struct stp_counters *)(vals + (size_t)c * stride));
+		free(vals);
+		return 0;
+	}
+	vals = calloc(1, bpf_map__value_size(map));
+	for (key = 0; vals && key < bpf_map__max_entries(map); key++)
+		if (bpf_map_lookup_elem(fd, &key, vals) == 0)
+			add_counters(sum, (struct stp_counters *)vals);
+	free(vals);
+	return 0;
+}
+
+/*
+ * stap's closing warnings.  Errors count those printed, those suppressed
+ * (stap counts them too) and those whose records the ring buffer could not
+ * take.  Only errors that were not suppressed make the exit status 1.
+ */
+void stp_summary(struct stp_script *s)
+{
+	struct stp_counters c;
+	long errors, lost = 0;
+
+	read_counters(s, &c);
+	if ((long)c.errors > s->kernel_error_records)
+		lost = (long)c.errors - s->kernel_error_records;
+	if (s->opts.suppress_handler_errors)
+		s->suppressed += lost;
+	else
+		s->errors += lost;
+	errors = s->errors + s->suppressed;
+	stp_out_flush(s);
+	if (errors || c.skipped)
+		fprintf(stderr, "WARNING: Number of errors: %ld, skipped probes: %llu\n", errors,
+			(unsigned long long)c.skipped);
+	if (c.dropped)
+		fprintf(stderr, "WARNING: %llu output record%s dropped (ring buffer full)\n",
+			(unsigned long long)c.dropped, c.dropped == 1 ? " was" : "s were");
+	if (s->opts.verbose && (c.map_full || c.maxaction))
+		stp_msg(s, "note", "array inserts refused (map full): %llu, handlers stopped at "
+			"MAXACTION: %llu", (unsigned long long)c.map_full,
+			(unsigned long long)c.maxaction);
+}

@@ -1,0 +1,633 @@
+/*
+ * script.c - libstaprt: open a compiled script, load it, set its globals.
+ *
+ * The script's directory holds script.so, whose `stp_meta` says
+ * everything about the script, and script.bpf.o, which libbpf opens and
+ * loads.  Maps are sized from the metadata before the load.  A kernel-
+ * context probe whose program the kernel refuses (fentry where the
+ * kernel forbids it, say) stops the load with a message naming the probe
+ * point, unless the point was optional ('?'): then the object is opened
+ * again without that program and the load retried.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "script_int.h"
+#include "uctx_glue.h"
+#include "../bpf/stp_control.bpf.h"
+#include "../stp_tapset.h"
+
+#define GLOBALS_MAP "stp_globals"
+
+/* ---- messages ---- */
+
+void stp_vmsg(const struct stp_script *s, const char *level, const char *fmt, va_list ap)
+{
+	if (s)
+		stp_out_flush((struct stp_script *)s);
+	fprintf(stderr, "%s: %s: ", s ? s->prog_name : "pmstap", level);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void stp_msg(const struct stp_script *s, const char *level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	stp_vmsg(s, level, fmt, ap);
+	va_end(ap);
+}
+
+/* "file:line:col", or "" when the location is unknown. */
+const char *stp_loc_str(const struct stp_loc *loc, char *buf, size_t size)
+{
+	if (!loc->file) {
+		snprintf(buf, size, "<unknown>");
+		return buf;
+	}
+	snprintf(buf, size, "%s:%d:%d", loc->file, loc->line, loc->col);
+	return buf;
+}
+
+/*
+ * libbpf's messages: kept (the tail of them) so that a refused program's
+ * verifier log can be shown with the error, and printed as they come at
+ * -vvv.
+ */
+static struct {
+	char buf[65536];
+	size_t len;
+	int verbose;
+} bpf_log;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	size_t room = sizeof(bpf_log.buf) - bpf_log.len;
+	va_list copy;
+	int n;
+
+	if (bpf_log.verbose >= 3) {
+		va_copy(copy, ap);
+		vfprintf(stderr, fmt, copy);
+		va_end(copy);
+	}
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	if (room < 1024) {
+		/* keep the newer half */
+		size_t half = sizeof(bpf_log.buf) / 2;
+
+		memmove(bpf_log.buf, bpf_log.buf + bpf_log.len - half, half);
+		bpf_log.len = half;
+		room = sizeof(bpf_log.buf) - half;
+	}
+	n = vsnprintf(bpf_log.buf + bpf_log.len, room, fmt, ap);
+	if (n > 0)
+		bpf_log.len += (size_t)n < room ? (size_t)n : room - 1;
+	return 0;
+}
+
+static void bpf_log_reset(void)
+{
+	bpf_log.len = 0;
+	bpf_log.buf[0] = '\0';
+}
+
+/* Print the last max_lines lines of libbpf's log, indented. */
+static void bpf_log_print_tail(int max_lines)
+{
+	const char *p = bpf_log.buf + bpf_log.len;
+	int lines = 0;
+
+	bpf_log.buf[bpf_log.len] = '\0';
+	while (p > bpf_log.buf && lines <= max_lines)
+		if (*--p == '\n')
+			lines++;
+	if (*p == '\n')
+		p++;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		int n = nl ? (int)(nl - p) : (int)strlen(p);
+
+		fprintf(stderr, "    %.*s\n", n, p);
+		p += n + (nl != NULL);
+	}
+}
+
+/* ---- opening ---- */
+
+static int open_shared_object(struct stp_script *s)
+{
+	char *path;
+
+	if (asprintf(&path, "%s/script.so", s->dir) < 0)
+		return -ENOMEM;
+	s->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!s->dl) {
+		stp_msg(s, "error", "cannot load the compiled script: %s", dlerror());
+		free(path);
+		return -ENOENT;
+	}
+	s->meta = dlsym(s->dl, STP_META_SYMBOL);
+	if (!s->meta) {
+		stp_msg(s, "error", "%s has no '%s': not a compiled script", path, STP_META_SYMBOL);
+		free(path);
+		return -EINVAL;
+	}
+	free(path);
+	return 0;
+}
+
+static int check_probe(const struct stp_script *s, const struct stp_meta_probe *p)
+{
+	if (p->kind < STP_PROBE_BEGIN || p->kind > STP_PROBE_PROCESS_END || !p->point)
+		return -1;
+	if (p->context == STP_CTX_KERNEL && !p->prog)
+		return -1;
+	if (p->context == STP_CTX_USER && !p->handler && p->kind != STP_PROBE_NEVER)
+		return -1;
+	return 0;
+}
+
+static int check_meta(struct stp_script *s)
+{
+	const struct stp_meta *m = s->meta;
+
+	if (m->version != STP_META_VERSION) {
+		stp_msg(s, "error", "the compiled script has metadata version %d, this runtime reads "
+			"version %d: translate it again", m->version, STP_META_VERSION);
+		return -EINVAL;
+	}
+	for (int i = 0; i < m->nprobes; i++)
+		if (check_probe(s, &m->probes[i]) < 0) {
+			stp_msg(s, "error", "internal: the metadata of probe %d (%s) is inconsistent",
+				i, m->probes[i].point ? m->probes[i].point : "?");
+			return -EINVAL;
+		}
+	for (int i = 0; i < m->nautoprint; i++)
+		if (m->autoprint[i] < 0 || m->autoprint[i] >= m->nglobals) {
+			stp_msg(s, "error", "internal: autoprint global %d does not exist", m->autoprint[i]);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+static uint32_t round_pow2(uint64_t n)
+{
+	uint64_t p = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	while (p < n && p < (1u << 30))
+		p <<= 1;
+	return (uint32_t)p;
+}
+
+/* Map sizes the metadata fixes: the ring buffer, arrays, per-CPU arrays. */
+static int size_maps(struct stp_script *s)
+{
+	const struct stp_meta *m = s->meta;
+	struct bpf_map *map;
+
+	map = bpf_object__find_map_by_name(s->obj, STP_RINGBUF_MAP);
+	if (map && m->limits.ringbuf_bytes > 0 &&
+	    bpf_map__set_max_entries(map, round_pow2((uint64_t)m->limits.ringbuf_bytes)) < 0)
+		return -EINVAL;
+	/* per-CPU state kept in plain arrays indexed by CPU */
+	map = bpf_object__find_map_by_name(s->obj, STP_COUNTERS_MAP);
+	if (map && bpf_map__type(map) == BPF_MAP_TYPE_ARRAY)
+		bpf_map__set_max_entries(map, (uint32_t)s->ncpus);
+	map = bpf_object__find_map_by_name(s->obj, STP_CTX_MAP);
+	if (map && bpf_map__type(map) == BPF_MAP_TYPE_ARRAY)
+		bpf_map__set_max_entries(map, (uint32_t)s->ncpus);
+	for (int i = 0; i < m->nglobals; i++) {
+		const struct stp_meta_global *g = &m->globals[i];
+
+		if (g->nkeys == 0 || !g->map || g->max_entries == 0)
+			continue;
+		map = bpf_object__find_map_by_name(s->obj, g->map);
+		if (map && bpf_map__max_entries(map) != g->max_entries &&
+		    bpf_map__set_max_entries(map, g->max_entries) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int open_bpf_object(struct stp_script *s)
+{
+	struct bpf_program *prog;
+	int err;
+
+	s->obj = bpf_object__open_file(s->bpf_path, NULL);
+	err = libbpf_get_error(s->obj);
+	if (err) {
+		s->obj = NULL;
+		stp_msg(s, "error", "cannot open %s: %s", s->bpf_path, strerror(-err));
+		return err;
+	}
+	for (int i = 0; i < s->meta->nprobes; i++) {
+		const struct stp_meta_probe *p = &s->meta->probes[i];
+
+		if (p->context != STP_CTX_KERNEL)
+			continue;
+		prog = bpf_object__find_program_by_name(s->obj, p->prog);
+		if (!prog) {
+			stp_msg(s, "error", "internal: %s has no program '%s' for probe %s",
+				s->bpf_path, p->prog, p->point);
+			return -EINVAL;
+		}
+		if (s->skipped[i])
+			bpf_program__set_autoload(prog, false);
+	}
+	err = size_maps(s);
+	if (err)
+		stp_msg(s, "error", "cannot size the maps of %s: %s", s->bpf_path, strerror(-err));
+	return err;
+}
+
+struct stp_script *stp_script__open(const char *dir, const struct stp_script_opts *opts)
+{
+	struct stp_script *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->opts = *opts;
+	s->prog_name = opts->prog_name ? opts->prog_name : "pmstap";
+	s->out.fd = -1;
+	s->epfd = s->sigfd = s->deadline_fd = s->child_gate = -1;
+	s->ncpus = libbpf_num_possible_cpus();
+	bpf_log.verbose = opts->verbose;
+	libbpf_set_print(libbpf_print);
+	s->dir = strdup(dir);
+	if (!s->dir || asprintf(&s->bpf_path, "%s/script.bpf.o", dir) < 0 || s->ncpus <= 0)
+		goto fail;
+	if (open_shared_object(s) < 0 || check_meta(s) < 0)
+		goto fail;
+	s->skipped = calloc((size_t)s->meta->nprobes + 1, sizeof(*s->skipped));
+	s->links = calloc((size_t)s->meta->nprobes + 1, sizeof(*s->links));
+	if (!s->skipped || !s->links)
+		goto fail;
+	if (open_bpf_object(s) < 0 || stp_formats_compile(s) < 0 || stp_out_open(s) < 0)
+		goto fail;
+	return s;
+fail:
+	stp_script__free(s);
+	return NULL;
+}
+
+/* ---- loading ---- */
+
+static int probe_of_prog(const struct stp_script *s, const char *name, size_t len)
+{
+	for (int i = 0; i < s->meta->nprobes; i++) {
+		const char *prog = s->meta->probes[i].prog;
+
+		if (s->meta->probes[i].context == STP_CTX_KERNEL && strlen(prog) == len &&
+		    strncmp(prog, name, len) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Which probe's program made the load fail: the last program libbpf's
+ * messages name, else the first program to load that did not.
+ */
+static int failed_probe(const struct stp_script *s)
+{
+	const char *p = NULL, *q = bpf_log.buf;
+	struct bpf_program *prog;
+
+	bpf_log.buf[bpf_log.len] = '\0';
+	while ((q = strstr(q, "prog '")) != NULL)
+		p = q += 6;
+	if (p) {
+		const char *end = strchr(p, '\'');
+		int i = end ? probe_of_prog(s, p, (size_t)(end - p)) : -1;
+
+		if (i >= 0)
+			return i;
+	}
+	bpf_object__for_each_program(prog, s->obj) {
+		const char *name = bpf_program__name(prog);
+
+		if (bpf_program__autoload(prog) && bpf_program__fd(prog) < 0)
+			return probe_of_prog(s, name, strlen(name));
+	}
+	return -1;
+}
+
+/* Why the kernel refused a probe's program, in words. */
+static const char *load_reason(const struct stp_meta_probe *p, int err, bool *show_log)
+{
+	*show_log = false;
+	if (err == -EPERM && p->kind == STP_PROBE_KFUNC)
+		return "this kernel refuses fentry/fexit programs (operation not permitted)";
+	if (err == -EPERM)
+		return "the kernel refused the program (operation not permitted)";
+	if (err == -EACCES || err == -EINVAL) {
+		*show_log = true;
+		return "the BPF verifier rejected the program";
+	}
+	if (err == -ENOENT || err == -ESRCH)
+		return "the probed kernel object does not exist on this kernel";
+	if (err == -E2BIG)
+		return "the program is too large for the BPF verifier";
+	return NULL;
+}
+
+static void report_load_error(struct stp_script *s, int i, int err)
+{
+	const struct stp_meta_probe *p = &s->meta->probes[i];
+	char where[256];
+	bool show_log;
+	const char *why = load_reason(p, err, &show_log);
+
+	stp_loc_str(&p->loc, where, sizeof(where));
+	stp_msg(s, "error", "%s: cannot load probe %s: %s", where, p->point,
+		why ? why : strerror(-err));
+	if (show_log)
+		bpf_log_print_tail(s->opts.verbose ? 400 : 20);
+}
+
+static int load_once(struct stp_script *s)
+{
+	bpf_log_reset();
+	return bpf_object__load(s->obj);
+}
+
+static int load_retrying(struct stp_script *s)
+{
+	int err, i;
+
+	while ((err = load_once(s)) != 0) {
+		i = failed_probe(s);
+		if (i < 0 || s->skipped[i]) {
+			stp_msg(s, "error", "cannot load %s: %s", s->bpf_path, strerror(-err));
+			bpf_log_print_tail(s->opts.verbose ? 400 : 20);
+			return err;
+		}
+		if (!s->meta->probes[i].optional) {
+			report_load_error(s, i, err);
+			return err;
+		}
+		s->skipped[i] = true;
+		if (s->opts.verbose) {
+			bool show_log;
+			const char *why = load_reason(&s->meta->probes[i], err, &show_log);
+
+			stp_msg(s, "note", "skipping optional probe %s: %s", s->meta->probes[i].point,
+				why ? why : strerror(-err));
+		}
+		bpf_object__close(s->obj);
+		s->obj = NULL;
+		err = open_bpf_object(s);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int stp_globals_map_fd(const struct stp_script *s)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(s->obj, GLOBALS_MAP);
+
+	return map ? bpf_map__fd(map) : -1;
+}
+
+/* Point s->globals at the kernel's copy of the scalars' map value. */
+static int map_globals(struct stp_script *s)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(s->obj, GLOBALS_MAP);
+	size_t size, page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (!map)
+		return 0;
+	s->globals_size = bpf_map__value_size(map);
+	p = (void *)bpf_map__initial_value(map, &size);
+	if (p) {
+		s->globals = p;
+		return 0;
+	}
+	if (!(bpf_map__map_flags(map) & BPF_F_MMAPABLE)) {
+		stp_msg(s, "error", "internal: map %s is not mmapable", GLOBALS_MAP);
+		return -EINVAL;
+	}
+	size = (s->globals_size + page - 1) / page * page;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+	if (p == MAP_FAILED) {
+		stp_msg(s, "error", "cannot map the globals of the script: %s", strerror(errno));
+		return -errno;
+	}
+	s->globals = p;
+	s->globals_mapped = true;
+	return 0;
+}
+
+static const struct stp_meta_global *find_global(const struct stp_script *s, const char *name,
+						 size_t len)
+{
+	for (int i = 0; i < s->meta->nglobals; i++) {
+		const struct stp_meta_global *g = &s->meta->globals[i];
+
+		if (strlen(g->name) == len && strncmp(g->name, name, len) == 0)
+			return g;
+	}
+	return NULL;
+}
+
+static int set_long_global(struct stp_script *s, const struct stp_meta_global *g,
+			   const char *arg, const char *value)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(value, &end, 0);
+	if (errno || end == value || *end) {
+		stp_msg(s, "error", "-G %s: '%s' is not a number (global '%s' is a long)", arg,
+			value, g->name);
+		return -EINVAL;
+	}
+	memcpy((char *)s->globals + g->offset, &(int64_t){ v }, sizeof(int64_t));
+	return 0;
+}
+
+static int set_string_global(struct stp_script *s, const struct stp_meta_global *g,
+			     const char *value)
+{
+	size_t max = (size_t)s->meta->limits.maxstringlen;
+	size_t n = strlen(value);
+	char *dst = (char *)s->globals + g->offset;
+
+	if (max == 0 || g->offset + max > s->globals_size)
+		max = s->globals_size - g->offset;
+	if (n >= max)
+		n = max - 1;
+	memcpy(dst, value, n);
+	dst[n] = '\0';
+	return 0;
+}
+
+/* -G NAME=VALUE: the initial value of a scalar global. */
+static int set_global(struct stp_script *s, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	const struct stp_meta_global *g;
+
+	if (!eq) {
+		stp_msg(s, "error", "-G %s: expected NAME=VALUE", arg);
+		return -EINVAL;
+	}
+	g = find_global(s, arg, (size_t)(eq - arg));
+	if (!g) {
+		stp_msg(s, "error", "-G %s: the script has no global '%.*s' (or never uses it)", arg,
+			(int)(eq - arg), arg);
+		return -ENOENT;
+	}
+	if (g->nkeys || g->type == STP_TYPE_STATS || !s->globals ||
+	    g->offset >= s->globals_size) {
+		stp_msg(s, "error", "-G %s: global '%s' is not a scalar long or string", arg, g->name);
+		return -EINVAL;
+	}
+	if (g->type == STP_TYPE_LONG)
+		return set_long_global(s, g, arg, eq + 1);
+	return set_string_global(s, g, eq + 1);
+}
+
+/*
+ * Tell kernel-context code where the run is (its handlers run only while
+ * it is running) and target().  A script without the control map has no
+ * kernel handlers that care.
+ */
+int stp_control_set(struct stp_script *s, enum stp_state state)
+{
+	struct stp_control c = { .target = s->target };
+	int fd = stp_script__map_fd(s, STP_CONTROL_MAP);
+	uint32_t key = 0;
+
+	if (fd < 0)
+		return 0;
+	c.state = state == STP_STATE_STARTING ? STP_RUN_STARTING :
+		  state == STP_STATE_RUNNING ? STP_RUN_RUNNING : STP_RUN_STOPPING;
+	if (bpf_map_update_elem(fd, &key, &c, BPF_ANY) < 0) {
+		stp_msg(s, "error", "cannot update map %s: %s", STP_CONTROL_MAP, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/*
+ * What kernel context cannot find out (target(), clocks, the script's
+ * arguments): the struct stp_rt_info in the object's STP_RT_SECTION map,
+ * filled by stp_rt_info_init() of the script's user-context runtime
+ * (tapset_user.c, in script.so), which reads the same memory.
+ */
+static int init_rt_info(struct stp_script *s)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(s->obj, STP_RT_SECTION);
+	void (*rt_init)(struct stp_rt_info *, int64_t, int, const char *const *);
+	void (*user_init)(const struct stp_rt_info *);
+	struct stp_rt_info *rt;
+	size_t size = 0;
+
+	*(void **)&rt_init = dlsym(s->dl, "stp_rt_info_init");
+	*(void **)&user_init = dlsym(s->dl, "stp_tapset_user_init");
+	rt = map ? (void *)bpf_map__initial_value(map, &size) : NULL;
+	if (!rt || size < sizeof(*rt) || !rt_init)
+		return 0;	/* no tapset service needs it */
+	rt_init(rt, s->target, s->opts.nargs, s->opts.args);
+	if (user_init)
+		user_init(rt);
+	return 0;
+}
+
+int stp_script__load(struct stp_script *s)
+{
+	int err = load_retrying(s);
+
+	if (!err)
+		err = map_globals(s);
+	if (!err)
+		err = stp_target_start(s);
+	if (!err)
+		err = stp_control_set(s, STP_STATE_STARTING);
+	if (!err)
+		err = init_rt_info(s);
+	if (!err)
+		err = stp_uctx_create(s);	/* the globals' initial values, then -G */
+	for (int i = 0; !err && i < s->opts.nglobal_sets; i++)
+		err = set_global(s, s->opts.global_sets[i]);
+	return err;
+}
+
+/* ---- accessors ---- */
+
+const struct stp_meta *stp_script__meta(const struct stp_script *s)
+{
+	return s->meta;
+}
+
+struct bpf_object *stp_script__bpf_object(const struct stp_script *s)
+{
+	return s->obj;
+}
+
+int stp_script__map_fd(const struct stp_script *s, const char *map_name)
+{
+	struct bpf_map *map = s->obj ? bpf_object__find_map_by_name(s->obj, map_name) : NULL;
+
+	return map ? bpf_map__fd(map) : -ENOENT;
+}
+
+int stp_script__ncpus(const struct stp_script *s)
+{
+	return s->ncpus;
+}
+
+void *stp_script__globals(const struct stp_script *s)
+{
+	return s->globals;
+}
+
+int64_t stp_script__target(const struct stp_script *s)
+{
+	return s->target;
+}
+
+/* ---- freeing ---- */
+
+void stp_script__free(struct stp_script *s)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (!s)
+		return;
+	stp_target_stop(s);
+	stp_detach_all(s);
+	stp_uctx_destroy(s);
+	stp_events_close(s);
+	stp_out_close(s);
+	stp_formats_free(s);
+	if (s->globals_mapped)
+		munmap(s->globals, (s->globals_size + page - 1) / page * page);
+	bpf_object__close(s->obj);
+	if (s->dl)
+		dlclose(s->dl);
+	free(s->links);
+	free(s->skipped);
+	free(s->bpf_path);
+	free(s->dir);
+	free(s);
+}

@@ -1,0 +1,83 @@
+/*
+ * script.h - libstaprt: load a compiled script and run it.
+ *
+ * A compiled script is a directory holding script.so (the user-context
+ * handlers and the struct stp_meta that describes everything, see
+ * runtime/stp_meta.h) and script.bpf.o (the kernel-context handlers and
+ * every map).  Its life:
+ *
+ *	s = stp_script__open(dir, &opts);	dlopen script.so, read stp_meta,
+ *						open script.bpf.o, size its maps
+ *	stp_script__load(s);			load the BPF object (optional
+ *						probes the kernel refuses are
+ *						dropped), set globals (-G)
+ *	stp_script__attach(s);			attach every kernel-context probe
+ *	status = stp_script__run(s);		begin probes, the event loop, end
+ *						(or error) probes, the summary
+ *	stp_script__free(s);
+ *
+ * Each step returns 0 or a negative errno and has already told the user
+ * why on stderr.  __run returns the exit status: 0, or 1 after errors.
+ */
+#ifndef STP_SCRIPT_H
+#define STP_SCRIPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../stp_meta.h"
+
+struct stp_script;
+struct bpf_object;
+
+/* What the user asked for (pmstap's options). */
+struct stp_script_opts {
+	const char *output_path;	/* -o FILE; NULL: standard output */
+	const char *target_cmd;		/* -c CMD: run through /bin/sh once probes are attached */
+	long target_pid;		/* -x PID; 0: none */
+	long timeout_s;			/* -T SECONDS; 0: none */
+	const char *const *args;	/* the script's arguments: $1.. / @1.. */
+	int nargs;
+	const char *const *global_sets;	/* -G NAME=VALUE, nglobal_sets of them */
+	int nglobal_sets;
+	bool suppress_handler_errors;	/* --suppress-handler-errors */
+	int verbose;			/* -v count */
+	const char *prog_name;		/* prefix of runner messages; NULL: "pmstap" */
+};
+
+struct stp_script *stp_script__open(const char *dir, const struct stp_script_opts *opts);
+int stp_script__load(struct stp_script *s);
+int stp_script__attach(struct stp_script *s);
+int stp_script__run(struct stp_script *s);
+void stp_script__free(struct stp_script *s);
+
+/* What a loaded script is made of (for pmdastap and the user-context code). */
+const struct stp_meta *stp_script__meta(const struct stp_script *s);
+struct bpf_object *stp_script__bpf_object(const struct stp_script *s);
+int stp_script__map_fd(const struct stp_script *s, const char *map_name);
+int stp_script__ncpus(const struct stp_script *s);	/* possible CPUs: per-CPU value count */
+
+/*
+ * The value of the scalar globals' map (the single entry of stp_globals),
+ * mapped into this process: reads and writes are the kernel's.  NULL when
+ * the script has no such map.
+ */
+void *stp_script__globals(const struct stp_script *s);
+
+/* target(): the -x PID or the -c CMD's pid; 0 when neither was given. */
+int64_t stp_script__target(const struct stp_script *s);
+
+/*
+ * Services for user-context code (begin, end, error and timer probes run
+ * by the runner): it shares the kernel side's output stream, error
+ * accounting and exit.
+ */
+void stp_script__output(struct stp_script *s, const char *buf, size_t len);
+/* A soft error at meta.errors[error_index]; detail may be NULL. */
+void stp_script__error(struct stp_script *s, int error_index, const char *detail, size_t len);
+void stp_script__warn(struct stp_script *s, const char *text, size_t len);
+void stp_script__exit(struct stp_script *s);
+bool stp_script__exiting(const struct stp_script *s);
+
+#endif

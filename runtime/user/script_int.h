@@ -1,0 +1,125 @@
+/*
+ * script_int.h - libstaprt's internals, shared by script.c (open, load,
+ * globals), attach.c, events.c (records and output), loop.c (the event
+ * loop and probe sequencing), target.c (-c/-x) and autoprint.c.
+ */
+#ifndef STP_SCRIPT_INT_H
+#define STP_SCRIPT_INT_H
+
+#include <stdarg.h>
+#include <sys/types.h>
+
+#include "format.h"
+#include "script.h"
+
+struct bpf_link;
+struct ring_buffer;
+struct stp_uctx;
+
+/* Where a run is: stap's session states, in order. */
+enum stp_state {
+	STP_STATE_STARTING,	/* begin probes */
+	STP_STATE_RUNNING,
+	STP_STATE_STOPPING,	/* exit(), -T, a signal, the -c command ended */
+	STP_STATE_ERROR,	/* more errors than MAXERRORS */
+};
+
+/* The output stream: script output in order, buffered. */
+struct stp_outstream {
+	int fd;
+	bool owned;		/* opened for -o: closed at free */
+	char *buf;
+	size_t len, size;
+	bool failed;		/* a write failed: reported once */
+};
+
+/* A user-context timer probe. */
+struct stp_timer {
+	int probe;		/* index in meta.probes */
+	int fd;			/* timerfd */
+};
+
+struct stp_script {
+	struct stp_script_opts opts;
+	const char *prog_name;
+	char *dir;
+	void *dl;				/* script.so */
+	const struct stp_meta *meta;
+	struct bpf_object *obj;
+	char *bpf_path;
+	int ncpus;
+
+	/* per probe, indexed like meta.probes */
+	bool *skipped;				/* optional and unavailable here */
+	struct bpf_link ***links;		/* NULL-terminated, one per CPU for perf */
+
+	struct stp_format **formats;		/* meta.formats, compiled */
+	struct stp_value *values;		/* room for the most arguments of any format */
+	int max_args;
+
+	void *globals;				/* stp_globals' value */
+	size_t globals_size;
+	bool globals_mapped;			/* mmap()ed here: munmap at free */
+
+	struct stp_outstream out;
+	struct stp_uctx *uctx;
+
+	/* the run */
+	enum stp_state state;
+	int epfd, sigfd, deadline_fd;
+	struct ring_buffer *rb;
+	struct stp_timer *timers;
+	int ntimers;
+	long errors;				/* reported */
+	long suppressed;			/* --suppress-handler-errors: counted only */
+	long kernel_error_records;
+	bool internal_error;			/* a malformed record, a failed attach... */
+	bool attach_failed;
+
+	/* -c / -x */
+	pid_t child;				/* -c: the command, 0 when none or reaped */
+	int child_gate;				/* -c: write end of the pipe it waits on */
+	int64_t target;
+	bool child_exited;
+};
+
+/* script.c */
+void stp_msg(const struct stp_script *s, const char *level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void stp_vmsg(const struct stp_script *s, const char *level, const char *fmt, va_list ap);
+const char *stp_loc_str(const struct stp_loc *loc, char *buf, size_t size);
+int stp_globals_map_fd(const struct stp_script *s);
+int stp_control_set(struct stp_script *s, enum stp_state state);
+
+/* attach.c */
+int stp_attach_probe(struct stp_script *s, int i);
+void stp_detach_all(struct stp_script *s);
+bool stp_kprobes_available(void);
+
+/* events.c */
+int stp_out_open(struct stp_script *s);
+void stp_out_flush(struct stp_script *s);
+void stp_out_close(struct stp_script *s);
+int stp_formats_compile(struct stp_script *s);
+void stp_formats_free(struct stp_script *s);
+int stp_events_open(struct stp_script *s);
+int stp_events_record(void *ctx, void *data, size_t size);	/* one ring buffer record */
+int stp_events_drain(struct stp_script *s);
+void stp_events_close(struct stp_script *s);
+void stp_report_error(struct stp_script *s, int index, const char *detail, size_t len);
+void stp_summary(struct stp_script *s);
+
+/* loop.c */
+void stp_request_stop(struct stp_script *s, enum stp_state state);
+
+/* target.c */
+int stp_target_start(struct stp_script *s);
+void stp_target_release(struct stp_script *s);
+void stp_target_reap(struct stp_script *s);
+void stp_target_stop(struct stp_script *s);
+void stp_target_child_signals(void);
+
+/* autoprint.c */
+void stp_autoprint(struct stp_script *s);
+
+#endif

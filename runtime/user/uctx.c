@@ -1,0 +1,704 @@
+/*
+ * uctx.c - the user-context runtime: what generated user-context code
+ * (script.so) calls to reach the script's maps, print, and raise errors.
+ * See stp_user.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "stp_user.h"
+
+#define STP_OUT_CHUNK 65536	/* the longest output of one printf or histogram */
+
+static size_t round8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static size_t maxstringlen(const struct stp_uctx *u)
+{
+	int64_t n = u->meta->limits.maxstringlen;
+
+	return n > 0 ? (size_t)n : 512;
+}
+
+/* ---- setup --------------------------------------------------------------- */
+
+static int map_fd(struct bpf_object *obj, const char *name)
+{
+	struct bpf_map *map = obj && name ? bpf_object__find_map_by_name(obj, name) : NULL;
+
+	return map ? bpf_map__fd(map) : -1;
+}
+
+static void setup_global(struct stp_uctx *u, int i)
+{
+	const struct stp_meta_global *g = &u->meta->globals[i];
+	struct stp_umap *m = &u->maps[i];
+	size_t need;
+
+	m->fd = -1;
+	if (g->nkeys == 0 && g->type != STP_TYPE_STATS)
+		return;
+	m->fd = map_fd(u->obj, g->map);
+	m->key_size = g->key_size;
+	m->value_size = g->value_size;
+	m->percpu = g->percpu;
+	if (g->type == STP_TYPE_STATS)
+		stp_stat_cfg_init(&m->cfg, (enum stp_hist_type)g->hist.kind, g->hist.start,
+				  g->hist.stop, g->hist.interval, 0);
+	need = round8(g->value_size) * (size_t)(g->percpu ? u->ncpus : 1);
+	if (need > u->valbuf_len)
+		u->valbuf_len = need;
+}
+
+static void map_globals(struct stp_uctx *u)
+{
+	struct bpf_map *map = u->obj ? bpf_object__find_map_by_name(u->obj, "stp_globals") : NULL;
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (!map)
+		return;
+	u->globals_len = (bpf_map__value_size(map) + (size_t)page - 1) & ~((size_t)page - 1);
+	p = mmap(NULL, u->globals_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+	if (p != MAP_FAILED)
+		u->globals = p;
+}
+
+struct stp_uctx *stp_uctx__new(struct bpf_object *obj, const struct stp_meta *meta, FILE *out)
+{
+	struct stp_uctx *u = calloc(1, sizeof(*u));
+	int n;
+
+	if (!u)
+		return NULL;
+	u->meta = meta;
+	u->obj = obj;
+	u->out = out ? out : stdout;
+	n = libbpf_num_possible_cpus();
+	u->ncpus = n > 0 ? n : 1;
+	u->maps = calloc((size_t)meta->nglobals + 1, sizeof(*u->maps));
+	u->formats = calloc((size_t)meta->nformats + 1, sizeof(*u->formats));
+	u->ctx.errmsg = calloc(1, maxstringlen(u));
+	u->valbuf_len = 64;
+	for (int i = 0; u->maps && i < meta->nglobals; i++)
+		setup_global(u, i);
+	u->valbuf = calloc(1, u->valbuf_len);
+	if (!u->maps || !u->formats || !u->ctx.errmsg || !u->valbuf) {
+		stp_uctx__free(u);
+		return NULL;
+	}
+	u->control_fd = map_fd(obj, STP_CONTROL_MAP);
+	map_globals(u);
+	u->ctx.u = u;
+	return u;
+}
+
+void stp_uctx__set_ops(struct stp_uctx *u, const struct stp_uctx_ops *ops)
+{
+	u->ops = *ops;
+}
+
+void stp_uctx__set_target(struct stp_uctx *u, int64_t pid)
+{
+	u->target = pid;
+}
+
+void stp_uctx__set_args(struct stp_uctx *u, int argc, const char *const *argv)
+{
+	u->argc = argc;
+	u->argv = argv;
+}
+
+bool stp_uctx__exiting(const struct stp_uctx *u)
+{
+	return u->exiting;
+}
+
+void stp_uctx__free(struct stp_uctx *u)
+{
+	if (!u)
+		return;
+	for (int i = 0; u->formats && i < u->meta->nformats; i++)
+		stp_format__free(u->formats[i]);
+	if (u->globals)
+		munmap(u->globals, u->globals_len);
+	free(u->formats);
+	free(u->maps);
+	free(u->valbuf);
+	free(u->ctx.errmsg);
+	free(u);
+}
+
+/* ---- handlers, errors, exit ----------------------------------------------- */
+
+struct context *stp_enter(struct stp_uctx *u, int probe)
+{
+	struct context *c = &u->ctx;
+
+	c->probe = probe >= 0 && probe < u->meta->nprobes ? &u->meta->probes[probe] : NULL;
+	c->probe_index = probe;
+	c->error = STP_ERR_NONE;
+	c->err_site = -1;
+	c->actions = 0;
+	c->nesting = 0;
+	c->errmsg[0] = '\0';
+	return c;
+}
+
+static void report_error(struct context *c)
+{
+	struct stp_uctx *u = c->u;
+	const struct stp_meta *meta = u->meta;
+	int site = c->err_site;
+
+	if (!c->errmsg[0] && site >= 0 && site < meta->nerrors)
+		snprintf(c->errmsg, maxstringlen(u), "%s", meta->errors[site].what);
+	if (u->ops.error) {
+		u->ops.error(u->ops.arg, site, c->errmsg, strlen(c->errmsg));
+	} else if (site >= 0 && site < meta->nerrors) {
+		fprintf(stderr, "ERROR: %s at %s:%d:%d\n", c->errmsg, meta->errors[site].loc.file,
+			meta->errors[site].loc.line, meta->errors[site].loc.col);
+	} else {
+		fprintf(stderr, "ERROR: %s\n", c->errmsg);
+	}
+}
+
+int stp_leave(struct context *c)
+{
+	if (c->error != STP_ERR_RAISED)
+		return 0;
+	report_error(c);
+	return 1;
+}
+
+void stp_raise(struct context *c, int site, const char *msg)
+{
+	c->error = STP_ERR_RAISED;
+	c->err_site = site;
+	snprintf(c->errmsg, maxstringlen(c->u), "%s", msg);
+}
+
+void stp_raise_msg(struct context *c, const char *msg)
+{
+	stp_raise(c, -1, msg && *msg ? msg : "unknown error");
+}
+
+void stp_send_warn(struct context *c, const char *msg)
+{
+	struct stp_uctx *u = c->u;
+
+	if (u->ops.warn)
+		u->ops.warn(u->ops.arg, msg, strlen(msg));
+	else
+		fprintf(stderr, "WARNING: %s\n", msg);
+}
+
+void stp_request_exit(struct context *c)
+{
+	struct stp_uctx *u = c->u;
+	struct stp_control ctl;
+	uint32_t zero = 0;
+
+	u->exiting = true;
+	if (u->control_fd >= 0 && bpf_map_lookup_elem(u->control_fd, &zero, &ctl) == 0) {
+		ctl.state = STP_RUN_STOPPING;
+		bpf_map_update_elem(u->control_fd, &zero, &ctl, BPF_ANY);
+	}
+	if (u->ops.exit)
+		u->ops.exit(u->ops.arg);
+}
+
+void stp_request_abort(struct context *c)
+{
+	stp_request_exit(c);
+	c->error = STP_ERR_ABORT;
+}
+
+/* ---- arrays ----------------------------------------------------------------- */
+
+static struct stp_umap *umap(struct context *c, struct stp_map *m)
+{
+	return &c->u->maps[m->global];
+}
+
+static const char *map_name(struct context *c, struct stp_map *m)
+{
+	return c->u->meta->globals[m->global].name;
+}
+
+/* The value at KEY (all CPUs' for a per-CPU map) in u->valbuf, or NULL. */
+static void *lookup(struct context *c, struct stp_map *m, const void *key)
+{
+	struct stp_umap *um = umap(c, m);
+	uint32_t zero = 0;
+
+	if (um->fd < 0 || bpf_map_lookup_elem(um->fd, key ? key : &zero, c->u->valbuf))
+		return NULL;
+	return c->u->valbuf;
+}
+
+static void update_failed(struct context *c, struct stp_map *m, int err, int site,
+			  const char *full)
+{
+	char msg[256];
+
+	if (err == E2BIG || err == ENOMEM) {
+		stp_raise(c, site, full);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "cannot update array '%s': %s", map_name(c, m), strerror(err));
+	stp_raise(c, site, msg);
+}
+
+static void update(struct context *c, struct stp_map *m, const void *key, const void *val,
+		   int site, const char *full)
+{
+	struct stp_umap *um = umap(c, m);
+	uint32_t zero = 0;
+
+	if (um->fd < 0 || bpf_map_update_elem(um->fd, key ? key : &zero, val, BPF_ANY))
+		update_failed(c, m, um->fd < 0 ? EBADF : errno, site, full);
+}
+
+int64_t stp_map_get_long(struct context *c, struct stp_map *m, const void *key)
+{
+	int64_t *v = lookup(c, m, key);
+
+	return v ? *v : 0;
+}
+
+char *stp_map_get_str(struct context *c, struct stp_map *m, const void *key, char *buf)
+{
+	const char *v = lookup(c, m, key);
+	size_t n = v ? strnlen(v, umap(c, m)->value_size) : 0;
+
+	if (n >= maxstringlen(c->u))
+		n = maxstringlen(c->u) - 1;
+	memcpy(buf, v ? v : "", n);
+	buf[n] = '\0';
+	return buf;
+}
+
+int stp_map_exists(struct context *c, struct stp_map *m, const void *key)
+{
+	return lookup(c, m, key) != NULL;
+}
+
+void stp_map_set_long(struct context *c, struct stp_map *m, const void *key, int64_t v, int site,
+		      const char *full)
+{
+	update(c, m, key, &v, site, full);
+}
+
+void stp_map_set_str(struct context *c, struct stp_map *m, const void *key, const char *v,
+		     int site, const char *full)
+{
+	struct stp_umap *um = umap(c, m);
+	size_t n = strnlen(v, um->value_size ? um->value_size - 1 : 0);
+
+	memset(c->u->valbuf, 0, um->value_size);
+	memcpy(c->u->valbuf, v, n);
+	update(c, m, key, c->u->valbuf, site, full);
+}
+
+int64_t stp_map_add_long(struct context *c, struct stp_map *m, const void *key, int64_t d,
+			 int site, const char *full)
+{
+	int64_t v = (int64_t)((uint64_t)stp_map_get_long(c, m, key) + (uint64_t)d);
+
+	update(c, m, key, &v, site, full);
+	return v;
+}
+
+void stp_map_delete(struct context *c, struct stp_map *m, const void *key)
+{
+	struct stp_umap *um = umap(c, m);
+
+	if (um->fd >= 0)
+		bpf_map_delete_elem(um->fd, key);
+}
+
+/* Every key of M, into a malloc'd array; its count, or -1. */
+static long all_keys(struct stp_umap *um, char **out)
+{
+	size_t n = 0, cap = 64;
+	char *keys = malloc(cap * um->key_size), *grown;
+	const void *prev = NULL;
+
+	if (!keys)
+		return -1;
+	while (bpf_map_get_next_key(um->fd, prev, keys + n * um->key_size) == 0) {
+		prev = keys + n * um->key_size;
+		if (++n < cap)
+			continue;
+		cap *= 2;
+		grown = realloc(keys, cap * um->key_size);
+		if (!grown) {
+			free(keys);
+			return -1;
+		}
+		keys = grown;
+		prev = keys + (n - 1) * um->key_size;
+	}
+	*out = keys;
+	return (long)n;
+}
+
+void stp_map_clear(struct context *c, struct stp_map *m)
+{
+	struct stp_umap *um = umap(c, m);
+	char *keys;
+	long n;
+
+	if (um->fd < 0)
+		return;
+	if (c->u->meta->globals[m->global].nkeys == 0) {	/* a scalar statistic */
+		uint32_t zero = 0;
+
+		memset(c->u->valbuf, 0, c->u->valbuf_len);
+		bpf_map_update_elem(um->fd, &zero, c->u->valbuf, BPF_ANY);
+		return;
+	}
+	n = all_keys(um, &keys);
+	for (long i = 0; i < n; i++)
+		bpf_map_delete_elem(um->fd, keys + (size_t)i * um->key_size);
+	if (n >= 0)
+		free(keys);
+}
+
+/* ---- statistics ------------------------------------------------------------ */
+
+void stp_map_stat_add(struct context *c, struct stp_map *m, const void *key,
+		  const struct stp_stat_cfg *cfg, int64_t val, int site, const char *full)
+{
+	void *v = lookup(c, m, key);
+
+	if (!v) {
+		v = c->u->valbuf;
+		memset(v, 0, c->u->valbuf_len);
+	}
+	stp_stat_add(v, cfg, val);	/* CPU 0's partial */
+	update(c, m, key, v, site, full);
+}
+
+/* The merged aggregate of M[KEY]; HIST (cfg.buckets counters) may be NULL. */
+static void merge(struct context *c, struct stp_map *m, const void *key, struct stp_stat_agg *agg,
+		  int64_t *hist)
+{
+	struct stp_umap *um = umap(c, m);
+	const void *v = lookup(c, m, key);
+
+	memset(agg, 0, sizeof(*agg));
+	agg->hist = hist;
+	if (hist)
+		memset(hist, 0, sizeof(int64_t) * (size_t)um->cfg.buckets);
+	if (v)
+		stp_stat_merge(agg, &um->cfg, v, round8(um->value_size),
+			       um->percpu ? c->u->ncpus : 1);
+}
+
+int64_t stp_map_stat_get(struct context *c, struct stp_map *m, const void *key,
+			 enum stp_stat_op op, int site)
+{
+	struct stp_stat_agg agg;
+	int64_t val = 0;
+
+	merge(c, m, key, &agg, NULL);
+	if (stp_stat_extract(&agg, op, &val) == STP_STAT_EMPTY) {
+		stp_raise(c, site, STP_STAT_EMPTY_MSG);
+		return 0;
+	}
+	return val;
+}
+
+int64_t stp_map_stat_bucket(struct context *c, struct stp_map *m, const void *key,
+			    int64_t index, int site)
+{
+	int64_t hist[STP_HIST_MAX_BUCKETS], val = 0;
+	struct stp_stat_agg agg;
+	int r;
+
+	merge(c, m, key, &agg, hist);
+	r = stp_stat_hist_bucket(&umap(c, m)->cfg, &agg, index, &val);
+	if (r == STP_STAT_RANGE)
+		stp_raise(c, site, STP_STAT_RANGE_MSG);
+	return r ? 0 : val;
+}
+
+void stp_map_stat_print(struct context *c, struct stp_map *m, const void *key, char *buf,
+			int site)
+{
+	int64_t hist[STP_HIST_MAX_BUCKETS];
+	struct stp_stat_agg agg;
+	struct stp_out out;
+	char *text = buf ? buf : malloc(STP_OUT_CHUNK);
+
+	if (!text)
+		return;
+	merge(c, m, key, &agg, hist);
+	stp_out_init(&out, text, buf ? maxstringlen(c->u) - 1 : STP_OUT_CHUNK);
+	stp_stat_print_hist(&out, &umap(c, m)->cfg, &agg, STP_HIST_ELISION);
+	if (buf)
+		buf[out.len] = '\0';
+	else
+		stp_output(c, text, out.len);
+	if (!buf)
+		free(text);
+	(void)site;
+}
+
+/* ---- foreach ------------------------------------------------------------------ */
+
+struct sort_item {
+	const char *key;
+	int64_t num;		/* the value, or its statistic */
+	const char *str;	/* a string value */
+};
+
+struct sort_spec {
+	const struct stp_meta_global *g;
+	int col, dir;
+};
+
+static int cmp_key_col(const struct stp_meta_global *g, int col, const char *a, const char *b)
+{
+	const char *x = a + g->key_offsets[col], *y = b + g->key_offsets[col];
+	int64_t p, q;
+
+	if (g->key_types[col] == STP_TYPE_STRING)
+		return stp_strcmp(x, y);
+	memcpy(&p, x, 8);
+	memcpy(&q, y, 8);
+	return (p > q) - (p < q);
+}
+
+static int cmp_items(const void *pa, const void *pb, void *arg)
+{
+	const struct sort_item *a = pa, *b = pb;
+	const struct sort_spec *spec = arg;
+	int r = 0;
+
+	if (spec->col == 0)
+		r = a->str ? stp_strcmp(a->str, b->str) : (a->num > b->num) - (a->num < b->num);
+	else if (spec->col > 0)
+		r = cmp_key_col(spec->g, spec->col - 1, a->key, b->key);
+	r *= spec->dir;
+	for (int k = 0; !r && k < spec->g->nkeys; k++)
+		r = cmp_key_col(spec->g, k, a->key, b->key);
+	return r;
+}
+
+static void item_value(struct context *c, struct stp_map *m, struct sort_item *it,
+		       enum stp_stat_op stat, char *strs, size_t i)
+{
+	const struct stp_meta_global *g = &c->u->meta->globals[m->global];
+	struct stp_stat_agg agg;
+	const void *v;
+
+	if (g->type == STP_TYPE_STATS) {
+		merge(c, m, it->key, &agg, NULL);
+		stp_stat_extract(&agg, stat, &it->num);
+		return;
+	}
+	v = lookup(c, m, it->key);
+	if (g->type == STP_TYPE_LONG) {
+		it->num = v ? *(const int64_t *)v : 0;
+		return;
+	}
+	it->str = strs + i * g->value_size;
+	memcpy(strs + i * g->value_size, v ? v : "", v ? g->value_size : 1);
+}
+
+static int sort_keys(struct context *c, struct stp_map *m, struct stp_iter *it, int col, int dir,
+		     enum stp_stat_op stat)
+{
+	const struct stp_meta_global *g = &c->u->meta->globals[m->global];
+	struct sort_item *items = calloc(it->n + 1, sizeof(*items));
+	char *strs = NULL, *sorted = malloc(it->n * it->key_size + 1);
+	struct sort_spec spec = { g, col, dir };
+
+	if (col == 0 && g->type == STP_TYPE_STRING)
+		strs = calloc(it->n + 1, g->value_size);
+	if (!items || !sorted || (col == 0 && g->type == STP_TYPE_STRING && !strs)) {
+		free(items);
+		free(strs);
+		free(sorted);
+		return -1;
+	}
+	for (size_t i = 0; i < it->n; i++) {
+		items[i].key = it->keys + i * it->key_size;
+		if (col == 0)
+			item_value(c, m, &items[i], stat, strs, i);
+	}
+	qsort_r(items, it->n, sizeof(*items), cmp_items, &spec);
+	for (size_t i = 0; i < it->n; i++)
+		memcpy(sorted + i * it->key_size, items[i].key, it->key_size);
+	free(it->keys);
+	it->keys = sorted;
+	free(items);
+	free(strs);
+	return 0;
+}
+
+int stp_foreach_start(struct context *c, struct stp_map *m, struct stp_iter *it, int sort_col,
+		      int sort_dir, enum stp_stat_op sort_stat)
+{
+	struct stp_umap *um = umap(c, m);
+	long n;
+
+	memset(it, 0, sizeof(*it));
+	if (um->fd < 0)
+		return 0;
+	n = all_keys(um, &it->keys);
+	if (n < 0) {
+		stp_raise_msg(c, "out of memory in foreach");
+		return -1;
+	}
+	it->n = (size_t)n;
+	it->key_size = um->key_size;
+	if (sort_dir && it->n > 1 && sort_keys(c, m, it, sort_col, sort_dir, sort_stat)) {
+		stp_raise_msg(c, "out of memory in foreach");
+		return -1;
+	}
+	return 0;
+}
+
+const void *stp_foreach_next(struct stp_iter *it)
+{
+	if (it->i >= it->n)
+		return NULL;
+	return it->keys + it->key_size * it->i++;
+}
+
+void stp_foreach_end(struct stp_iter *it)
+{
+	free(it->keys);
+	it->keys = NULL;
+	it->n = it->i = 0;
+}
+
+/* ---- output -------------------------------------------------------------------- */
+
+void stp_output(struct context *c, const char *buf, size_t len)
+{
+	struct stp_uctx *u = c->u;
+
+	if (u->ops.output)
+		u->ops.output(u->ops.arg, buf, len);
+	else
+		fwrite(buf, 1, len, u->out);
+}
+
+static const struct stp_format *format(struct context *c, int fmt)
+{
+	struct stp_uctx *u = c->u;
+	const char *body;
+
+	if (fmt < 0 || fmt >= u->meta->nformats)
+		return NULL;
+	if (!u->formats[fmt]) {
+		body = u->meta->formats[fmt].body;
+		u->formats[fmt] = stp_format__new(body, strlen(body), NULL);
+	}
+	return u->formats[fmt];
+}
+
+void stp_printf(struct context *c, int fmt, const struct stp_value *args, int nargs)
+{
+	const struct stp_format *f = format(c, fmt);
+	char *text = malloc(STP_OUT_CHUNK);
+	struct stp_out out;
+
+	if (!f || !text) {
+		free(text);
+		return;
+	}
+	stp_out_init(&out, text, STP_OUT_CHUNK);
+	stp_format_print(&out, f, args, nargs);
+	stp_output(c, text, out.len);
+	free(text);
+}
+
+char *stp_sprintf(struct context *c, char *buf, int fmt, const struct stp_value *args, int nargs)
+{
+	const struct stp_format *f = format(c, fmt);
+	struct stp_out out;
+
+	stp_out_init(&out, buf, maxstringlen(c->u) - 1);
+	if (f)
+		stp_format_print(&out, f, args, nargs);
+	buf[out.len] = '\0';
+	return buf;
+}
+
+void stp_print(struct context *c, const struct stp_value *args, int nargs, const char *delim,
+	       bool newline)
+{
+	char *text = malloc(STP_OUT_CHUNK);
+	struct stp_out out;
+
+	if (!text)
+		return;
+	stp_out_init(&out, text, STP_OUT_CHUNK);
+	stp_print_values(&out, args, nargs, delim, delim ? strlen(delim) : 0, newline);
+	stp_output(c, text, out.len);
+	free(text);
+}
+
+char *stp_sprint(struct context *c, char *buf, const struct stp_value *args, int nargs,
+		 const char *delim, bool newline)
+{
+	struct stp_out out;
+
+	stp_out_init(&out, buf, maxstringlen(c->u) - 1);
+	stp_print_values(&out, args, nargs, delim, delim ? strlen(delim) : 0, newline);
+	buf[out.len] = '\0';
+	return buf;
+}
+
+/* ---- regular expressions ------------------------------------------------------ */
+
+#define STP_REGEX_CACHE 16
+
+struct regex_slot {
+	const char *re;		/* the literal's address in script.so */
+	regex_t compiled;
+};
+
+static struct regex_slot regex_cache[STP_REGEX_CACHE];
+static int regex_used;
+
+int64_t stp_regex_match(struct context *c, const char *s, const char *re, int site)
+{
+	struct regex_slot *slot = NULL;
+	char msg[160];
+	int r;
+
+	for (int i = 0; i < regex_used && !slot; i++)
+		if (regex_cache[i].re == re)
+			slot = &regex_cache[i];
+	if (!slot) {
+		slot = &regex_cache[regex_used < STP_REGEX_CACHE ? regex_used++ : STP_REGEX_CACHE - 1];
+		if (slot->re)
+			regfree(&slot->compiled);
+		slot->re = NULL;
+		r = regcomp(&slot->compiled, re, REG_EXTENDED | REG_NOSUB);
+		if (r) {
+			regerror(r, &slot->compiled, msg, sizeof(msg));
+			stp_raise(c, site, msg);
+			return 0;
+		}
+		slot->re = re;
+	}
+	return regexec(&slot->compiled, s, 0, NULL, 0) == 0;
+}

@@ -1,0 +1,86 @@
+/*
+ * uctx_glue.c - the runner's side of user-context handlers (stp_user.h).
+ *
+ * One struct stp_uctx per script, made once the BPF object is loaded: its
+ * output, errors, warnings and exit() go through the runner's stream and
+ * accounting (events.c), so that both contexts print and count the same
+ * way.  The script's stp_globals_init() gives the globals their initial
+ * values before -G and before any probe runs.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+
+#include "stp_user.h"	/* first: it includes stp_meta.h and stats.h together */
+#include "script_int.h"
+#include "uctx_glue.h"
+
+static void on_output(void *arg, const char *buf, size_t len)
+{
+	stp_script__output(arg, buf, len);
+}
+
+static void on_error(void *arg, int index, const char *msg, size_t len)
+{
+	stp_report_error(arg, index, msg, len);
+}
+
+static void on_warn(void *arg, const char *msg, size_t len)
+{
+	stp_script__warn(arg, msg, len);
+}
+
+static void on_exit_called(void *arg)
+{
+	stp_script__exit(arg);
+}
+
+static int init_globals(struct stp_script *s)
+{
+	int (*init)(struct stp_uctx *);
+
+	*(void **)&init = dlsym(s->dl, STP_GLOBALS_INIT_SYMBOL);
+	if (!init)
+		return 0;
+	if (init(s->uctx) != 0) {
+		stp_msg(s, "error", "the initial values of the script's globals could not be set");
+		return -1;
+	}
+	return 0;
+}
+
+int stp_uctx_create(struct stp_script *s)
+{
+	const struct stp_uctx_ops ops = {
+		.output = on_output,
+		.error = on_error,
+		.warn = on_warn,
+		.exit = on_exit_called,
+		.arg = s,
+	};
+
+	s->uctx = stp_uctx__new(s->obj, s->meta, stdout);
+	if (!s->uctx) {
+		stp_msg(s, "error", "cannot set up the user-context probes");
+		return -1;
+	}
+	stp_uctx__set_ops(s->uctx, &ops);
+	stp_uctx__set_target(s->uctx, s->target);
+	stp_uctx__set_args(s->uctx, s->opts.nargs, s->opts.args);
+	return init_globals(s);
+}
+
+void stp_uctx_destroy(struct stp_script *s)
+{
+	if (s->uctx)
+		stp_uctx__free(s->uctx);
+	s->uctx = NULL;
+}
+
+
+void stp_uctx_run(struct stp_script *s, int i)
+{
+	const struct stp_meta_probe *p = &s->meta->probes[i];
+
+	if (p->handler)
+		p->handler(s->uctx);	/* errors went to on_error already */
+}

@@ -1,0 +1,494 @@
+/*
+ * cache.c - the cache of compiled scripts: its directory, the key that
+ * names a build (SHA-256 of every input of passes 3 and 4), atomic
+ * publication of a build, and least-recently-used cleanup.
+ */
+#define _GNU_SOURCE		/* nftw() and its FTW_DEPTH, FTW_PHYS */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include "ast.h"
+#include "cache.h"
+#include "diag.h"
+#include "program.h"
+#include "sema_int.h"	/* sys_find_executable */
+
+/* ---- SHA-256 (FIPS 180-4) ---- */
+
+static const uint32_t sha256_k[64] = {
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+static uint32_t ror(uint32_t x, int n)
+{
+	return (x >> n) | (x << (32 - n));
+}
+
+static void sha256_block(uint32_t h[8], const unsigned char *p)
+{
+	uint32_t w[64], v[8];
+
+	for (int i = 0; i < 16; i++)
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+	for (int i = 16; i < 64; i++) {
+		uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
+		uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
+
+		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+	}
+	memcpy(v, h, sizeof(v));
+	for (int i = 0; i < 64; i++) {
+		uint32_t s1 = ror(v[4], 6) ^ ror(v[4], 11) ^ ror(v[4], 25);
+		uint32_t ch = (v[4] & v[5]) ^ (~v[4] & v[6]);
+		uint32_t t1 = v[7] + s1 + ch + sha256_k[i] + w[i];
+		uint32_t s0 = ror(v[0], 2) ^ ror(v[0], 13) ^ ror(v[0], 22);
+		uint32_t maj = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
+
+		memmove(v + 1, v, 7 * sizeof(v[0]));
+		v[4] += t1;
+		v[0] = t1 + s0 + maj;
+	}
+	for (int i = 0; i < 8; i++)
+		h[i] += v[i];
+}
+
+void cache_sha256_init(struct cache_sha256 *c)
+{
+	static const uint32_t iv[8] = {
+		0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+		0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+	};
+
+	memset(c, 0, sizeof(*c));
+	memcpy(c->h, iv, sizeof(iv));
+}
+
+void cache_sha256_update(struct cache_sha256 *c, const void *data, size_t n)
+{
+	const unsigned char *p = data;
+
+	c->bytes += n;
+	while (n) {
+		size_t take = 64 - c->fill < n ? 64 - c->fill : n;
+
+		memcpy(c->buf + c->fill, p, take);
+		c->fill += take;
+		p += take;
+		n -= take;
+		if (c->fill == 64) {
+			sha256_block(c->h, c->buf);
+			c->fill = 0;
+		}
+	}
+}
+
+void cache_sha256_final(struct cache_sha256 *c, unsigned char digest[32])
+{
+	uint64_t bits = c->bytes * 8;
+	unsigned char len[8];
+
+	for (int i = 0; i < 8; i++)
+		len[i] = (unsigned char)(bits >> (56 - 8 * i));
+	cache_sha256_update(c, "\x80", 1);
+	while (c->fill != 56)
+		cache_sha256_update(c, "", 1);
+	cache_sha256_update(c, len, 8);
+	for (int i = 0; i < 8; i++) {
+		digest[4 * i] = (unsigned char)(c->h[i] >> 24);
+		digest[4 * i + 1] = (unsigned char)(c->h[i] >> 16);
+		digest[4 * i + 2] = (unsigned char)(c->h[i] >> 8);
+		digest[4 * i + 3] = (unsigned char)c->h[i];
+	}
+}
+
+/* ---- the directory ---- */
+
+static bool make_dirs(const char *path)
+{
+	char *p = arena_strdup(path);
+
+	for (char *slash = strchr(p + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdir(p, 0700) != 0 && errno != EEXIST)
+			return false;
+		*slash = '/';
+	}
+	return mkdir(p, 0700) == 0 || errno == EEXIST;
+}
+
+static const char *default_root(void)
+{
+	const char *env = getenv("PMSTAP_CACHE"), *home = getenv("HOME");
+	struct passwd *pw;
+
+	if (env && *env)
+		return env;
+	if ((!home || !*home) && (pw = getpwuid(geteuid())))
+		home = pw->pw_dir;
+	return home && *home ? arena_printf("%s/.cache/pmstap", home) : NULL;
+}
+
+const char *cache_root(struct session *s)
+{
+	const char *root = default_root();
+	struct stat st;
+
+	if (!root) {
+		diag_error((struct srcloc){ 0 }, "no cache directory: HOME is not set");
+		diag_hint("set PMSTAP_CACHE to a directory for compiled scripts");
+		return NULL;
+	}
+	if (!make_dirs(root) || stat(root, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		diag_error((struct srcloc){ 0 }, "cannot create the cache directory %s: %s",
+			   root, strerror(errno ? errno : ENOTDIR));
+		diag_hint("set PMSTAP_CACHE to a directory for compiled scripts");
+		return NULL;
+	}
+	/* code from here is loaded into the kernel: nobody else may write it */
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		diag_error((struct srcloc){ 0 }, "the cache directory %s is %s", root,
+			   st.st_uid != geteuid() ? "owned by another user"
+						  : "writable by other users");
+		diag_hint("use a directory of your own: set PMSTAP_CACHE");
+		return NULL;
+	}
+	return root;
+}
+
+/* ---- the key ---- */
+
+/* An item of the key: its tag, length and bytes, so items never run together. */
+static void add(struct cache_sha256 *c, const char *tag, const void *data, size_t len)
+{
+	char head[64];
+	int n = snprintf(head, sizeof(head), "%s:%zu:", tag, len);
+
+	cache_sha256_update(c, head, (size_t)n);
+	cache_sha256_update(c, data, len);
+}
+
+static void add_str(struct cache_sha256 *c, const char *tag, const char *s)
+{
+	add(c, tag, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* A file by content: its name (where it is matters: messages cite it) and text. */
+static void add_file(struct cache_sha256 *c, const char *tag, const char *path)
+{
+	size_t len = 0;
+	char *text = arena_read_file(path, &len);
+
+	add_str(c, tag, path);
+	if (text)
+		add(c, "text", text, len);
+	else
+		add_str(c, "missing", strerror(errno));
+}
+
+/* A program by identity (path, size, time, inode): cheaper than its content. */
+static void add_program(struct cache_sha256 *c, const char *tag, const char *path)
+{
+	struct stat st;
+
+	if (!path || stat(path, &st) != 0) {
+		add_str(c, tag, "none");
+		return;
+	}
+	add_str(c, tag, arena_printf("%s %lld %lld.%09ld %llu", path, (long long)st.st_size,
+				     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+				     (unsigned long long)st.st_ino));
+}
+
+static bool has_suffix(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), m = strlen(suffix);
+
+	return n > m && strcmp(name + n - m, suffix) == 0;
+}
+
+/* Every .h and .c under DIR, in name order. */
+static void add_tree(struct cache_sha256 *c, const char *dir, int depth)
+{
+	struct dirent **list;
+	int n = scandir(dir, &list, NULL, alphasort);
+
+	for (int i = 0; i < n; i++) {
+		const char *name = list[i]->d_name;
+		char *path = arena_printf("%s/%s", dir, name);
+		struct stat st;
+
+		if (name[0] != '.' && stat(path, &st) == 0) {
+			if (S_ISDIR(st.st_mode) && depth < 4)
+				add_tree(c, path, depth + 1);
+			else if (S_ISREG(st.st_mode) && (has_suffix(name, ".h") || has_suffix(name, ".c")))
+				add_file(c, "runtime", path);
+		}
+		free(list[i]);
+	}
+	if (n >= 0)
+		free(list);
+}
+
+/* The library macros (*.stpm of the tapset path): every script sees them. */
+static void add_macros(struct cache_sha256 *c, struct session *s)
+{
+	for (int i = 0; i < s->tapset_dirs.len; i++) {
+		const char *dir = VEC_AT(&s->tapset_dirs, i);
+		struct dirent **list;
+		int n = scandir(dir, &list, NULL, alphasort);
+
+		for (int j = 0; j < n; j++) {
+			if (has_suffix(list[j]->d_name, ".stpm"))
+				add_file(c, "stpm", arena_printf("%s/%s", dir, list[j]->d_name));
+			free(list[j]);
+		}
+		if (n >= 0)
+			free(list);
+	}
+}
+
+static void add_sources(struct cache_sha256 *c, struct session *s, const struct program *prog)
+{
+	const struct source *src = prog->script->src;
+
+	add_str(c, "script", src->name);
+	add(c, "text", src->text, src->len);
+	for (int i = 0; i < s->nargs; i++)
+		add_str(c, "arg", s->args[i]);
+	for (int i = 0; i < prog->tapset_files.len; i++) {
+		const struct stapfile *f = VEC_AT(&prog->tapset_files, i);
+
+		add_str(c, "tapset", f->src->name);
+		add(c, "text", f->src->text, f->src->len);
+	}
+	add_macros(c, s);
+	if (s->runtime_dir)
+		add_tree(c, s->runtime_dir, 0);
+}
+
+static void add_options(struct cache_sha256 *c, struct session *s)
+{
+	struct utsname u;
+
+	for (int i = 0; i < s->defines.len; i++)
+		add_str(c, "define", VEC_AT(&s->defines, i));
+	for (int i = 0; i < s->global_sets.len; i++)
+		add_str(c, "global", VEC_AT(&s->global_sets, i));
+	add_str(c, "guru", s->guru ? "1" : "0");
+	add_str(c, "suppress", s->suppress_handler_errors ? "1" : "0");
+	add_str(c, "privilege", s->privilege);
+	add_str(c, "runtime", s->runtime);
+	add_str(c, "release", s->kernel_release);
+	add_str(c, "arch", s->arch);
+	if (uname(&u) == 0) {
+		add_str(c, "running", u.release);
+		add_str(c, "build", u.version);	/* a rebuilt kernel keeps its release */
+	}
+}
+
+static const char *hex(const unsigned char *d, int n)
+{
+	char *out = arena_alloc((size_t)n * 2 + 1);
+
+	for (int i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", d[i]);
+	return out;
+}
+
+const char *cache_key(struct session *s, const struct program *prog)
+{
+	struct cache_sha256 c;
+	unsigned char digest[32];
+	const char *clang = getenv("PMSTAP_CLANG"), *cc = getenv("PMSTAP_CC");
+
+	cache_sha256_init(&c);
+	add_str(&c, "pmstap", PMSTAP_VERSION);
+	add_program(&c, "exe", "/proc/self/exe");	/* a rebuilt pmstap emits other code */
+	add_sources(&c, s, prog);
+	add_options(&c, s);
+	add_program(&c, "clang", sys_find_executable(clang && *clang ? clang : "clang"));
+	add_program(&c, "cc", sys_find_executable(cc && *cc ? cc : "cc"));
+	cache_sha256_final(&c, digest);
+	return hex(digest, 32);
+}
+
+/* ---- entries ---- */
+
+static bool is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool complete(const char *dir)
+{
+	return is_file(arena_printf("%s/script.bpf.o", dir)) &&
+	       is_file(arena_printf("%s/script.so", dir));
+}
+
+const char *cache_lookup(const char *root, const char *key)
+{
+	const char *dir = arena_printf("%s/%s", root, key);
+
+	if (!complete(dir))
+		return NULL;
+	utimensat(AT_FDCWD, dir, NULL, 0);	/* used now: the last to go */
+	return dir;
+}
+
+const char *cache_begin(const char *root, const char *key)
+{
+	char *dir = arena_printf("%s/tmp-%.16s-XXXXXX", root, key);
+
+	if (!mkdtemp(dir)) {
+		diag_error((struct srcloc){ 0 }, "cannot create a build directory in %s: %s",
+			   root, strerror(errno));
+		return NULL;
+	}
+	return dir;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	remove(path);
+	return 0;
+}
+
+void cache_remove(const char *dir)
+{
+	nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- cleanup ---- */
+
+struct entry {
+	char *path;
+	off_t bytes;
+	time_t used;
+};
+
+static off_t dir_bytes(const char *dir)
+{
+	struct dirent **list;
+	int n = scandir(dir, &list, NULL, NULL);
+	off_t total = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+
+		if (lstat(arena_printf("%s/%s", dir, list[i]->d_name), &st) == 0 && S_ISREG(st.st_mode))
+			total += st.st_size;
+		free(list[i]);
+	}
+	if (n >= 0)
+		free(list);
+	return total;
+}
+
+static bool is_key(const char *name)
+{
+	return strlen(name) == 64 && strspn(name, "0123456789abcdef") == 64;
+}
+
+static int older_first(const void *a, const void *b)
+{
+	const struct entry *x = *(struct entry *const *)a, *y = *(struct entry *const *)b;
+
+	return (x->used > y->used) - (x->used < y->used);
+}
+
+/* Entries of ROOT but KEEP; failed or abandoned builds over a day old go now. */
+static struct vec list_entries(const char *root, const char *keep, off_t *total)
+{
+	struct vec v = { 0 };
+	DIR *d = opendir(root);
+	struct dirent *de;
+	time_t day_ago = time(NULL) - 24 * 3600;
+
+	while (d && (de = readdir(d))) {
+		char *path = arena_printf("%s/%s", root, de->d_name);
+		struct stat st;
+
+		if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (strncmp(de->d_name, "tmp-", 4) == 0 && st.st_mtime < day_ago) {
+			cache_remove(path);
+		} else if (is_key(de->d_name)) {
+			struct entry *e = ARENA_NEW(struct entry);
+
+			e->path = path;
+			e->bytes = dir_bytes(path);
+			e->used = st.st_mtime;
+			*total += e->bytes;
+			if (strcmp(de->d_name, keep) != 0)
+				vec_push(&v, e);
+		}
+	}
+	if (d)
+		closedir(d);
+	return v;
+}
+
+/* Remove the least recently used entries while the cache is over its limit. */
+static void prune(const char *root, const char *keep)
+{
+	const char *env = getenv("PMSTAP_CACHE_MB");
+	long long limit = (env && *env ? atoll(env) : 256) * 1024 * 1024;
+	off_t total = 0;
+	struct vec v = list_entries(root, keep, &total);
+
+	if (limit <= 0)
+		return;
+	qsort(v.items, (size_t)v.len, sizeof(void *), older_first);
+	for (int i = 0; i < v.len && total > limit; i++) {
+		struct entry *e = VEC_AT(&v, i);
+
+		cache_remove(e->path);
+		total -= e->bytes;
+	}
+}
+
+/* BUILD could not become DIR: if another pmstap built the same script meanwhile, use its. */
+static bool take_existing(const char *build, const char *dir)
+{
+	if (errno == EEXIST || errno == ENOTEMPTY) {
+		if (complete(dir)) {
+			cache_remove(build);
+			return true;
+		}
+		cache_remove(dir);	/* not a whole build: not made by pmstap */
+		if (rename(build, dir) == 0)
+			return true;
+	}
+	diag_error((struct srcloc){ 0 }, "cannot move %s to %s: %s", build, dir, strerror(errno));
+	return false;
+}
+
+const char *cache_publish(const char *root, const char *build, const char *key)
+{
+	const char *dir = arena_printf("%s/%s", root, key);
+
+	if (rename(build, dir) != 0 && !take_existing(build, dir))
+		return NULL;
+	utimensat(AT_FDCWD, dir, NULL, 0);
+	prune(root, key);
+	return dir;
+}

@@ -1,0 +1,39 @@
+/*
+ * compile.h - pass 4: the C that pass 3 wrote, compiled.
+ *
+ * DIR holds script.bpf.c (kernel context) and script.c (user context and
+ * struct stp_meta).  compile_program() makes there
+ *
+ *	script.bpf.o	clang -O2 -g -target bpf -mcpu=v3 -fwrapv
+ *			      -D__TARGET_ARCH_<arch> -I<dir> -I<cache root> -I<runtime dir>
+ *	script.so	cc -O2 -g -shared -fPIC -fwrapv -I<runtime dir>
+ *
+ * both with the run's -D options.  The kernel side includes "vmlinux.h": a
+ * link in DIR to <cache root>/vmlinux-<release>.h (hence -I<dir>), which
+ * is dumped from the kernel's BTF by bpftool the first time a release
+ * needs it.  The
+ * compilers are clang and cc, or $PMSTAP_CLANG and $PMSTAP_CC.
+ */
+#ifndef PMSTAP_COMPILE_H
+#define PMSTAP_COMPILE_H
+
+#include "session.h"
+
+/* The object files a build leaves in its directory. */
+#define COMPILE_BPF_SOURCE "script.bpf.c"
+#define COMPILE_USER_SOURCE "script.c"
+#define COMPILE_BPF_OBJECT "script.bpf.o"
+#define COMPILE_USER_OBJECT "script.so"
+
+/*
+ * Compile DIR's sources; ROOT is the cache directory (for vmlinux.h).
+ * 0 on success; else -1 after an error that shows the compiler's output
+ * (generated code that does not compile is pmstap's bug) and leaves DIR
+ * in place to look at.
+ */
+int compile_program(struct session *s, const char *dir, const char *root);
+
+/* The kernel's types as C, made once per kernel release; NULL after an error. */
+const char *compile_vmlinux_h(const char *root);
+
+#endif

@@ -1,0 +1,650 @@
+/*
+ * emit_bpf.c - kernel context: script.bpf.c.  Each derived probe that runs
+ * in the kernel becomes a BPF program probe_N: a tracepoint program for
+ * kernel.trace (reading the record at the offsets of its format), a raw
+ * tracepoint program when the handler reads the tracepoint's arguments
+ * ($prev...), a perf_event program for timer.profile and perf.*.  Loops
+ * become bpf_loop() callbacks and unsorted foreach bpf_for_each_map_elem()
+ * callbacks, so that the verifier sees them bounded.
+ */
+#include <string.h>
+#include "emit_int.h"
+
+bool emit_probe_in_kernel(const struct derived_probe *dp)
+{
+	switch (dp->kind) {
+	case PROBE_BEGIN:
+	case PROBE_END:
+	case PROBE_ERROR:
+	case PROBE_NEVER:
+	case PROBE_TIMER:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* ---- tracepoints: fields or arguments ---------------------------------------- */
+
+static struct tp_field *tp_field(const struct tracepoint *tp, const char *name)
+{
+	for (int i = 0; i < tp->fields.len; i++) {
+		struct tp_field *f = VEC_AT(&tp->fields, i);
+
+		if (strcmp(f->name, name) == 0)
+			return f;
+	}
+	return NULL;
+}
+
+static int tp_arg_index(const struct tracepoint *tp, const char *name)
+{
+	for (int i = 0; i < tp->args.len; i++)
+		if (strcmp(((struct tp_arg *)VEC_AT(&tp->args, i))->name, name) == 0)
+			return i;
+	return -1;
+}
+
+struct tp_uses {
+	const struct tracepoint *tp;
+	struct expr *field;	/* a record field that is not also an argument, or $$vars */
+	struct expr *arg;	/* an argument that is not also a field */
+};
+
+static void find_tp_uses(struct expr *e, void *arg)
+{
+	struct tp_uses *u = arg;
+	bool field, targ;
+
+	if (e->kind != EXPR_TARGET)
+		return;
+	field = e->name[1] == '$' || tp_field(u->tp, e->name + 1);
+	targ = e->name[1] != '$' && tp_arg_index(u->tp, e->name + 1) >= 0;
+	if (field && !targ && !u->field)
+		u->field = e;
+	if (targ && !field && !u->arg)
+		u->arg = e;
+}
+
+/*
+ * Whether a kernel.trace handler reads the raw tracepoint's arguments
+ * (a raw_tp program: a field with an argument's name then reads the
+ * argument) or the record (a tp program).
+ */
+static bool uses_raw_args(struct emitter *E, struct derived_probe *dp)
+{
+	struct tp_uses u = { dp->tp, NULL, NULL };
+
+	emit_walk_stmt(dp->body, find_tp_uses, &u);
+	emit_walk_expr(dp->cond, find_tp_uses, &u);
+	if (u.field && u.arg) {
+		diag_error(u.arg->loc, "'%s' is an argument of the raw tracepoint, but '%s' is a field "
+			   "of its record: one probe can read only one of them", u.arg->name,
+			   u.field->name);
+		diag_hint("split the probe in two, or read '%s' through the arguments", u.field->name);
+	}
+	return u.arg != NULL;
+}
+
+/* ---- $vars -------------------------------------------------------------------------- */
+
+static const char *int_ctype(int size, bool is_signed)
+{
+	switch (size) {
+	case 1: return is_signed ? "int8_t" : "uint8_t";
+	case 2: return is_signed ? "int16_t" : "uint16_t";
+	case 4: return is_signed ? "int32_t" : "uint32_t";
+	default: return "int64_t";
+	}
+}
+
+/* A number of SIZE bytes at OFF of the record. */
+static const char *record_long(int off, int size, bool is_signed)
+{
+	bool direct = off >= 8 && (size == 1 || size == 2 || size == 4 || size == 8) &&
+		      off % size == 0;
+
+	if (direct)
+		return arena_printf("(int64_t)*(const %s *)((const char *)ctx + %d)",
+				    int_ctype(size, is_signed), off);
+	return arena_printf("stp_tp_read(ctx, %d, %d, %d)", off, size, is_signed);
+}
+
+static const char *field_elem(struct emitter *E, struct expr *e, struct tp_field *f)
+{
+	struct target_comp *tc = VEC_AT(&e->comps, 0);
+	int n = f->array_len > 0 ? f->array_len : 1, es = f->size / n;
+	const char *i, *t;
+	int site;
+
+	if (tc->kind == COMP_INDEX) {
+		if (tc->index < 0 || tc->index >= n) {
+			diag_error(tc->loc, "index %lld is outside '%s', which has %d elements",
+				   (long long)tc->index, e->name, n);
+			return "0";
+		}
+		return record_long(f->offset + (int)tc->index * es, es, f->is_signed);
+	}
+	if (tc->kind != COMP_INDEX_EXPR) {
+		diag_error(tc->loc, "'%s' is a number; it has no members", e->name);
+		return "0";
+	}
+	i = emit_snapshot(E, emit_expr(E, tc->index_expr), TYPE_LONG);
+	site = emit_error_site(E, tc->loc, "array index out of range");
+	emit_line(E, "if (%s < 0 || %s >= %d) {", i, i, n);
+	emit_line(E, "\tstp_raise(c, %d, \"array index out of range\");", site);
+	emit_fail(E);
+	emit_line(E, "}");
+	t = emit_long_temp(E);
+	emit_line(E, "%s = stp_tp_read(ctx, %d + %s * %d, %d, %d);", t, f->offset, i, es, es,
+		  f->is_signed);
+	return t;
+}
+
+static const char *field_string(struct emitter *E, struct tp_field *f)
+{
+	const char *t = emit_str_temp(E);
+
+	if (f->array_len < 0)
+		emit_line(E, "stp_tp_dstr(ctx, %d, %s);", f->offset, t);
+	else
+		emit_line(E, "stp_tp_str(ctx, %d, %d, %s);", f->offset, f->array_len, t);
+	return t;
+}
+
+/*
+ * The size and signedness the field's C type gives it: syscall records
+ * keep every argument in 8 bytes ("int dfd; size:8; signed:0"), but the
+ * value is the C type's.
+ */
+static void field_ctype(const struct tp_field *f, int *size, bool *is_signed)
+{
+	static const struct {
+		const char *name;
+		int size;
+		bool is_signed;
+	} types[] = {
+		{ "int", 4, true }, { "unsigned int", 4, false }, { "unsigned", 4, false },
+		{ "pid_t", 4, true }, { "uid_t", 4, false }, { "gid_t", 4, false },
+		{ "qid_t", 4, false }, { "key_serial_t", 4, true }, { "clockid_t", 4, true },
+		{ "mqd_t", 4, true }, { "timer_t", 4, true }, { "u32", 4, false },
+		{ "s32", 4, true }, { "__u32", 4, false }, { "__s32", 4, true },
+		{ "umode_t", 2, false }, { "short", 2, true }, { "unsigned short", 2, false },
+		{ "u16", 2, false }, { "s16", 2, true }, { "u8", 1, false }, { "s8", 1, true },
+	};
+
+	*size = f->size;
+	*is_signed = f->is_signed;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		if (strcmp(f->ctype, types[i].name) == 0 && types[i].size < f->size) {
+			*size = types[i].size;
+			*is_signed = types[i].is_signed;
+		}
+	}
+}
+
+static const char *field_read(struct emitter *E, struct expr *e, struct tp_field *f)
+{
+	int size;
+	bool is_signed;
+
+	if (f->type == TYPE_STRING)
+		return field_string(E, f);
+	if (e->comps.len)
+		return field_elem(E, e, f);
+	if (f->array_len > 0) {
+		diag_error(e->loc, "'%s' is an array of %d numbers: index it, as %s[0]", e->name,
+			   f->array_len, e->name);
+		return "0";
+	}
+	field_ctype(f, &size, &is_signed);
+	return record_long(f->offset, size, is_signed);
+}
+
+/* "name=value" for every field that is not common: $$parms and $$vars. */
+static const char *field_list(struct emitter *E, const struct tracepoint *tp, bool pretty)
+{
+	struct vec pieces = { 0 };
+
+	for (int i = 0; i < tp->fields.len; i++) {
+		struct tp_field *f = VEC_AT(&tp->fields, i);
+		struct emit_piece *p;
+
+		if (f->is_common || (f->type != TYPE_STRING && f->array_len > 0))
+			continue;
+		p = ARENA_NEW(struct emit_piece);
+		p->lit = arena_printf("%s%s=", pieces.len ? " " : "", f->name);
+		p->str = f->type == TYPE_STRING;
+		p->conv = p->str ? (pretty ? "\"%s\"" : "%s") : "0x%llx";
+		p->val = p->str ? field_string(E, f) : record_long(f->offset, f->size, f->is_signed);
+		vec_push(&pieces, p);
+	}
+	return emit_bpf_snprintf(E, &pieces);
+}
+
+static const char *string_const(struct emitter *E, const char *s)
+{
+	const char *t = emit_str_temp(E);
+
+	emit_line(E, "stp_strcpy(%s, %s);", t, emit_c_string(s, strlen(s)));
+	return t;
+}
+
+static const char *dollars(struct emitter *E, struct expr *e, const struct tracepoint *tp)
+{
+	const char *n = e->name + 2;
+
+	if (strcmp(n, "name") == 0)
+		return string_const(E, tp->name);
+	if (strcmp(n, "system") == 0)
+		return string_const(E, tp->system);
+	if (strcmp(n, "locals") == 0)
+		return string_const(E, "");
+	return field_list(E, tp, e->pretty > 0);
+}
+
+static const char *pretty_field(struct emitter *E, struct expr *e, struct tp_field *f)
+{
+	struct vec pieces = { 0 };
+	struct emit_piece *p = ARENA_NEW(struct emit_piece);
+
+	p->lit = "";
+	p->str = f->type == TYPE_STRING;
+	p->conv = p->str ? "\"%s\"" : "%lld";
+	p->val = p->str ? field_string(E, f) : record_long(f->offset, f->size, f->is_signed);
+	vec_push(&pieces, p);
+	return emit_bpf_snprintf(E, &pieces);
+}
+
+static const char *raw_arg(struct emitter *E, struct expr *e, int i)
+{
+	return emit_btf_chain(E, e, VEC_AT(&E->dp->tp->args, i), i);
+}
+
+const char *emit_target(struct emitter *E, struct expr *e)
+{
+	struct derived_probe *dp = E->dp;
+	struct tp_field *f;
+	int a;
+
+	if (E->ctx != ECTX_KERNEL || !dp || E->fn) {
+		emit_unsupported(E, e->loc, arena_printf("target variable '%s' here", e->name), NULL);
+		return e->type == TYPE_STRING ? "\"\"" : "0";
+	}
+	if (dp->kind != PROBE_TRACE) {
+		emit_unsupported(E, e->loc, arena_printf("target variable '%s' in a %s probe", e->name,
+							 dp->point), NULL);
+		return e->type == TYPE_STRING ? "\"\"" : "0";
+	}
+	E->cf->uses_ctx = true;
+	if (e->name[1] == '$')
+		return dollars(E, e, dp->tp);
+	a = tp_arg_index(dp->tp, e->name + 1);
+	if (E->raw_args && a >= 0)
+		return raw_arg(E, e, a);
+	f = tp_field(dp->tp, e->name + 1);
+	if (f)
+		return e->pretty ? pretty_field(E, e, f) : field_read(E, e, f);
+	return a >= 0 ? raw_arg(E, e, a) : "0";
+}
+
+/* ---- loops ---------------------------------------------------------------------------- */
+
+/* The environment a loop body gets: the handler's, or the enclosing body's. */
+static const char *env_ref(struct emitter *E)
+{
+	if (E->cf->is_callback)
+		return "e";
+	E->cf->uses_env = true;
+	return "&env";
+}
+
+/* Write a finished loop body callback named NAME with SIG's parameters. */
+static void callback_out(struct emitter *E, struct cfunc *cf, const char *sig, const char *head,
+			 char *body)
+{
+	FILE *out = E->defs;
+
+	fprintf(out, "%s\n{\n", sig);
+	fprintf(out, "%s", head);
+	fprintf(out, "\tstruct context *c = e->c;\n");
+	fprintf(out, "\tstruct %s *f = stp_frame(c, %s);\n", E->frame->name, E->frame->off);
+	if (cf->uses_ctx)
+		fprintf(out, "\t%sctx = e->ctx;\n", E->ctx_ctype);
+	if (cf->has_ret_ptr)
+		fprintf(out, "\tchar *ret = e->ret;\n");
+	emit_cfunc_decls(E, cf, out, " 1");
+	fputs(body, out);
+	free(body);
+	fprintf(out, "}\n\n");
+}
+
+static struct cfunc *callback_begin(struct emitter *E)
+{
+	struct cfunc *parent = E->cf, *cf = emit_cfunc_begin(E);
+
+	cf->is_callback = true;
+	cf->has_ret_ptr = parent->has_ret_ptr;
+	return cf;
+}
+
+/* After the helper that ran a loop body: a return inside it, or its error. */
+static void after_loop(struct emitter *E)
+{
+	if (E->fn && !E->cf->is_callback) {
+		emit_line(E, "if (c->error == STP_ERR_RETURN) {");
+		emit_line(E, "\tc->error = STP_ERR_NONE;");
+		emit_line(E, "\tgoto out;");
+		emit_line(E, "}");
+	}
+	emit_check(E, -1);
+}
+
+static void loop_body(struct emitter *E, struct stmt *s)
+{
+	int site = emit_error_site(E, s->loc, "MAXACTION exceeded"), mark, *keys;
+	const char *c;
+
+	emit_line(E, "if (stp_action(c, %d, %d))", emit_count_stmts(s->then) + 1, site);
+	emit_line(E, "\treturn 1;");
+	if (s->expr) {
+		emit_temps_mark(E, &mark, &keys);
+		c = emit_cond(E, s->expr);
+		emit_line(E, "if (!%s)", c);
+		emit_line(E, "\treturn 1;");
+		emit_temps_release(E, mark, keys);
+	}
+	E->cf->cont_label = s->incr ? "next_iteration" : NULL;
+	emit_stmt(E, s->then);
+	if (s->incr) {
+		E->cf->indent--;
+		emit_line(E, "next_iteration: __attribute__((unused));");
+		E->cf->indent++;
+		emit_temps_mark(E, &mark, &keys);
+		emit_expr_void(E, s->incr);
+		emit_temps_release(E, mark, keys);
+	}
+	emit_line(E, "return 0;");
+}
+
+/*
+ *	while (cond) body	for (init; cond; incr) body
+ * as bpf_loop(MAXACTION + 1, loop_N, env): each run of loop_N counts
+ * against MAXACTION, so the budget ends the loop before bpf_loop does.
+ */
+void emit_bpf_loop(struct emitter *E, struct stmt *s)
+{
+	int n = ++E->seq, mark, *keys;
+	struct cfunc *cf;
+	char *body;
+
+	if (s->init) {
+		emit_temps_mark(E, &mark, &keys);
+		emit_expr_void(E, s->init);
+		emit_temps_release(E, mark, keys);
+	}
+	cf = callback_begin(E);
+	loop_body(E, s);
+	emit_cfunc_end(E, cf, &body);
+	fprintf(E->defs, "/* %s at %s */\n", s->kind == STMT_FOR ? "for" : "while",
+		emit_loc_text(s->loc));
+	callback_out(E, cf, arena_printf("static long loop_%d(uint64_t i, void *data)", n),
+		     "\tstruct stp_env *e = data;\n", body);
+	emit_line(E, "bpf_loop(%lld, loop_%d, %s, 0);", (long long)E->maxaction + 1, n,
+		  env_ref(E));
+	after_loop(E);
+}
+
+/* ---- foreach ------------------------------------------------------------------------------- */
+
+static void foreach_vars(struct emitter *E, struct stmt *s, struct eglobal *g)
+{
+	for (int i = 0; i < s->keys.len; i++) {
+		struct expr *k = VEC_AT(&s->keys, i);
+		const char *ref = emit_var_ref(E, k->decl);
+
+		if (g->d->key_types[i] == TYPE_STRING)
+			emit_line(E, "stp_strcpy(%s, key->k%d);", ref, i + 1);
+		else
+			emit_line(E, "%s = key->k%d;", ref, i + 1);
+	}
+	if (s->value) {
+		const char *ref = emit_var_ref(E, s->value->decl);
+
+		if (g->d->type == TYPE_STRING)
+			emit_line(E, "stp_strcpy(%s, *val);", ref);
+		else
+			emit_line(E, "%s = *val;", ref);
+	}
+}
+
+static bool foreach_ok(struct emitter *E, struct stmt *s)
+{
+	const char *hint = "sort and limit in an end or timer probe, which runs in user context";
+
+	if (s->array->kind != EXPR_SYMBOL)
+		return emit_unsupported(E, s->array->loc, "foreach over a slice or a histogram",
+					hint);
+	if (s->sort_dir || s->limit)
+		return emit_unsupported(E, s->loc, "foreach with sorting or a limit", hint);
+	if (s->array->decl->type == TYPE_STATS)
+		return emit_unsupported(E, s->loc, "foreach over statistics",
+					"statistics are per CPU in the kernel; " "read them in an "
+					"end or timer probe");
+	return true;
+}
+
+/*
+ *	foreach ([k...] in a) body
+ * as bpf_for_each_map_elem(&g_a, foreach_N, env): unsorted, as the map holds them.
+ */
+void emit_bpf_foreach(struct emitter *E, struct stmt *s)
+{
+	int n = ++E->seq, site;
+	struct eglobal *g;
+	struct cfunc *cf;
+	char *body;
+	const char *vt;
+
+	if (!foreach_ok(E, s))
+		return;
+	g = emit_global(E, s->array->decl);
+	cf = callback_begin(E);
+	site = emit_error_site(E, s->loc, "MAXACTION exceeded");
+	emit_line(E, "if (stp_action(c, %d, %d))", emit_count_stmts(s->then) + 1, site);
+	emit_line(E, "\treturn 1;");
+	foreach_vars(E, s, g);
+	emit_stmt(E, s->then);
+	emit_line(E, "return 0;");
+	emit_cfunc_end(E, cf, &body);
+	vt = g->d->type == TYPE_STRING ? "char (*val)[MAXSTRINGLEN]" : "int64_t *val";
+	fprintf(E->defs, "/* foreach at %s */\n", emit_loc_text(s->loc));
+	callback_out(E, cf, arena_printf("static long foreach_%d(void *map, const struct key_%s *key, "
+					 "%s, struct stp_env *e)", n, g->cname, vt), "", body);
+	emit_line(E, "bpf_for_each_map_elem(&g_%s, foreach_%d, %s, 0);", g->cname, n, env_ref(E));
+	after_loop(E);
+}
+
+/* ---- probes ------------------------------------------------------------------------------------ */
+
+struct section {
+	const char *sec;
+	const char *ctype;	/* the program's context parameter */
+	enum stp_probe_kind kind;
+};
+
+static bool probe_section(struct emitter *E, struct derived_probe *dp, struct section *sec)
+{
+	switch (dp->kind) {
+	case PROBE_TRACE:
+		E->raw_args = uses_raw_args(E, dp);
+		if (E->raw_args) {
+			sec->sec = arena_printf("raw_tp/%s", dp->tp->name);
+			sec->ctype = "struct bpf_raw_tracepoint_args *";
+			sec->kind = STP_PROBE_RAW_TRACEPOINT;
+		} else {
+			sec->sec = arena_printf("tp/%s/%s", dp->tp->system, dp->tp->name);
+			sec->ctype = "void *";
+			sec->kind = STP_PROBE_TRACEPOINT;
+		}
+		return true;
+	case PROBE_PROFILE:
+	case PROBE_PERF:
+		sec->sec = "perf_event";
+		sec->ctype = "struct bpf_perf_event_data *";
+		sec->kind = dp->kind == PROBE_PROFILE ? STP_PROBE_PROFILE : STP_PROBE_PERF;
+		return true;
+	default:
+		diag_error(dp->orig->loc, "probe point '%s' is not supported by the bpf runtime yet",
+			   dp->point);
+		return false;
+	}
+}
+
+static void probe_body(struct emitter *E, struct derived_probe *dp)
+{
+	const char *c;
+
+	emit_locals_init(E, &dp->locals);
+	if (dp->cond) {
+		c = emit_cond(E, dp->cond);
+		emit_line(E, "if (!%s)", c);
+		emit_line(E, "\tgoto out;");
+	}
+	emit_stmt(E, dp->body);
+}
+
+static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
+{
+	struct section sec;
+	struct cfunc *cf;
+	char *body;
+	FILE *out = E->defs;
+
+	if (!probe_section(E, dp, &sec))
+		return;
+	E->dp = dp;
+	E->ctx_ctype = sec.ctype;
+	E->probe_kinds[index] = sec.kind;
+	E->frame = emit_frame_new(E, arena_printf("frame_probe_%d", index));
+	cf = emit_cfunc_begin(E);
+	probe_body(E, dp);
+	emit_cfunc_end(E, cf, &body);
+	emit_frame_decl(E, E->frame);
+	fprintf(out, "/* probe %s at %s */\n", dp->point, emit_loc_text(dp->probe->loc));
+	fprintf(out, "SEC(\"%s\")\nint probe_%d(%sctx)\n{\n", sec.sec, index, sec.ctype);
+	fprintf(out, "\tstruct context *c = stp_enter(%d);\n", index);
+	fprintf(out, "\tstruct %s *f;\n", E->frame->name);
+	if (cf->uses_g)
+		fprintf(out, "\tstruct stp_globals *g;\n");
+	if (cf->uses_env)
+		fprintf(out, "\tstruct stp_env env = { c, ctx, NULL };\n");
+	for (int i = 1; i <= cf->ntemps; i++)
+		fprintf(out, "%st%d", i == 1 ? "\tint64_t " : ", ", i);
+	fprintf(out, "%s\n\tif (!c)\n\t\treturn 0;\n", cf->ntemps ? ";\n" : "");
+	fprintf(out, "\tf = stp_frame(c, %s);\n", E->frame->off);
+	if (cf->uses_g)
+		fprintf(out, "\tg = STP_GLOBALS(c);\n\tif (!g)\n\t\tgoto out;\n");
+	fputs(body, out);
+	free(body);
+	fprintf(out, "out:\n\tstp_leave(c);\n\treturn 0;\n}\n\n");
+	E->dp = NULL;
+}
+
+/* ---- the file ------------------------------------------------------------------------------------ */
+
+/* Frame offsets: handlers at 0, a function past the frames of everything that calls it. */
+static void frame_offsets(struct emitter *E, FILE *out)
+{
+	const char *prev = "0";
+
+	fprintf(out, "enum {\n");
+	for (int i = 0; i < E->prog->probes.len; i++) {
+		if (!E->kernel_probe[i])
+			continue;
+		fprintf(out, "\tFRAME_probe_%d = 0,\n", i);
+		fprintf(out, "\tSTP_PROBE_FRAMES_%d = STP_MAX(%s, sizeof(struct frame_probe_%d)),\n",
+			i, prev, i);
+		prev = arena_printf("STP_PROBE_FRAMES_%d", i);
+	}
+	fprintf(out, "\tSTP_PROBE_FRAMES = %s,\n", prev);
+	emit_func_offsets(E, out);
+	fprintf(out, "};\n\n");
+}
+
+static void defines(struct emitter *E, FILE *out)
+{
+	fprintf(out, "#define MAXSTRINGLEN %lld\n", (long long)E->maxstringlen);
+	fprintf(out, "#define MAXACTION %lld\n", (long long)E->maxaction);
+	fprintf(out, "#define MAXMAPENTRIES %lld\n", (long long)E->maxmapentries);
+	fprintf(out, "#define STP_NPROBES %d\n", E->prog->probes.len ? E->prog->probes.len : 1);
+	fprintf(out, "#define STP_NCPUS %d\n", E->ncpus);
+	fprintf(out, "#define STP_REC_SIZE %d\n", E->rec_size);
+	fprintf(out, "#define STP_ZERO_SIZE %d\n", E->zero_size);
+	fprintf(out, "#define STP_RINGBUF_BYTES %lld\n", (long long)E->ringbuf);
+	emit_extra_defines(E, out);
+}
+
+/* pp() of the running handler, for tapset.bpf.h: the points in read-only data. */
+static void probe_points(struct emitter *E, FILE *out)
+{
+	int n = E->prog->probes.len;
+	uint32_t at = 0;
+
+	fprintf(out, "/* the probe points, as pp() spells them */\n");
+	fprintf(out, "static const char stp_points[] SEC(\".rodata\") =");
+	for (int i = 0; i < n; i++) {
+		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
+
+		fprintf(out, "\n\t%s \"\\0\"", emit_c_string(dp->point, strlen(dp->point)));
+	}
+	fprintf(out, "%s;\n", n ? "" : " \"\"");
+	fprintf(out, "static const uint32_t stp_point_at[STP_NPROBES] SEC(\".rodata\") = {");
+	for (int i = 0; i < n; i++) {
+		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
+
+		fprintf(out, "%s%u", i ? ", " : " ", at);
+		at += (uint32_t)strlen(dp->point) + 1;
+	}
+	fprintf(out, " };\n\n");
+	fprintf(out, "static __always_inline const char *stp_ctx_pp(struct context *c)\n{\n");
+	fprintf(out, "\treturn c->probe < STP_NPROBES ? stp_points + stp_point_at[c->probe] "
+		": \"\";\n}\n\n");
+	fprintf(out, "static __always_inline int64_t stp_ctx_is_return(struct context *c)\n{\n");
+	fprintf(out, "\treturn 0;\t/* no .return probes run in kernel context yet */\n}\n\n");
+}
+
+int emit_bpf_file(struct emitter *E, FILE *out)
+{
+	int errors = diag_error_count();
+
+	E->ctx = ECTX_KERNEL;
+	E->decls = open_memstream(&E->decls_buf, &E->decls_len);
+	E->protos = open_memstream(&E->protos_buf, &E->protos_len);
+	E->defs = open_memstream(&E->defs_buf, &E->defs_len);
+	emit_functions(E);
+	for (int i = 0; i < E->prog->probes.len; i++)
+		if (E->kernel_probe[i])
+			bpf_probe(E, VEC_AT(&E->prog->probes, i), i);
+	fclose(E->decls);
+	fclose(E->protos);
+	fclose(E->defs);
+
+	fprintf(out, "/* script.bpf.c: the kernel-context handlers of %s (generated by pmstap) */\n",
+		emit_script_name(E));
+	defines(E, out);
+	fprintf(out, "\n#include \"bpf/stp.bpf.h\"\n\n");
+	emit_data_decls(E, out);
+	fputs(E->decls_buf, out);
+	frame_offsets(E, out);
+	fprintf(out, "#define STP_FRAMES_SIZE STP_FRAMES_END\n\n");
+	fprintf(out, "#include \"bpf/stp_context.bpf.h\"\n\n");
+	probe_points(E, out);
+	fprintf(out, "#include \"bpf/tapset.bpf.h\"\n\n");
+	fputs(E->protos_buf, out);
+	fputs(E->defs_buf, out);
+	free(E->decls_buf);
+	free(E->protos_buf);
+	free(E->defs_buf);
+	return diag_error_count() > errors ? -1 : 0;
+}

@@ -1,0 +1,381 @@
+/*
+ * emit_btf.c - $arg->member chains on raw tracepoint arguments, from the
+ * kernel's BTF (/sys/kernel/btf/vmlinux).
+ *
+ * $prev->mm->owner->pid reads through two pointers: each pointer on the
+ * way is read into a temporary with bpf_probe_read_kernel(), then the
+ * last member is read the same way, as C member accesses the compiler
+ * turns into CO-RE relocations (__builtin_preserve_access_index).  BTF
+ * tells which members are pointers (read them), embedded structs and
+ * arrays (go on with '.' and '[i]').  Pass 2 has checked the chain.
+ */
+#include <string.h>
+#include <linux/btf.h>
+#include "emit_int.h"
+
+struct btf_index {
+	bool tried;
+	const char *strs;
+	uint32_t str_len;
+	const struct btf_type **types;	/* by id; 0 is void */
+	int n;
+	unsigned generation;
+};
+
+static struct btf_index btf;
+
+static size_t type_extra(const struct btf_type *t)
+{
+	unsigned vlen = BTF_INFO_VLEN(t->info);
+
+	switch (BTF_INFO_KIND(t->info)) {
+	case BTF_KIND_INT: return sizeof(uint32_t);
+	case BTF_KIND_ARRAY: return sizeof(struct btf_array);
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION: return vlen * sizeof(struct btf_member);
+	case BTF_KIND_ENUM: return vlen * sizeof(struct btf_enum);
+	case BTF_KIND_FUNC_PROTO: return vlen * sizeof(struct btf_param);
+	case BTF_KIND_VAR: return sizeof(struct btf_var);
+	case BTF_KIND_DATASEC: return vlen * sizeof(struct btf_var_secinfo);
+	case BTF_KIND_DECL_TAG: return sizeof(struct btf_decl_tag);
+	case BTF_KIND_ENUM64: return vlen * sizeof(struct btf_enum64);
+	default: return 0;
+	}
+}
+
+static bool load(void)
+{
+	struct btf_header h;
+	const char *data, *types;
+	size_t len, off = 0;
+	struct vec ids = { 0 };
+
+	if (btf.generation != arena_generation())
+		btf = (struct btf_index){ .generation = arena_generation() };
+	if (btf.tried)
+		return btf.types != NULL;
+	btf.tried = true;
+	data = arena_read_file("/sys/kernel/btf/vmlinux", &len);
+	if (!data || len < sizeof(h))
+		return false;
+	memcpy(&h, data, sizeof(h));
+	if (h.magic != BTF_MAGIC || (size_t)h.hdr_len + h.str_off + h.str_len > len ||
+	    (size_t)h.hdr_len + h.type_off + h.type_len > len)
+		return false;
+	types = data + h.hdr_len + h.type_off;
+	btf.strs = data + h.hdr_len + h.str_off;
+	btf.str_len = h.str_len;
+	vec_push(&ids, NULL);
+	while (off + sizeof(struct btf_type) <= h.type_len) {
+		const struct btf_type *t = (const void *)(types + off);
+
+		vec_push(&ids, (void *)t);
+		off += sizeof(struct btf_type) + type_extra(t);
+	}
+	btf.types = (const struct btf_type **)ids.items;
+	btf.n = ids.len;
+	return true;
+}
+
+static const struct btf_type *type_at(uint32_t id)
+{
+	return id > 0 && (int)id < btf.n ? btf.types[id] : NULL;
+}
+
+static int kind_of(uint32_t id)
+{
+	const struct btf_type *t = type_at(id);
+
+	return t ? (int)BTF_INFO_KIND(t->info) : BTF_KIND_UNKN;
+}
+
+/* Past typedefs and qualifiers. */
+static uint32_t strip(uint32_t id)
+{
+	for (int guard = 0; guard < 32; guard++) {
+		int k = kind_of(id);
+
+		if (k != BTF_KIND_TYPEDEF && k != BTF_KIND_VOLATILE && k != BTF_KIND_CONST &&
+		    k != BTF_KIND_RESTRICT && k != BTF_KIND_TYPE_TAG)
+			return id;
+		id = type_at(id)->type;
+	}
+	return id;
+}
+
+static bool is_record(uint32_t id)
+{
+	return kind_of(id) == BTF_KIND_STRUCT || kind_of(id) == BTF_KIND_UNION;
+}
+
+/* Member NAME of struct/union ID, anonymous members included: its type, 0 if none. */
+static uint32_t member(uint32_t id, const char *name, bool *bitfield, int depth)
+{
+	const struct btf_type *t = type_at(id);
+	const struct btf_member *m;
+
+	if (depth > 8 || !is_record(id))
+		return 0;
+	m = (const struct btf_member *)(t + 1);
+	for (unsigned i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		const char *n = m[i].name_off < btf.str_len ? btf.strs + m[i].name_off : "";
+		uint32_t found;
+
+		if (*n && strcmp(n, name) == 0) {
+			*bitfield = BTF_INFO_KFLAG(t->info) && BTF_MEMBER_BITFIELD_SIZE(m[i].offset);
+			return m[i].type;
+		}
+		if (!*n && (found = member(strip(m[i].type), name, bitfield, depth + 1)))
+			return found;
+	}
+	return 0;
+}
+
+/*
+ * Where the walk is: a pointer value (a C expression of type CTYPE whose
+ * pointee has BTF type TYPE), or a C lvalue of BTF type TYPE whose address
+ * is a kernel address.
+ */
+struct walk {
+	const char *val;
+	const char *ctype;
+	const char *lv;
+	uint32_t type;		/* stripped */
+};
+
+static bool is_signed(uint32_t id)
+{
+	const struct btf_type *t = type_at(id);
+
+	if (kind_of(id) == BTF_KIND_INT)
+		return BTF_INT_ENCODING(*(const uint32_t *)(t + 1)) & BTF_INT_SIGNED;
+	if (kind_of(id) == BTF_KIND_ENUM || kind_of(id) == BTF_KIND_ENUM64)
+		return BTF_INFO_KFLAG(t->info);
+	return false;
+}
+
+static bool is_char(uint32_t id)
+{
+	const struct btf_type *t = type_at(id);
+
+	return kind_of(id) == BTF_KIND_INT && (t->size == 1);
+}
+
+/* Read W's lvalue (a number or a pointer) into a new temporary. */
+static const char *read_lvalue(struct emitter *E, const struct walk *w)
+{
+	const char *t = emit_long_temp(E);
+
+	emit_line(E, "%s = stp_kread_int(__builtin_preserve_access_index(&%s), sizeof(%s), %d);", t,
+		  w->lv, w->lv, is_signed(w->type));
+	return t;
+}
+
+/* The lvalue is a pointer: read it; W becomes that value. */
+static void read_pointer(struct emitter *E, struct walk *w)
+{
+	const char *t = read_lvalue(E, w);
+
+	w->ctype = arena_printf("typeof(%s)", w->lv);
+	w->type = strip(type_at(w->type)->type);
+	w->val = t;
+	w->lv = NULL;
+}
+
+static bool step_member(struct emitter *E, struct walk *w, const struct target_comp *tc)
+{
+	bool bitfield = false;
+	uint32_t m = is_record(w->type) ? member(w->type, tc->member, &bitfield, 0) : 0;
+
+	w->lv = w->lv ? arena_printf("%s.%s", w->lv, tc->member)
+		      : arena_printf("((%s)%s)->%s", w->ctype, w->val, tc->member);
+	if (!m)
+		diag_error(tc->loc, "cannot read '->%s': the type has no such member", tc->member);
+	else if (bitfield)
+		diag_error(tc->loc, "'%s' is a bit field, which cannot be read yet", tc->member);
+	w->type = strip(m);
+	return m != 0 && !bitfield;
+}
+
+static void step_index(struct emitter *E, struct walk *w, const struct target_comp *tc)
+{
+	const char *i = tc->kind == COMP_INDEX ? emit_number(tc->index)
+		: emit_snapshot(E, emit_expr(E, tc->index_expr), TYPE_LONG);
+
+	if (!w->lv) {
+		w->lv = arena_printf("((%s)%s)[%s]", w->ctype, w->val, i);
+		return;
+	}
+	w->lv = arena_printf("%s[%s]", w->lv, i);
+	if (kind_of(w->type) == BTF_KIND_ARRAY)
+		w->type = strip(((const struct btf_array *)(type_at(w->type) + 1))->type);
+}
+
+/* A string for $x$ of a number, a pointer or a char array, as stap prints them. */
+static const char *pretty(struct emitter *E, struct expr *e, const struct walk *w)
+{
+	struct vec pieces = { 0 };
+	struct emit_piece *p = ARENA_NEW(struct emit_piece);
+	int k = kind_of(w->type);
+
+	p->lit = "";
+	if (k == BTF_KIND_ARRAY && is_char(strip(((const struct btf_array *)(type_at(w->type) + 1))->type))) {
+		const char *t = emit_str_temp(E);
+
+		emit_line(E, "stp_kread_str(__builtin_preserve_access_index(&%s), %s);", w->lv, t);
+		p->conv = "\"%s\"";
+		p->str = true;
+		p->val = t;
+	} else if (k == BTF_KIND_INT || k == BTF_KIND_ENUM || k == BTF_KIND_ENUM64 || k == BTF_KIND_PTR) {
+		p->conv = k == BTF_KIND_PTR ? "0x%llx" : is_signed(w->type) ? "%lld" : "%llu";
+		p->val = read_lvalue(E, w);
+	} else {
+		emit_unsupported(E, e->loc, arena_printf("pretty printing '%s', a struct or union",
+							 e->name ? e->name : "@cast"), NULL);
+		return "\"\"";
+	}
+	vec_push(&pieces, p);
+	return emit_bpf_snprintf(E, &pieces);
+}
+
+/* Follow E's ->member and [i] from W; the value, its address (&), or its text ($). */
+static const char *walk_chain(struct emitter *E, struct expr *e, struct walk *w)
+{
+	for (int i = 0; i < e->comps.len; i++) {
+		const struct target_comp *tc = VEC_AT(&e->comps, i);
+
+		if (w->lv && kind_of(w->type) == BTF_KIND_PTR)
+			read_pointer(E, w);
+		if (tc->kind == COMP_MEMBER) {
+			if (!step_member(E, w, tc))
+				return "0";
+		} else {
+			step_index(E, w, tc);
+		}
+	}
+	if (!w->lv) {
+		if (e->addr_of || e->pretty)
+			emit_unsupported(E, e->loc, "'&' or '$' on a value that is not in memory", NULL);
+		return arena_printf("(int64_t)%s", w->val);
+	}
+	if (e->addr_of || (kind_of(w->type) == BTF_KIND_ARRAY && !e->pretty))
+		return arena_printf("(int64_t)(long)__builtin_preserve_access_index(&%s)", w->lv);
+	if (e->pretty)
+		return pretty(E, e, w);
+	return read_lvalue(E, w);
+}
+
+/* $arg[->member|[i]]... of raw tracepoint argument INDEX (BTF type A->btf_id). */
+const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_arg *a, int index)
+{
+	struct walk w = { arena_printf("ctx->args[%d]", index), a->ctype, NULL, 0 };
+	uint32_t t;
+
+	if (!load()) {
+		emit_unsupported(E, e->loc, "member chains without the kernel's BTF", NULL);
+		return "0";
+	}
+	t = strip((uint32_t)a->btf_id);
+	if (!e->comps.len && !e->addr_of && !e->pretty)
+		return arena_printf("(int64_t)%s", w.val);
+	if (kind_of(t) != BTF_KIND_PTR) {
+		emit_unsupported(E, e->loc, arena_printf("'%s' with members: it is not a pointer",
+							 e->name), NULL);
+		return "0";
+	}
+	w.type = strip(type_at(t)->type);
+	return walk_chain(E, e, &w);
+}
+
+/* The BTF struct, union or typedef named NAME ("struct sock", "sock"); its C name in *C. */
+static uint32_t find_type(const char *name, const char **c)
+{
+	int want = BTF_KIND_UNKN;
+
+	if (strncmp(name, "struct ", 7) == 0) {
+		want = BTF_KIND_STRUCT;
+		name += 7;
+	} else if (strncmp(name, "union ", 6) == 0) {
+		want = BTF_KIND_UNION;
+		name += 6;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 1; i < btf.n; i++) {
+			int k = kind_of((uint32_t)i);
+			const char *n = btf.strs + btf.types[i]->name_off;
+
+			if (btf.types[i]->name_off >= btf.str_len || strcmp(n, name) != 0)
+				continue;
+			if (pass == 0 ? (want ? k != want : !is_record((uint32_t)i))
+				      : k != BTF_KIND_TYPEDEF)
+				continue;
+			*c = k == BTF_KIND_TYPEDEF ? name
+				: arena_printf("%s %s", k == BTF_KIND_UNION ? "union" : "struct", name);
+			return (uint32_t)i;
+		}
+		if (want)
+			break;
+	}
+	return 0;
+}
+
+/* @cast(addr, "type"[, "module"])->member... in kernel context. */
+const char *emit_btf_cast(struct emitter *E, struct expr *e)
+{
+	struct walk w = { NULL, NULL, NULL, 0 };
+	const char *cname;
+	uint32_t t;
+
+	if (E->ctx != ECTX_KERNEL) {
+		emit_unsupported(E, e->loc, "@cast in user context",
+				 "kernel memory can be read in kernel-context probes only");
+		return "0";
+	}
+	if (!load() || !(t = find_type(e->str, &cname))) {
+		diag_error(e->loc, "@cast: no type '%s' in the kernel's BTF", e->str);
+		return "0";
+	}
+	w.val = emit_snapshot(E, emit_expr(E, e->left), TYPE_LONG);
+	w.ctype = arena_printf("%s *", cname);
+	w.type = strip(t);
+	if (!e->comps.len && !e->pretty)
+		return e->addr_of ? "0" : w.val;
+	return walk_chain(E, e, &w);
+}
+
+/*
+ * @defined(E) where pass 2 could not tell (a @cast chain): 1 or 0 from the
+ * kernel's BTF, -1 when this cannot tell either.
+ */
+int emit_btf_defined(struct expr *e)
+{
+	const char *cname;
+	uint32_t cur;
+	bool lv = false, bitfield = false;
+
+	if (e->kind != EXPR_CAST || !load())
+		return -1;
+	cur = find_type(e->str, &cname);
+	if (!cur)
+		return 0;
+	cur = strip(cur);
+	for (int i = 0; i < e->comps.len; i++) {
+		const struct target_comp *tc = VEC_AT(&e->comps, i);
+
+		if (lv && kind_of(cur) == BTF_KIND_PTR)
+			cur = strip(type_at(cur)->type);
+		if (tc->kind == COMP_MEMBER) {
+			uint32_t m = is_record(cur) ? member(cur, tc->member, &bitfield, 0) : 0;
+
+			if (!m || bitfield)
+				return 0;
+			cur = strip(m);
+		} else if (lv) {
+			if (kind_of(cur) != BTF_KIND_ARRAY)
+				return 0;
+			cur = strip(((const struct btf_array *)(type_at(cur) + 1))->type);
+		}
+		lv = true;
+	}
+	return 1;
+}

@@ -1,0 +1,424 @@
+/*
+ * emit_expr.c - expressions, the same text for both contexts.
+ *
+ * emit_expr() returns a C expression that has no side effects and cannot
+ * fail: a long (int64_t) or a string (a pointer to a NUL-terminated
+ * buffer, or a C string literal).  Whatever must happen first (calls,
+ * stores, error checks, string building) it writes as statements before
+ * it, into the current C function, in the script's left-to-right order.
+ * When a later operand's statements have side effects, earlier operands
+ * that read variables are copied into temporaries first.
+ */
+#include <ctype.h>
+#include <string.h>
+#include "emit_int.h"
+
+/* ---- temporaries -------------------------------------------------------------- */
+
+const char *emit_long_temp(struct emitter *E)
+{
+	return arena_printf("t%d", ++E->cf->ntemps);
+}
+
+const char *emit_str_temp(struct emitter *E)
+{
+	struct frame *fr = E->frame;
+
+	if (++fr->nstr > fr->maxstr)
+		fr->maxstr = fr->nstr;
+	return arena_printf("f->s[%d]", fr->nstr - 1);
+}
+
+void emit_temps_mark(struct emitter *E, int *mark, int **keys)
+{
+	int n = E->globals.len;
+
+	*mark = E->frame->nstr;
+	*keys = arena_alloc(sizeof(int) * (size_t)(n + 1));
+	memcpy(*keys, E->frame->nkey, sizeof(int) * (size_t)n);
+}
+
+void emit_temps_release(struct emitter *E, int mark, int *keys)
+{
+	E->frame->nstr = mark;
+	memcpy(E->frame->nkey, keys, sizeof(int) * (size_t)E->globals.len);
+}
+
+/* Numbers, string literals and temporaries: nothing later can change them. */
+bool emit_is_stable(const char *t)
+{
+	if (isdigit((unsigned char)t[0]) || t[0] == '"')
+		return true;
+	if (t[0] == '(' && t[1] == '-' && isdigit((unsigned char)t[2]))
+		return true;
+	if (t[0] == 't' && isdigit((unsigned char)t[1]))
+		return strspn(t + 1, "0123456789") == strlen(t + 1);
+	return strncmp(t, "f->s[", 5) == 0;
+}
+
+const char *emit_snapshot(struct emitter *E, const char *text, enum type t)
+{
+	const char *tmp;
+
+	if (emit_is_stable(text))
+		return text;
+	if (t == TYPE_STRING) {
+		tmp = emit_str_temp(E);
+		emit_line(E, "stp_strcpy(%s, %s);", tmp, text);
+	} else {
+		tmp = emit_long_temp(E);
+		emit_line(E, "%s = %s;", tmp, text);
+	}
+	return tmp;
+}
+
+const char *emit_number(int64_t v)
+{
+	if (v == INT64_MIN)
+		return "(-9223372036854775807LL - 1)";
+	if (v < 0)
+		return arena_printf("(%lldLL)", (long long)v);
+	return arena_printf("%lldLL", (long long)v);
+}
+
+/* ---- errors -------------------------------------------------------------------- */
+
+/* Jump to where errors go: the innermost catch, or out of the C function. */
+void emit_fail(struct emitter *E)
+{
+	struct cfunc *cf = E->cf;
+
+	if (cf->err_label)
+		emit_line(E, "\tgoto %s;", cf->err_label);
+	else if (cf->is_callback)
+		emit_line(E, "\treturn 1;");
+	else
+		emit_line(E, "\tgoto out;");
+}
+
+/* After a call: unwind when it failed; SITE >= 0 names the call as the error's place. */
+void emit_check(struct emitter *E, int site)
+{
+	emit_line(E, "if (c->error) {");
+	if (site >= 0)
+		emit_line(E, "\tstp_error_at(c, %d);", site);
+	emit_fail(E);
+	emit_line(E, "}");
+}
+
+/* ---- ordering --------------------------------------------------------------------- */
+
+void emit_capture_begin(struct emitter *E, struct capture *cap)
+{
+	cap->saved = E->cf->f;
+	cap->buf = NULL;
+	cap->f = open_memstream(&cap->buf, &cap->len);
+	E->cf->f = cap->f;
+}
+
+/* Stop capturing; the captured text stays in CAP until capture_put. */
+void emit_capture_end(struct emitter *E, struct capture *cap)
+{
+	fclose(cap->f);
+	E->cf->f = cap->saved;
+}
+
+void emit_capture_put(struct emitter *E, struct capture *cap)
+{
+	fwrite(cap->buf, 1, cap->len, E->cf->f);
+	free(cap->buf);
+}
+
+/*
+ * ES in order into OUT: when one has side effects, the texts of the
+ * earlier ones that could change are copied into temporaries first.
+ */
+void emit_exprs_ordered(struct emitter *E, struct expr **es, int n, const char **out)
+{
+	for (int i = 0; i < n; i++) {
+		struct capture cap;
+		int se = E->side_effects;
+
+		out[i] = NULL;
+		if (!es[i])
+			continue;
+		emit_capture_begin(E, &cap);
+		out[i] = emit_expr(E, es[i]);
+		emit_capture_end(E, &cap);
+		for (int j = 0; j < i && E->side_effects != se; j++)
+			if (out[j])
+				out[j] = emit_snapshot(E, out[j], es[j]->type);
+		emit_capture_put(E, &cap);
+	}
+}
+
+static void two(struct emitter *E, struct expr *a, struct expr *b, const char **ta,
+		const char **tb)
+{
+	struct expr *es[2] = { a, b };
+	const char *out[2];
+
+	emit_exprs_ordered(E, es, 2, out);
+	*ta = out[0];
+	*tb = out[1];
+}
+
+/* ---- arithmetic ------------------------------------------------------------------- */
+
+static bool nonzero_number(const char *t)
+{
+	return emit_is_stable(t) && t[0] != '"' && t[0] != 't' && strncmp(t, "0LL", 3) != 0 &&
+	       strncmp(t, "f->", 3) != 0;
+}
+
+/* L OP R for longs: / and % check for zero, shifts go through uint64_t. */
+const char *emit_arith(struct emitter *E, const char *op, const char *l, const char *r,
+		       struct srcloc loc)
+{
+	if (strcmp(op, "/") == 0 || strcmp(op, "%") == 0) {
+		if (!nonzero_number(r)) {
+			int site = emit_error_site(E, loc, "division by zero");
+
+			r = emit_snapshot(E, r, TYPE_LONG);
+			emit_line(E, "if (%s == 0) {", r);
+			emit_line(E, "\tstp_raise(c, %d, \"division by zero\");", site);
+			emit_fail(E);
+			emit_line(E, "}");
+		}
+		return arena_printf("stp_%s(%s, %s)", op[0] == '/' ? "div" : "mod", l, r);
+	}
+	if (strcmp(op, "<<") == 0)
+		return arena_printf("stp_shl(%s, %s)", l, r);
+	if (strcmp(op, ">>") == 0)
+		return arena_printf("stp_shr(%s, %s)", l, r);
+	if (strcmp(op, ">>>") == 0)
+		return arena_printf("stp_ushr(%s, %s)", l, r);
+	return arena_printf("(%s %s %s)", l, op, r);
+}
+
+static const char *binary(struct emitter *E, struct expr *e)
+{
+	const char *l, *r, *t;
+
+	two(E, e->left, e->right, &l, &r);
+	if (strcmp(e->op, ".") != 0)
+		return emit_arith(E, e->op, l, r, e->loc);
+	t = emit_str_temp(E);
+	emit_line(E, "stp_concat(%s, %s, %s);", t, l, r);
+	return t;
+}
+
+static const char *unary(struct emitter *E, struct expr *e)
+{
+	const char *v = emit_expr(E, e->left);
+
+	switch (e->op[0]) {
+	case '-': return arena_printf("(-%s)", v);
+	case '!': return arena_printf("(!%s)", v);
+	case '~': return arena_printf("(~%s)", v);
+	default: return v;
+	}
+}
+
+/* ---- conditions -------------------------------------------------------------------- */
+
+/* T without the parentheses around all of it, for if (...). */
+static const char *unparen(const char *t)
+{
+	size_t n = strlen(t);
+	int depth = 0;
+
+	if (n < 2 || t[0] != '(' || t[n - 1] != ')')
+		return t;
+	for (size_t i = 0; i < n - 1; i++) {
+		depth += t[i] == '(' ? 1 : t[i] == ')' ? -1 : 0;
+		if (depth == 0)
+			return t;	/* (a) + (b) */
+	}
+	return arena_strndup(t + 1, n - 2);
+}
+
+/* E as a truth value, safe inside any C expression. */
+const char *emit_cond(struct emitter *E, struct expr *e)
+{
+	return emit_expr(E, e);
+}
+
+/* E as the whole condition of an if (...): no outer parentheses. */
+const char *emit_cond_bare(struct emitter *E, struct expr *e)
+{
+	return unparen(emit_expr(E, e));
+}
+
+/* A && B, A || B: B's statements run only when they must. */
+static const char *logical(struct emitter *E, struct expr *e)
+{
+	bool and = strcmp(e->op, "&&") == 0;
+	const char *l = emit_cond(E, e->left), *r, *t;
+	struct capture cap;
+
+	emit_capture_begin(E, &cap);
+	E->cf->indent++;
+	r = emit_cond(E, e->right);
+	E->cf->indent--;
+	emit_capture_end(E, &cap);
+	if (!cap.len) {
+		free(cap.buf);
+		return arena_printf("(%s %s %s)", l, e->op, r);
+	}
+	t = emit_long_temp(E);
+	emit_line(E, "%s = %s != 0;", t, l);
+	emit_line(E, and ? "if (%s) {" : "if (!%s) {", t);
+	emit_capture_put(E, &cap);
+	emit_line(E, "\t%s = %s != 0;", t, r);
+	emit_line(E, "}");
+	return t;
+}
+
+static int fold_strcmp(struct expr *a, struct expr *b)
+{
+	char *x = arena_alloc(strlen(a->str) + 1), *y = arena_alloc(strlen(b->str) + 1);
+
+	emit_unescape(x, a->str);
+	emit_unescape(y, b->str);
+	return strcmp(x, y);
+}
+
+static const char *compare(struct emitter *E, struct expr *e)
+{
+	const char *l, *r;
+	bool llit = e->left->kind == EXPR_STRING, rlit = e->right->kind == EXPR_STRING;
+	int v;
+
+	if (e->left->type != TYPE_STRING) {
+		two(E, e->left, e->right, &l, &r);
+		return arena_printf("(%s %s %s)", l, e->op, r);
+	}
+	if (llit && rlit) {
+		v = fold_strcmp(e->left, e->right);
+		return arena_printf("(%d %s 0)", v < 0 ? -1 : v > 0, e->op);
+	}
+	two(E, e->left, e->right, &l, &r);
+	if (rlit)
+		return arena_printf("(stp_strcmp_lit(%s, %s) %s 0)", l, r, e->op);
+	if (llit)
+		return arena_printf("(0 %s stp_strcmp_lit(%s, %s))", e->op, r, l);
+	return arena_printf("(stp_strcmp(%s, %s) %s 0)", l, r, e->op);
+}
+
+static const char *regex(struct emitter *E, struct expr *e)
+{
+	const char *s;
+	int site;
+
+	if (E->ctx == ECTX_KERNEL) {
+		emit_unsupported(E, e->loc, arena_printf("regular expression matching ('%s')",
+							 e->op),
+				 "match in an end or timer probe, or compare with == and strpos()");
+		return "0";
+	}
+	s = emit_expr(E, e->left);
+	site = emit_error_site(E, e->right->loc, "invalid regular expression");
+	return arena_printf("(%sstp_regex_match(c, %s, %s, %d))", e->op[0] == '!' ? "!" : "", s,
+			    emit_c_literal(e->right->str), site);
+}
+
+/* C ? A : B; a string result is copied into a temporary on either branch. */
+static const char *ternary(struct emitter *E, struct expr *e)
+{
+	int known = e->cond->kind == EXPR_DEFINED ? emit_btf_defined(e->cond->left) : -1;
+
+	if (known >= 0)		/* @defined(@cast(...)->member) ? ... : ... */
+		return emit_expr(E, known ? e->left : e->right);
+	const char *c, *a, *b, *t;
+	struct capture ca, cb;
+	bool str = e->type == TYPE_STRING;
+
+	c = emit_cond(E, e->cond);
+	E->cf->indent++;
+	emit_capture_begin(E, &ca);
+	a = emit_expr(E, e->left);
+	emit_capture_end(E, &ca);
+	emit_capture_begin(E, &cb);
+	b = emit_expr(E, e->right);
+	emit_capture_end(E, &cb);
+	E->cf->indent--;
+	if (!str && !ca.len && !cb.len) {
+		free(ca.buf);
+		free(cb.buf);
+		return arena_printf("(%s ? %s : %s)", c, a, b);
+	}
+	t = str ? emit_str_temp(E) : emit_long_temp(E);
+	emit_line(E, "if (%s) {", c);
+	emit_capture_put(E, &ca);
+	emit_line(E, str ? "\tstp_strcpy(%s, %s);" : "\t%s = %s;", t, a);
+	emit_line(E, "} else {");
+	emit_capture_put(E, &cb);
+	emit_line(E, str ? "\tstp_strcpy(%s, %s);" : "\t%s = %s;", t, b);
+	emit_line(E, "}");
+	return t;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------ */
+
+static const char *expr(struct emitter *E, struct expr *e, bool used)
+{
+	switch (e->kind) {
+	case EXPR_NUMBER: return emit_number(e->num);
+	case EXPR_STRING: return emit_c_literal(e->str);
+	case EXPR_SYMBOL: return emit_var_ref(E, e->decl);
+	case EXPR_INDEX: return emit_index_read(E, e);
+	case EXPR_CALL:
+		return e->builtin ? emit_print_call(E, e, used) : emit_call(E, e, used);
+	case EXPR_UNARY: return unary(E, e);
+	case EXPR_PREFIX:
+	case EXPR_POSTFIX: return emit_incdec(E, e, used);
+	case EXPR_BINARY: return binary(E, e);
+	case EXPR_LOGICAL: return logical(E, e);
+	case EXPR_COMPARE: return compare(E, e);
+	case EXPR_REGEX: return regex(E, e);
+	case EXPR_TERNARY: return ternary(E, e);
+	case EXPR_ASSIGN: return emit_assign(E, e, used);
+	case EXPR_IN: return emit_in(E, e);
+	case EXPR_STAT: return emit_stat(E, e);
+	case EXPR_TARGET: return emit_target(E, e);
+	case EXPR_HIST:
+		emit_unsupported(E, e->loc, "a histogram outside print", NULL);
+		return "0";
+	case EXPR_CAST: return emit_btf_cast(E, e);
+	case EXPR_ATVAR: emit_unsupported(E, e->loc, "@var", NULL); break;
+	case EXPR_DEFINED:
+		if (emit_btf_defined(e->left) >= 0)
+			return emit_btf_defined(e->left) ? "1LL" : "0LL";
+		emit_unsupported(E, e->loc, "@defined on debuginfo", NULL);
+		break;
+	case EXPR_ENTRY: emit_unsupported(E, e->loc, "@entry", NULL); break;
+	case EXPR_PERF: emit_unsupported(E, e->loc, "@perf", NULL); break;
+	case EXPR_AUTOCAST: emit_unsupported(E, e->loc, "'->' on a value", NULL); break;
+	case EXPR_EMBEDDED: emit_unsupported(E, e->loc, "embedded C in an expression", NULL); break;
+	}
+	return e->type == TYPE_STRING ? "\"\"" : "0";
+}
+
+const char *emit_expr(struct emitter *E, struct expr *e)
+{
+	return expr(E, e, true);
+}
+
+/* E for its effects only (an expression statement). */
+const char *emit_expr_void(struct emitter *E, struct expr *e)
+{
+	return expr(E, e, false);
+}
+
+/* E as a string in a buffer: in kernel context a literal is copied into a temporary. */
+const char *emit_strbuf(struct emitter *E, struct expr *e)
+{
+	const char *t = emit_expr(E, e), *b;
+
+	if (E->ctx != ECTX_KERNEL || e->kind != EXPR_STRING)
+		return t;
+	b = emit_str_temp(E);
+	emit_line(E, "stp_strcpy(%s, %s);", b, t);
+	return b;
+}

@@ -1,0 +1,497 @@
+/*
+ * emit_func.c - functions: the walk over the program, the call graph
+ * (which context calls what; no recursion in the kernel), frames, the
+ * C functions for script and embedded-C functions, and their calls.
+ *
+ * A script function becomes
+ *	static int64_t fn_NAME(struct context *c, int64_t a_x, const char *a_s)
+ * (void for no value; a string function writes into a caller's buffer
+ * passed as `char *ret` after c).  Its parameters and locals live in its
+ * frame.  An embedded-C function becomes an inline function whose body is
+ * the C code, with stp_tapset.h's CONTEXT/STAP_ARG_/STAP_RETVALUE/
+ * STAP_RETURN/STAP_ERROR macros defined around it.
+ */
+#include <string.h>
+#include "emit_int.h"
+
+/* ---- walking --------------------------------------------------------------- */
+
+void emit_walk_expr(struct expr *e, emit_walk_fn fn, void *arg)
+{
+	if (!e)
+		return;
+	fn(e, arg);
+	emit_walk_expr(e->left, fn, arg);
+	emit_walk_expr(e->right, fn, arg);
+	emit_walk_expr(e->cond, fn, arg);
+	for (int i = 0; i < e->args.len; i++)
+		emit_walk_expr(VEC_AT(&e->args, i), fn, arg);
+	for (int i = 0; i < e->comps.len; i++)
+		emit_walk_expr(((struct target_comp *)VEC_AT(&e->comps, i))->index_expr, fn, arg);
+}
+
+void emit_walk_stmt(struct stmt *s, emit_walk_fn fn, void *arg)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->body.len; i++)
+		emit_walk_stmt(VEC_AT(&s->body, i), fn, arg);
+	emit_walk_expr(s->expr, fn, arg);
+	emit_walk_expr(s->init, fn, arg);
+	emit_walk_expr(s->incr, fn, arg);
+	for (int i = 0; i < s->keys.len; i++)
+		emit_walk_expr(VEC_AT(&s->keys, i), fn, arg);
+	emit_walk_expr(s->value, fn, arg);
+	emit_walk_expr(s->array, fn, arg);
+	emit_walk_expr(s->limit, fn, arg);
+	emit_walk_stmt(s->then, fn, arg);
+	emit_walk_stmt(s->otherwise, fn, arg);
+}
+
+void emit_walk_program(struct emitter *E, emit_walk_fn fn, void *arg)
+{
+	for (int i = 0; i < E->prog->probes.len; i++) {
+		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
+
+		emit_walk_expr(dp->cond, fn, arg);
+		emit_walk_stmt(dp->body, fn, arg);
+	}
+	for (int i = 0; i < E->prog->funcs.len; i++)
+		emit_walk_stmt(((struct func *)VEC_AT(&E->prog->funcs, i))->body, fn, arg);
+}
+
+/* ---- the call graph --------------------------------------------------------------- */
+
+struct efunc *emit_efunc(struct emitter *E, const struct func *fn)
+{
+	return hmap_get(&E->fmap, fn);
+}
+
+static const char *func_cname(struct emitter *E, const struct func *fn)
+{
+	const char *c = arena_printf("fn_%s", fn->name);
+
+	for (int n = 2;; n++) {
+		bool taken = false;
+
+		for (int i = 0; i < E->funcs.len && !taken; i++)
+			taken = strcmp(((struct efunc *)VEC_AT(&E->funcs, i))->cname, c) == 0;
+		if (!taken)
+			return c;
+		c = arena_printf("fn_%s_%d", fn->name, n);
+	}
+}
+
+struct callees {
+	struct emitter *E;
+	struct vec *out;
+};
+
+static void collect_call(struct expr *e, void *arg)
+{
+	struct callees *cs = arg;
+	struct efunc *ef;
+
+	if (e->kind != EXPR_CALL || e->builtin || !e->func)
+		return;
+	ef = emit_efunc(cs->E, e->func);
+	for (int i = 0; ef && i < cs->out->len; i++)
+		if (VEC_AT(cs->out, i) == ef)
+			return;
+	if (ef)
+		vec_push(cs->out, ef);
+}
+
+static void calls_of(struct emitter *E, struct stmt *body, struct expr *cond, struct vec *out)
+{
+	struct callees cs = { E, out };
+
+	emit_walk_stmt(body, collect_call, &cs);
+	emit_walk_expr(cond, collect_call, &cs);
+}
+
+/* Mark what a kernel (or user) handler reaches; report kernel recursion. */
+static bool reach(struct emitter *E, struct efunc *ef, bool kernel, struct derived_probe *dp)
+{
+	bool ok = true;
+
+	if (kernel && ef->mark == 1) {
+		diag_error(ef->fn->loc, "function '%s' is recursive, which kernel context cannot run "
+			   "(probe %s at %s)", ef->fn->name, dp->point,
+			   emit_loc_text(dp->probe->loc));
+		diag_hint("call it from a begin, end or timer probe (user context), where recursion "
+			  "is bounded by MAXNESTING");
+		return false;
+	}
+	if (kernel ? ef->kernel && ef->mark == 2 : ef->user)
+		return true;
+	if (kernel)
+		ef->kernel = true;
+	else
+		ef->user = true;
+	ef->mark = kernel ? 1 : ef->mark;
+	for (int i = 0; i < ef->callees.len && ok; i++) {
+		struct efunc *callee = VEC_AT(&ef->callees, i);
+		bool known = false;
+
+		if (kernel) {
+			for (int j = 0; j < callee->callers.len; j++)
+				known |= VEC_AT(&callee->callers, j) == ef;
+			if (!known)
+				vec_push(&callee->callers, ef);
+		}
+		ok = reach(E, callee, kernel, dp);
+	}
+	if (kernel)
+		ef->mark = 2;
+	return ok;
+}
+
+void emit_funcs_analyze(struct emitter *E)
+{
+	struct vec seen = { 0 };
+
+	for (int i = 0; i < E->prog->funcs.len; i++) {
+		struct func *fn = VEC_AT(&E->prog->funcs, i);
+		struct efunc *ef = ARENA_NEW(struct efunc);
+
+		ef->fn = fn;
+		ef->cname = func_cname(E, fn);
+		vec_push(&E->funcs, ef);
+		hmap_put(&E->fmap, fn, ef);
+	}
+	for (int i = 0; i < E->funcs.len; i++) {
+		struct efunc *ef = VEC_AT(&E->funcs, i);
+
+		calls_of(E, ef->fn->body, NULL, &ef->callees);
+	}
+	for (int i = 0; i < E->prog->probes.len; i++) {
+		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
+		bool kernel = emit_probe_in_kernel(dp);
+
+		seen.len = 0;
+		calls_of(E, dp->body, dp->cond, &seen);
+		for (int j = 0; j < seen.len; j++) {
+			struct efunc *ef = VEC_AT(&seen, j);
+
+			if (kernel)
+				ef->probe_caller = true;
+			if (!reach(E, ef, kernel, dp))
+				return;
+		}
+	}
+}
+
+/* ---- frames --------------------------------------------------------------------------- */
+
+struct frame *emit_frame_new(struct emitter *E, const char *name)
+{
+	struct frame *fr = ARENA_NEW(struct frame);
+
+	fr->name = name;
+	fr->off = arena_printf("FRAME_%s", name + 6);	/* past "frame_" */
+	fr->nkey = arena_alloc(sizeof(int) * (size_t)(E->globals.len + 1));
+	fr->maxkey = arena_alloc(sizeof(int) * (size_t)(E->globals.len + 1));
+	fr->fields = open_memstream(&fr->fields_buf, &fr->fields_len);
+	return fr;
+}
+
+void emit_frame_local(struct emitter *E, struct frame *fr, struct vardecl *d)
+{
+	if (d->type == TYPE_STRING)
+		fprintf(fr->fields, "\tchar l_%s[MAXSTRINGLEN];\n", d->name);
+	else if (d->type == TYPE_LONG)
+		fprintf(fr->fields, "\tint64_t l_%s;\n", d->name);
+}
+
+/* The frame's struct, into the declarations. */
+void emit_frame_decl(struct emitter *E, struct frame *fr)
+{
+	fclose(fr->fields);
+	fprintf(E->decls, "struct %s {\n%s", fr->name, fr->fields_buf);
+	free(fr->fields_buf);
+	if (fr->has_ret)
+		fprintf(E->decls, "\tint64_t ret;\n");
+	if (fr->maxstr)
+		fprintf(E->decls, "\tchar s[%d][MAXSTRINGLEN];\n", fr->maxstr);
+	for (int i = 0; i < E->globals.len; i++) {
+		struct eglobal *g = VEC_AT(&E->globals, i);
+
+		if (fr->maxkey[i])
+			fprintf(E->decls, "\tstruct key_%s k_%s[%d];\n", g->cname, g->cname,
+				fr->maxkey[i]);
+	}
+	fprintf(E->decls, "};\n\n");
+}
+
+/* ---- C signatures ------------------------------------------------------------------------ */
+
+static const char *param_ctype(const struct vardecl *d)
+{
+	return d->type == TYPE_STRING ? "const char *" : "int64_t ";
+}
+
+static int c_params(const struct func *fn)
+{
+	return 1 + (fn->ret_type == TYPE_STRING) + fn->params.len;
+}
+
+static const char *signature(struct emitter *E, struct efunc *ef)
+{
+	const struct func *fn = ef->fn;
+	const char *ret = fn->ret_type == TYPE_LONG ? "int64_t" : "void";
+	const char *attr = E->ctx == ECTX_USER ? (fn->embedded ? "static inline " : "static ")
+		: fn->embedded || c_params(fn) > 5 ? "static __always_inline "
+		: "static __noinline ";
+	char *s = arena_printf("%s%s %s(struct context *c", attr, ret, ef->cname);
+
+	if (fn->ret_type == TYPE_STRING)
+		s = arena_printf("%s, char *ret", s);
+	for (int i = 0; i < fn->params.len; i++) {
+		struct vardecl *p = VEC_AT(&fn->params, i);
+
+		s = arena_printf("%s, %sa_%s", s, param_ctype(p), p->name);
+	}
+	return arena_printf("%s)", s);
+}
+
+static void comment(struct emitter *E, FILE *out, struct efunc *ef)
+{
+	const struct func *fn = ef->fn;
+
+	fprintf(out, "/* function %s:%s (", fn->name, type_name(fn->ret_type));
+	for (int i = 0; i < fn->params.len; i++) {
+		struct vardecl *p = VEC_AT(&fn->params, i);
+
+		fprintf(out, "%s%s:%s", i ? ", " : "", p->name, type_name(p->type));
+	}
+	fprintf(out, ") at %s */\n", emit_loc_text(fn->loc));
+}
+
+/* ---- embedded-C functions -------------------------------------------------------------------- */
+
+static void embedded_function(struct emitter *E, struct efunc *ef, FILE *out)
+{
+	const struct func *fn = ef->fn;
+	enum type rt = fn->ret_type;
+	const char *rv = rt == TYPE_LONG ? " 0" : "";
+
+	comment(E, out, ef);
+	fprintf(out, "%s\n{\n", signature(E, ef));
+	if (rt == TYPE_LONG)
+		fprintf(out, "\tint64_t ret = 0;\n\n");
+	else if (rt == TYPE_STRING)
+		fprintf(out, "\tret[0] = '\\0';\n");
+	for (int i = 0; i < fn->params.len; i++) {
+		struct vardecl *p = VEC_AT(&fn->params, i);
+
+		fprintf(out, "#define STAP_ARG_%s a_%s\n", p->name, p->name);
+	}
+	fprintf(out, "#define STAP_RETVALUE ret\n");
+	if (rt == TYPE_LONG)
+		fprintf(out, "#define STAP_RETURN(v) return (v)\n");
+	else if (rt == TYPE_STRING)
+		fprintf(out, "#define STAP_RETURN(v) do { stp_strcpy(ret, (v)); return; } while (0)\n");
+	else
+		fprintf(out, "#define STAP_RETURN(...) return\n");
+	fprintf(out, "#define STAP_ERROR(msg) do { stp_error(CONTEXT, (msg)); return%s; } while (0)\n",
+		rv);
+	fprintf(out, "#define STAP_NEXT do { c->error = STP_ERR_NEXT; return%s; } while (0)\n", rv);
+	fprintf(out, "%s\n", fn->embedded);
+	fprintf(out, "#undef STAP_RETVALUE\n#undef STAP_RETURN\n#undef STAP_ERROR\n#undef STAP_NEXT\n");
+	for (int i = 0; i < fn->params.len; i++)
+		fprintf(out, "#undef STAP_ARG_%s\n", ((struct vardecl *)VEC_AT(&fn->params, i))->name);
+	if (rt == TYPE_LONG)
+		fprintf(out, "\treturn ret;\n");
+	fprintf(out, "}\n\n");
+}
+
+/* ---- script functions ------------------------------------------------------------------------- */
+
+/* The declarations at the top of a C function, from what its body used. */
+void emit_cfunc_decls(struct emitter *E, struct cfunc *cf, FILE *out, const char *fail_ret)
+{
+	if (E->ctx == ECTX_KERNEL && !cf->is_callback)
+		fprintf(out, "\tstruct %s *f = stp_frame(c, %s);\n", E->frame->name, E->frame->off);
+	if (cf->uses_g)
+		fprintf(out, "\tstruct stp_globals *g = STP_GLOBALS(c);\n");
+	if (cf->uses_env)
+		fprintf(out, "\tstruct stp_env env = { c, NULL, %s };\n", cf->has_ret_ptr ? "ret" : "NULL");
+	for (int i = 1; i <= cf->ntemps; i++)
+		fprintf(out, "%s%s", i == 1 ? "\tint64_t " : ", ", arena_printf("t%d", i));
+	if (cf->ntemps)
+		fprintf(out, ";\n");
+	fprintf(out, "\n");
+	if (cf->uses_g)
+		fprintf(out, "\tif (!g)\n\t\treturn%s;\n", fail_ret);
+}
+
+static void params_in(struct emitter *E, const struct func *fn)
+{
+	for (int i = 0; i < fn->params.len; i++) {
+		struct vardecl *p = VEC_AT(&fn->params, i);
+
+		emit_frame_local(E, E->frame, p);
+		if (p->type == TYPE_STRING)
+			emit_line(E, "stp_strcpy(f->l_%s, a_%s);", p->name, p->name);
+		else
+			emit_line(E, "f->l_%s = a_%s;", p->name, p->name);
+	}
+}
+
+static void script_function(struct emitter *E, struct efunc *ef, FILE *out)
+{
+	const struct func *fn = ef->fn;
+	struct cfunc *cf;
+	char *body;
+	int site = 0;
+	const char *rv = fn->ret_type == TYPE_LONG ? " 0" : "";
+
+	E->fn = ef;
+	E->frame = emit_frame_new(E, arena_printf("frame_%s", ef->cname));
+	E->frame->has_ret = true;
+	cf = emit_cfunc_begin(E);
+	cf->has_ret_ptr = fn->ret_type == TYPE_STRING;
+	if (E->ctx == ECTX_USER) {
+		site = emit_error_site(E, fn->loc, "MAXNESTING exceeded");
+		emit_line(E, "if (stp_nest(c, %d))", site);
+		emit_line(E, "\treturn%s;", rv);
+	}
+	emit_line(E, fn->ret_type == TYPE_STRING ? "ret[0] = '\\0';" : "f->ret = 0;");
+	params_in(E, fn);
+	emit_locals_init(E, (struct vec *)&fn->locals);
+	emit_stmt(E, fn->body);
+	emit_cfunc_end(E, cf, &body);
+	emit_frame_decl(E, E->frame);
+	comment(E, out, ef);
+	fprintf(out, "%s\n{\n", signature(E, ef));
+	if (E->ctx == ECTX_USER)
+		fprintf(out, "\tstruct %s fr, *f = &fr;\n", E->frame->name);
+	emit_cfunc_decls(E, cf, out, rv);
+	fputs(body, out);
+	free(body);
+	fprintf(out, "out: __attribute__((unused));\n");
+	if (E->ctx == ECTX_USER)
+		fprintf(out, "\tstp_unnest(c);\n");
+	if (fn->ret_type == TYPE_LONG)
+		fprintf(out, "\treturn f->ret;\n");
+	fprintf(out, "}\n\n");
+	E->fn = NULL;
+}
+
+/* Every function the current context calls, callees first. */
+void emit_functions(struct emitter *E)
+{
+	for (int i = 0; i < E->funcs.len; i++) {
+		struct efunc *ef = VEC_AT(&E->funcs, i);
+
+		if (E->ctx == ECTX_KERNEL ? !ef->kernel : !ef->user)
+			continue;
+		fprintf(E->protos, "%s;\n", signature(E, ef));
+	}
+	fprintf(E->protos, "\n");
+	for (int i = 0; i < E->funcs.len; i++) {
+		struct efunc *ef = VEC_AT(&E->funcs, i);
+
+		if (E->ctx == ECTX_KERNEL ? !ef->kernel : !ef->user)
+			continue;
+		if (ef->fn->embedded)
+			embedded_function(E, ef, E->defs);
+		else
+			script_function(E, ef, E->defs);
+	}
+}
+
+/* ---- calls ---------------------------------------------------------------------------------- */
+
+const char *emit_call(struct emitter *E, struct expr *e, bool used)
+{
+	struct efunc *ef = emit_efunc(E, e->func);
+	const struct func *fn = e->func;
+	const char **vals = arena_alloc(sizeof(char *) * (size_t)(e->args.len + 1));
+	const char *args = "", *t = NULL;
+
+	if (!ef)
+		return "0";
+	emit_exprs_ordered(E, (struct expr **)e->args.items, e->args.len, vals);
+	for (int i = 0; i < e->args.len; i++) {
+		struct expr *a = VEC_AT(&e->args, i);
+
+		if (fn->embedded && E->ctx == ECTX_KERNEL && a->kind == EXPR_STRING) {
+			const char *b = emit_str_temp(E);
+
+			emit_line(E, "stp_strcpy(%s, %s);", b, vals[i]);
+			vals[i] = b;
+		}
+		args = arena_printf("%s, %s", args, vals[i]);
+	}
+	E->side_effects++;
+	if (fn->ret_type == TYPE_STRING) {
+		t = emit_str_temp(E);
+		emit_line(E, "%s(c, %s%s);", ef->cname, t, args);
+	} else if (fn->ret_type == TYPE_LONG && used) {
+		t = emit_long_temp(E);
+		emit_line(E, "%s = %s(c%s);", t, ef->cname, args);
+	} else {
+		emit_line(E, "%s(c%s);", ef->cname, args);
+	}
+	emit_check(E, fn->embedded ? emit_error_site(E, e->loc, arena_printf("error in '%s'",
+										  fn->name)) : -1);
+	return t ? t : "0";
+}
+
+/* ---- kernel frame offsets ------------------------------------------------------------------ */
+
+static bool has_frame(const struct efunc *ef)
+{
+	return ef->kernel && !ef->fn->embedded;
+}
+
+/* FRAME_fn_x = past the frames of every caller (callers are placed first). */
+static void func_offset(struct efunc *ef, FILE *out)
+{
+	const char *prev = ef->probe_caller ? "STP_PROBE_FRAMES" : "0";
+	int k = 0;
+
+	for (int i = 0; i < ef->callers.len; i++) {
+		struct efunc *caller = VEC_AT(&ef->callers, i);
+
+		if (!has_frame(caller))
+			continue;
+		fprintf(out, "\tFRAME_%s_%d = STP_MAX(%s, FRAME_%s + sizeof(struct frame_%s)),\n",
+			ef->cname, k, prev, caller->cname, caller->cname);
+		prev = arena_printf("FRAME_%s_%d", ef->cname, k++);
+	}
+	fprintf(out, "\tFRAME_%s = %s,\n", ef->cname, prev);
+}
+
+/* The enumerators FRAME_fn_x and STP_FRAMES_END (after STP_PROBE_FRAMES). */
+void emit_func_offsets(struct emitter *E, FILE *out)
+{
+	struct hmap placed = { 0 };
+	const char *end = "STP_PROBE_FRAMES";
+	bool progress = true;
+
+	while (progress) {
+		progress = false;
+		for (int i = 0; i < E->funcs.len; i++) {
+			struct efunc *ef = VEC_AT(&E->funcs, i);
+			bool ready = has_frame(ef) && !hmap_get(&placed, ef);
+
+			for (int j = 0; ready && j < ef->callers.len; j++) {
+				struct efunc *caller = VEC_AT(&ef->callers, j);
+
+				ready = !has_frame(caller) || hmap_get(&placed, caller);
+			}
+			if (!ready)
+				continue;
+			func_offset(ef, out);
+			fprintf(out, "\tSTP_FRAMES_END_%s = STP_MAX(%s, FRAME_%s + sizeof(struct frame_%s)),\n",
+				ef->cname, end, ef->cname, ef->cname);
+			end = arena_printf("STP_FRAMES_END_%s", ef->cname);
+			hmap_put(&placed, ef, ef);
+			progress = true;
+		}
+	}
+	fprintf(out, "\tSTP_FRAMES_END = %s,\n", end);
+}

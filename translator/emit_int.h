@@ -1,0 +1,271 @@
+/*
+ * emit_int.h - pass 3 internals, shared by the emit*.c files:
+ *
+ *	emit.c		the driver: what runs where, limits, globals, files
+ *	emit_data.c	globals: structs, maps, lvalues, arrays, statistics
+ *	emit_expr.c	expressions, shared by both contexts
+ *	emit_stmt.c	statements, shared; loops and foreach per context
+ *	emit_print.c	the printf family: records (kernel), format.c (user)
+ *	emit_func.c	script and embedded-C functions, call graph, frames
+ *	emit_bpf.c	kernel context: script.bpf.c, probe programs, $vars
+ *	emit_user.c	user context: script.c's probe functions
+ *	emit_meta.c	script.c's struct stp_meta
+ *
+ * Generated code of both contexts shares its statements: a handler or
+ * function keeps its locals and temporaries in a frame struct (`f->`), the
+ * scalar globals in struct stp_globals (`g->`), arrays behind map handles
+ * (`&g_NAME`), and calls the helpers of runtime/bpf/stp.bpf.h or
+ * runtime/user/stp_user.h, which have the same names and meanings.  In
+ * kernel context frames sit in the per-CPU context at offsets fixed here
+ * (no recursion), loops are bpf_loop() callbacks; in user context frames
+ * are C locals and loops are C loops.
+ */
+#ifndef PMSTAP_EMIT_INT_H
+#define PMSTAP_EMIT_INT_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include "../runtime/stp_meta.h"
+#include "emit.h"
+#include "program.h"
+#include "sema_int.h"
+
+/* stp_meta.h's enum stp_hist_kind, as stored in struct eglobal */
+#define STP_HIST_LOG_KIND 1
+#define STP_HIST_LINEAR_KIND 2
+
+enum ectx {
+	ECTX_KERNEL,
+	ECTX_USER,
+};
+
+/* A global of the program. */
+struct eglobal {
+	struct vardecl *d;
+	int index;			/* in stp_meta.globals */
+	const char *cname;		/* C name: the stp_globals field, g_NAME, key_NAME... */
+	bool array;			/* arity > 0 */
+	bool stats;
+	int64_t max_entries;
+	int keystr;			/* bytes of each string key column */
+	/* statistics: the histogram every @hist_* of it asks for */
+	int hist;			/* enum stp_hist_kind: 0 none, 1 log, 2 linear */
+	int64_t start, stop, interval;
+	int buckets;
+	struct srcloc hist_loc;
+	bool exported;
+};
+
+/* A script or embedded-C function. */
+struct efunc {
+	struct func *fn;
+	const char *cname;		/* fn_NAME */
+	bool kernel, user;		/* called from handlers of that context */
+	struct vec callees;		/* struct efunc * */
+	int mark;			/* recursion search: 0 new, 1 on the path, 2 done */
+	struct vec callers;		/* struct efunc * (kernel frames) */
+	bool probe_caller;		/* called from a kernel handler directly */
+};
+
+/* The frame of one handler or function in one context. */
+struct frame {
+	const char *name;		/* frame_probe_3, frame_fn_foo */
+	const char *off;		/* kernel: its offset macro FRAME_probe_3 */
+	int nstr, maxstr;		/* string temporaries s[] */
+	int *nkey, *maxkey;		/* key temporaries per global index */
+	int nlong;			/* long temporaries */
+	bool has_ret;			/* int64_t ret */
+	FILE *fields;			/* locals, in declaration order */
+	char *fields_buf;
+	size_t fields_len;
+};
+
+/* A C function being written: its body goes to a memory stream. */
+struct cfunc {
+	FILE *f;
+	char *buf;
+	size_t len;
+	int indent;
+	int ntemps;			/* int64_t t1..tN */
+	int nptrs;			/* const char *p1..pN */
+	bool uses_g;			/* needs the globals pointer */
+	bool uses_ctx;			/* reads the program's context (kernel: $vars) */
+	bool uses_env;			/* passes struct stp_env to a loop body */
+	bool is_callback;		/* a kernel loop body: errors return 1 */
+	bool has_ret_ptr;		/* char *ret: a string function */
+	const char *err_label;		/* where an error jumps; NULL: leave the C function */
+	const char *break_label, *cont_label;	/* user loops */
+	struct cfunc *parent;
+};
+
+struct eformat {
+	const char *body;
+	struct srcloc loc;
+};
+
+struct eerror {
+	const char *what;
+	struct srcloc loc;
+};
+
+struct emitter {
+	struct session *s;
+	struct program *prog;
+	enum ectx ctx;
+
+	/* limits */
+	int64_t maxstringlen, maxaction, maxmapentries, maxerrors, maxnesting, ringbuf;
+	int ncpus;
+
+	struct vec globals;		/* struct eglobal * */
+	struct hmap gmap;		/* struct vardecl * -> struct eglobal * */
+	bool has_scalars;		/* stp_globals exists */
+	struct vec funcs;		/* struct efunc * */
+	struct hmap fmap;		/* struct func * -> struct efunc * */
+	struct vec formats;		/* struct eformat * */
+	struct vec errors;		/* struct eerror * */
+	int rec_size;			/* the largest kernel record */
+	int zero_size;			/* the largest statistics value */
+	int seq;			/* labels, callbacks */
+
+	/* output */
+	FILE *decls;			/* frame structs */
+	char *decls_buf;
+	size_t decls_len;
+	FILE *protos;			/* function prototypes */
+	char *protos_buf;
+	size_t protos_len;
+	FILE *defs;			/* function definitions */
+	char *defs_buf;
+	size_t defs_len;
+
+	/* what is being written */
+	struct derived_probe *dp;	/* the handler being written */
+	const char *ctx_ctype;		/* kernel: the type of its program's context */
+	bool raw_args;			/* kernel.trace: a raw_tp program, $vars are arguments */
+	bool *kernel_probe;		/* per probe: runs in the kernel */
+	int *probe_kinds;		/* per probe: enum stp_probe_kind */
+	struct efunc *fn;		/* the function, or NULL in a handler */
+	struct frame *frame;
+	struct cfunc *cf;
+	int side_effects;		/* stores and calls emitted so far */
+	const char **slice_vals;	/* user foreach over a slice: the fixed keys */
+	int foreach_depth;		/* user foreach iterators open */
+	const char *foreach_its[16];
+	struct hmap reported;		/* one error per construct and context */
+	int errors_reported;
+};
+
+/* A piece of a string formatted by bpf_snprintf: literal text, then a value. */
+struct emit_piece {
+	const char *lit;		/* bytes ('%' doubled) */
+	const char *conv;		/* bpf_snprintf directive, or NULL */
+	const char *val;		/* its C value */
+	bool str;
+};
+
+/* emit.c */
+const char *emit_script_name(const struct emitter *E);
+void emit_extra_defines(struct emitter *E, FILE *out);
+void emit_line(struct emitter *E, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void emit_raw(struct emitter *E, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *emit_c_string(const char *bytes, size_t len);
+const char *emit_c_literal(const char *body);
+size_t emit_unescape(char *dst, const char *body);
+int emit_error_site(struct emitter *E, struct srcloc loc, const char *what);
+int emit_format(struct emitter *E, const char *body, struct srcloc loc);
+bool emit_unsupported(struct emitter *E, struct srcloc loc, const char *what, const char *hint);
+const char *emit_loc_text(struct srcloc loc);
+const char *emit_probe_text(const struct derived_probe *dp);
+struct cfunc *emit_cfunc_begin(struct emitter *E);
+void emit_cfunc_end(struct emitter *E, struct cfunc *cf, char **text);
+bool emit_is_kernel(const struct emitter *E);
+
+/* emit_data.c */
+void emit_data_setup(struct emitter *E);
+struct eglobal *emit_global(struct emitter *E, const struct vardecl *d);
+void emit_data_decls(struct emitter *E, FILE *out);
+const char *emit_key(struct emitter *E, struct eglobal *g, const struct vec *args);
+const char *emit_var_ref(struct emitter *E, struct vardecl *d);
+const char *emit_assign(struct emitter *E, struct expr *e, bool used);
+const char *emit_incdec(struct emitter *E, struct expr *e, bool used);
+const char *emit_index_read(struct emitter *E, struct expr *e);
+const char *emit_in(struct emitter *E, struct expr *e);
+const char *emit_stat(struct emitter *E, struct expr *e);
+const char *emit_hist_index(struct emitter *E, struct expr *e);
+void emit_delete(struct emitter *E, struct stmt *s);
+const char *emit_stat_key(struct emitter *E, struct expr *target, struct eglobal **gp);
+
+/* emit_expr.c */
+struct capture {		/* statements written aside, to be placed later */
+	FILE *saved;
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+void emit_capture_begin(struct emitter *E, struct capture *cap);
+void emit_capture_end(struct emitter *E, struct capture *cap);
+void emit_capture_put(struct emitter *E, struct capture *cap);
+const char *emit_number(int64_t v);
+const char *emit_snapshot(struct emitter *E, const char *text, enum type t);
+void emit_exprs_ordered(struct emitter *E, struct expr **es, int n, const char **out);
+const char *emit_arith(struct emitter *E, const char *op, const char *l, const char *r,
+		       struct srcloc loc);
+const char *emit_expr(struct emitter *E, struct expr *e);
+const char *emit_expr_void(struct emitter *E, struct expr *e);
+const char *emit_strbuf(struct emitter *E, struct expr *e);
+const char *emit_cond(struct emitter *E, struct expr *e);
+const char *emit_cond_bare(struct emitter *E, struct expr *e);
+const char *emit_long_temp(struct emitter *E);
+const char *emit_str_temp(struct emitter *E);
+void emit_fail(struct emitter *E);
+void emit_check(struct emitter *E, int site);
+bool emit_is_stable(const char *text);
+void emit_temps_mark(struct emitter *E, int *mark, int **keys);
+void emit_temps_release(struct emitter *E, int mark, int *keys);
+
+/* emit_stmt.c */
+void emit_stmt(struct emitter *E, struct stmt *s);
+void emit_locals_init(struct emitter *E, struct vec *locals);
+int emit_count_stmts(const struct stmt *s);
+
+/* emit_print.c */
+const char *emit_print_call(struct emitter *E, struct expr *e, bool used);
+const char *emit_bpf_snprintf(struct emitter *E, struct vec *pieces);
+
+/* emit_func.c */
+typedef void (*emit_walk_fn)(struct expr *e, void *arg);
+void emit_walk_expr(struct expr *e, emit_walk_fn fn, void *arg);
+void emit_walk_stmt(struct stmt *s, emit_walk_fn fn, void *arg);
+void emit_walk_program(struct emitter *E, emit_walk_fn fn, void *arg);
+void emit_funcs_analyze(struct emitter *E);
+struct efunc *emit_efunc(struct emitter *E, const struct func *fn);
+const char *emit_call(struct emitter *E, struct expr *e, bool used);
+void emit_functions(struct emitter *E);
+struct frame *emit_frame_new(struct emitter *E, const char *name);
+void emit_frame_local(struct emitter *E, struct frame *fr, struct vardecl *d);
+void emit_frame_decl(struct emitter *E, struct frame *fr);
+void emit_cfunc_decls(struct emitter *E, struct cfunc *cf, FILE *out, const char *fail_ret);
+void emit_func_offsets(struct emitter *E, FILE *out);
+
+/* emit_bpf.c */
+int emit_bpf_file(struct emitter *E, FILE *out);
+const char *emit_target(struct emitter *E, struct expr *e);
+void emit_bpf_loop(struct emitter *E, struct stmt *s);
+void emit_bpf_foreach(struct emitter *E, struct stmt *s);
+bool emit_probe_in_kernel(const struct derived_probe *dp);
+
+/* emit_btf.c */
+const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_arg *a, int index);
+const char *emit_btf_cast(struct emitter *E, struct expr *e);
+int emit_btf_defined(struct expr *e);
+
+/* emit_user.c */
+int emit_user_file(struct emitter *E, FILE *out);
+void emit_user_loop(struct emitter *E, struct stmt *s);
+void emit_user_foreach(struct emitter *E, struct stmt *s);
+
+/* emit_meta.c */
+void emit_meta(struct emitter *E, FILE *out);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * run.c - pass 5: hand the compiled script to libstaprt and run it.
+ *
+ * Everything happens in runtime/user (script.h); this is the glue from
+ * pmstap's session to its options, and the -v lines of pass 5.
+ */
+#include <stdio.h>
+#include <time.h>
+
+#include "../runtime/user/script.h"
+#include "run.h"
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void session_opts(const struct session *s, struct stp_script_opts *o)
+{
+	*o = (struct stp_script_opts){
+		.output_path = s->output_path,
+		.target_cmd = s->target_cmd,
+		.target_pid = s->target_pid,
+		.timeout_s = s->timeout_s,
+		.args = s->args,
+		.nargs = s->nargs,
+		.global_sets = (const char *const *)s->global_sets.items,
+		.nglobal_sets = s->global_sets.len,
+		.suppress_handler_errors = s->suppress_handler_errors,
+		.verbose = s->verbose,
+		.prog_name = "pmstap",
+	};
+}
+
+int run_program(struct session *s, const char *dir)
+{
+	double t0 = now_ms();
+	struct stp_script_opts opts;
+	struct stp_script *script;
+	int status = 1;
+
+	session_opts(s, &opts);
+	if (s->verbose)
+		fprintf(stderr, "Pass 5: starting run.\n");
+	script = stp_script__open(dir, &opts);
+	if (!script)
+		return 1;
+	if (stp_script__load(script) == 0 && stp_script__attach(script) == 0)
+		status = stp_script__run(script);
+	stp_script__free(script);
+	if (s->verbose)
+		fprintf(stderr, "Pass 5: run %s in %.0f ms.\n", status ? "failed" : "completed",
+			now_ms() - t0);
+	return status;
+}
