@@ -237,8 +237,9 @@ static void count_expr(struct use *u, struct expr *e)
 		count_expr(u, e->right);
 		return;
 	case EXPR_PREFIX:
-	case EXPR_POSTFIX:
+	case EXPR_POSTFIX:	/* here its value is used: a read too (i = calls++) */
 		count_target(u, e->left);
+		note_read(u, e->left->decl, e->loc);
 		return;
 	case EXPR_IN:
 		count_args(u, &e->args);
@@ -260,6 +261,15 @@ static void count_expr(struct use *u, struct expr *e)
 		if (tc->index_expr)
 			count_expr(u, tc->index_expr);
 	}
+}
+
+/* An expression evaluated for its effect only: a bare x++ writes x, reads nothing. */
+static void count_effect(struct use *u, struct expr *e)
+{
+	if (e && (e->kind == EXPR_PREFIX || e->kind == EXPR_POSTFIX))
+		count_target(u, e->left);
+	else if (e)
+		count_expr(u, e);
 }
 
 static void count_stmt(struct use *u, struct stmt *s)
@@ -289,12 +299,12 @@ static void count_stmt(struct use *u, struct stmt *s)
 	default:
 		break;
 	}
-	if (s->expr)
+	if (s->kind == STMT_EXPR)
+		count_effect(u, s->expr);
+	else if (s->expr)
 		count_expr(u, s->expr);
-	if (s->init)
-		count_expr(u, s->init);
-	if (s->incr)
-		count_expr(u, s->incr);
+	count_effect(u, s->init);
+	count_effect(u, s->incr);
 	count_stmt(u, s->then);
 	count_stmt(u, s->otherwise);
 }

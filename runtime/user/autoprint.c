@@ -2,10 +2,11 @@
  * autoprint.c - print, at exit, the globals a script writes and never reads.
  *
  * stap adds an end probe per such global (elaborate.cxx's global variable
- * display); its output, which we reproduce:
- *	x=0x2a				a long (%#x)
+ * display); its output, which we reproduce (checked against the C that
+ * stap 4.8 -p3 generates: longs print in decimal, "x=%lld"):
+ *	x=42				a long
  *	s="text"			a string
- *	a[1,"k"]=0x3			an array: one line per element, by value,
+ *	a[1,"k"]=3			an array: one line per element, by value,
  *					largest first (%d for long keys)
  *	st @count=2 @min=1 @max=5 @sum=6 @avg=3		a statistic
  *	st @count=0x0			a statistic with no samples
@@ -55,9 +56,9 @@ static void put(struct line *l, const char *fmt, ...)
 		l->len += (size_t)n < l->size - l->len ? (size_t)n : l->size - l->len - 1;
 }
 
-static void put_hex(struct line *l, int64_t v)
+static void put_long(struct line *l, int64_t v)
 {
-	put(l, "0x%" PRIx64, (uint64_t)v);
+	put(l, "%" PRId64, v);
 }
 
 static void put_str(struct line *l, const char *p, size_t max)
@@ -149,7 +150,7 @@ static void print_scalar(struct stp_script *s, const struct stp_meta_global *g, 
 	if (g->type == STP_TYPE_LONG) {
 		memcpy(&v, p, sizeof(v));
 		put(l, "%s=", g->name);
-		put_hex(l, v);
+		put_long(l, v);
 		put(l, "\n");
 	} else {
 		put(l, "%s=", g->name);
@@ -240,7 +241,7 @@ static void put_elem(struct stp_script *s, const struct stp_meta_global *g, cons
 	} else if (g->type == STP_TYPE_LONG) {
 		memcpy(&v, e->val, sizeof(v));
 		put(l, "=");
-		put_hex(l, v);
+		put_long(l, v);
 	} else {
 		put(l, "=");
 		put_str(l, e->val, g->value_size);
