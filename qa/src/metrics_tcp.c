@@ -1,0 +1,125 @@
+/*
+ * metrics_tcp - a workload for the metrics QA tests: TCP connections on
+ * the loopback, one of them with a retransmitted SYN
+ *
+ *	metrics_tcp
+ *
+ * Listens on 127.0.0.1 (an ephemeral port) with a backlog of 0, so the
+ * accept queue is full as soon as it holds one connection.  Connects A
+ * and waits until the listener has it queued; connects B, whose SYN the
+ * listener drops (the queue is full); accepts A, so that B's SYN, sent
+ * again when the client's retransmission timer fires (about 1 s), is
+ * taken; accepts B; closes everything.  Two connections opened and
+ * accepted, at least one SYN retransmitted.  Exits 0, or 1 with a
+ * message when a step fails or takes more than 10 s.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define STEP_MS 10000
+
+static void die(const char *what)
+{
+	fprintf(stderr, "metrics_tcp: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* Wait for EVENTS on FD, or fail after STEP_MS. */
+static void wait_for(int fd, short events, const char *what)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int n;
+
+	do
+		n = poll(&p, 1, STEP_MS);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		die(what);
+	if (n == 0) {
+		fprintf(stderr, "metrics_tcp: %s: timed out\n", what);
+		exit(1);
+	}
+}
+
+static int connect_to(const struct sockaddr_in *sa)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		die("socket");
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0 && errno != EINPROGRESS)
+		die("connect");
+	return fd;
+}
+
+/* Wait until a non-blocking connect on FD has finished, and check it worked. */
+static void connected(int fd, const char *what)
+{
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	wait_for(fd, POLLOUT, what);
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		die("getsockopt");
+	if (err) {
+		errno = err;
+		die(what);
+	}
+}
+
+static int accept_one(int lfd, const char *what)
+{
+	int fd;
+
+	wait_for(lfd, POLLIN, what);
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		die(what);
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int lfd, a, b, sa_fd, sb_fd;
+
+	(void)argv;
+	if (argc != 1) {
+		fprintf(stderr, "usage: metrics_tcp\n");
+		return 2;
+	}
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0)
+		die("socket");
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		die("bind");
+	if (getsockname(lfd, (struct sockaddr *)&sa, &len) < 0)
+		die("getsockname");
+	if (listen(lfd, 0) < 0)
+		die("listen");
+
+	a = connect_to(&sa);
+	connected(a, "connection A");
+	wait_for(lfd, POLLIN, "A queued at the listener");
+	b = connect_to(&sa);
+	sa_fd = accept_one(lfd, "accept A");
+	connected(b, "connection B");
+	sb_fd = accept_one(lfd, "accept B");
+
+	close(a);
+	close(b);
+	close(sa_fd);
+	close(sb_fd);
+	close(lfd);
+	return 0;
+}
