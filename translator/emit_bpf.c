@@ -8,6 +8,7 @@
  * callbacks, so that the verifier sees them bounded.
  */
 #include <string.h>
+#include <unistd.h>
 #include "emit_int.h"
 
 bool emit_probe_in_kernel(const struct derived_probe *dp)
@@ -105,8 +106,8 @@ static const char *record_long(int off, int size, bool is_signed)
 		      off % size == 0;
 
 	if (direct)
-		return arena_printf("(int64_t)*(const %s *)((const char *)ctx + %d)",
-				    int_ctype(size, is_signed), off);
+		return arena_printf("(int64_t)(%s)stp_ctx_load(ctx, %d, %d)",
+				    int_ctype(size, is_signed), off, size * 8);
 	return arena_printf("stp_tp_read(ctx, %d, %d, %d)", off, size, is_signed);
 }
 
@@ -308,11 +309,12 @@ static void callback_out(struct emitter *E, struct cfunc *cf, const char *sig, c
 	fprintf(out, "%s\n{\n", sig);
 	fprintf(out, "%s", head);
 	fprintf(out, "\tstruct context *c = e->c;\n");
-	fprintf(out, "\tstruct %s *f = stp_frame(c, %s);\n", E->frame->name, E->frame->off);
+	fprintf(out, "\tstruct %s *f __attribute__((unused)) = stp_frame(c, %s);\n",
+		E->frame->name, E->frame->off);
 	if (cf->uses_ctx)
 		fprintf(out, "\t%sctx = e->ctx;\n", E->ctx_ctype);
 	if (cf->has_ret_ptr)
-		fprintf(out, "\tchar *ret = e->ret;\n");
+		fprintf(out, "\tchar *ret __attribute__((unused)) = e->ret;\n");
 	emit_cfunc_decls(E, cf, out, " 1");
 	fputs(body, out);
 	free(body);
@@ -404,7 +406,7 @@ static void foreach_vars(struct emitter *E, struct stmt *s, struct eglobal *g)
 		const char *ref = emit_var_ref(E, k->decl);
 
 		if (g->d->key_types[i] == TYPE_STRING)
-			emit_line(E, "stp_strcpy(%s, key->k%d);", ref, i + 1);
+			emit_line(E, "stp_strlcpy(%s, key->k%d, %d);", ref, i + 1, g->keystr);
 		else
 			emit_line(E, "%s = key->k%d;", ref, i + 1);
 	}
@@ -494,6 +496,16 @@ static bool probe_section(struct emitter *E, struct derived_probe *dp, struct se
 		sec->ctype = "struct bpf_perf_event_data *";
 		sec->kind = dp->kind == PROBE_PROFILE ? STP_PROBE_PROFILE : STP_PROBE_PERF;
 		return true;
+	case PROBE_KFUNC:
+	case PROBE_KSTATEMENT:
+		if (access("/sys/kernel/tracing/kprobe_events", F_OK) != 0) {
+			diag_error(dp->orig->loc, "probe point '%s' is not available on this kernel: "
+				   "it has no kprobes", dp->point);
+			diag_hint("a tracepoint may fire at the same place: pmstap -l "
+				  "'kernel.trace(\"*\")' lists them");
+			return false;
+		}
+		/* fall through */
 	default:
 		diag_error(dp->orig->loc, "probe point '%s' is not supported by the bpf runtime yet",
 			   dp->point);
@@ -534,7 +546,7 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 	fprintf(out, "/* probe %s at %s */\n", dp->point, emit_loc_text(dp->probe->loc));
 	fprintf(out, "SEC(\"%s\")\nint probe_%d(%sctx)\n{\n", sec.sec, index, sec.ctype);
 	fprintf(out, "\tstruct context *c = stp_enter(%d);\n", index);
-	fprintf(out, "\tstruct %s *f;\n", E->frame->name);
+	fprintf(out, "\tstruct %s *f __attribute__((unused));\n", E->frame->name);
 	if (cf->uses_g)
 		fprintf(out, "\tstruct stp_globals *g;\n");
 	if (cf->uses_env)
@@ -547,7 +559,7 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 		fprintf(out, "\tg = STP_GLOBALS(c);\n\tif (!g)\n\t\tgoto out;\n");
 	fputs(body, out);
 	free(body);
-	fprintf(out, "out:\n\tstp_leave(c);\n\treturn 0;\n}\n\n");
+	fprintf(out, "out: __attribute__((unused));\n\tstp_leave(c);\n\treturn 0;\n}\n\n");
 	E->dp = NULL;
 }
 
@@ -577,6 +589,9 @@ static void defines(struct emitter *E, FILE *out)
 	fprintf(out, "#define MAXSTRINGLEN %lld\n", (long long)E->maxstringlen);
 	fprintf(out, "#define MAXACTION %lld\n", (long long)E->maxaction);
 	fprintf(out, "#define MAXMAPENTRIES %lld\n", (long long)E->maxmapentries);
+	fprintf(out, "#define MAXERRORS %lld\n", (long long)E->maxerrors);
+	if (E->s->suppress_handler_errors)
+		fprintf(out, "#define STP_SUPPRESS_ERRORS 1\n");
 	fprintf(out, "#define STP_NPROBES %d\n", E->prog->probes.len ? E->prog->probes.len : 1);
 	fprintf(out, "#define STP_NCPUS %d\n", E->ncpus);
 	fprintf(out, "#define STP_REC_SIZE %d\n", E->rec_size);

@@ -122,12 +122,43 @@ static void hist_use(struct emitter *E, struct eglobal *g, struct expr *h)
 	}
 }
 
+/* @variance(s, N): the bit shift of s, the same everywhere. */
+static void variance_use(struct emitter *E, struct expr *e)
+{
+	struct expr *v = e->left->kind == EXPR_INDEX ? e->left->left : e->left;
+	struct eglobal *g = v->kind == EXPR_SYMBOL && v->decl ? emit_global(E, v->decl) : NULL;
+	int64_t n = e->right->kind == EXPR_NUMBER ? e->right->num : -1;
+
+	if (!g)
+		return;
+	if (n < 0 || n > 62) {
+		diag_error(e->right->loc, "the @variance bit shift must be a number from 0 to 62");
+		return;
+	}
+	if (g->shift_set && g->shift != n) {
+		diag_error(e->right->loc, "'%s' is used with two different @variance bit shifts",
+			   g->d->name);
+		return;
+	}
+	g->shift = (int)n;
+	g->shift_set = true;
+}
+
 static void find_hists(struct expr *e, void *arg)
 {
 	struct emitter *E = arg;
 	struct expr *v;
 	struct eglobal *g;
 
+	if (e->kind == EXPR_STAT && e->stat == STAT_VARIANCE) {
+		struct expr *sym = e->left->kind == EXPR_INDEX ? e->left->left : e->left;
+
+		g = sym->kind == EXPR_SYMBOL && sym->decl ? emit_global(E, sym->decl) : NULL;
+		if (g)
+			g->variance = true;
+		if (e->right)
+			variance_use(E, e);
+	}
 	if (e->kind != EXPR_HIST)
 		return;
 	v = e->left;
@@ -140,6 +171,20 @@ static void find_hists(struct expr *e, void *arg)
 		hist_use(E, g, e);
 }
 
+/* foreach (... in s @variance+): s keeps the terms of @variance. */
+static void sort_variance(struct emitter *E, struct stmt *s)
+{
+	if (!s)
+		return;
+	if (s->kind == STMT_FOREACH && s->sort_by_stat && s->sort_stat == STAT_VARIANCE &&
+	    s->array->decl && emit_global(E, s->array->decl))
+		emit_global(E, s->array->decl)->variance = true;
+	for (int i = 0; i < s->body.len; i++)
+		sort_variance(E, VEC_AT(&s->body, i));
+	sort_variance(E, s->then);
+	sort_variance(E, s->otherwise);
+}
+
 void emit_data_setup(struct emitter *E)
 {
 	bool any_export = script_has_export(E);
@@ -147,6 +192,10 @@ void emit_data_setup(struct emitter *E)
 	for (int i = 0; i < E->prog->globals.len; i++)
 		add_global(E, VEC_AT(&E->prog->globals, i), any_export);
 	emit_walk_program(E, find_hists, E);
+	for (int i = 0; i < E->prog->probes.len; i++)
+		sort_variance(E, ((struct derived_probe *)VEC_AT(&E->prog->probes, i))->body);
+	for (int i = 0; i < E->prog->funcs.len; i++)
+		sort_variance(E, ((struct func *)VEC_AT(&E->prog->funcs, i))->body);
 	for (int i = 0; i < E->globals.len; i++) {
 		struct eglobal *g = VEC_AT(&E->globals, i);
 		int size = 56 + 8 * g->buckets;
@@ -177,14 +226,15 @@ static void decl_key(struct emitter *E, FILE *out, struct eglobal *g)
 	fprintf(out, "};\n\n");
 }
 
-static void decl_stat(FILE *out, struct eglobal *g)
+static void decl_stat(struct emitter *E, FILE *out, struct eglobal *g)
 {
 	fprintf(out, "struct stat_%s {\n", g->cname);
 	fprintf(out, "\tint64_t count, sum, min, max, avg_s, m2, variance_s;\n");
 	if (g->buckets)
 		fprintf(out, "\tint64_t hist[%d];\n", g->buckets);
 	fprintf(out, "};\n\n");
-	fprintf(out, "static const struct stp_stat_cfg cfg_%s = {\n", g->cname);
+	fprintf(out, "static const struct stp_stat_cfg cfg_%s __attribute__((unused)) = {\n",
+		g->cname);
 	if (g->hist == STP_HIST_LOG_KIND)
 		fprintf(out, "\t.type = STP_HIST_LOG,\n");
 	else if (g->hist == STP_HIST_LINEAR_KIND)
@@ -193,7 +243,12 @@ static void decl_stat(FILE *out, struct eglobal *g)
 			(long long)g->interval);
 	else
 		fprintf(out, "\t.type = STP_HIST_NONE,\n");
-	fprintf(out, "\t.buckets = %d,\n};\n\n", g->buckets);
+	fprintf(out, "\t.buckets = %d,\n", g->buckets);
+	if (g->shift)
+		fprintf(out, "\t.shift = %d,\n", g->shift);
+	if (g->variance && E->ctx == ECTX_KERNEL)
+		fprintf(out, "\t.variance = 1,\n");
+	fprintf(out, "};\n\n");
 }
 
 static const char *describe(struct eglobal *g)
@@ -238,8 +293,14 @@ static const char *map_type(struct eglobal *g)
 
 static void decl_map(struct emitter *E, FILE *out, struct eglobal *g)
 {
+	if (E->ctx == ECTX_USER && g->stats) {
+		fprintf(out, "static struct stp_map g_%s __attribute__((unused)) = { %d, &cfg_%s };\n\n",
+			g->cname, g->index, g->cname);
+		return;
+	}
 	if (E->ctx == ECTX_USER) {
-		fprintf(out, "static struct stp_map g_%s = { %d };\n\n", g->cname, g->index);
+		fprintf(out, "static struct stp_map g_%s __attribute__((unused)) = { %d, NULL };\n\n",
+			g->cname, g->index);
 		return;
 	}
 	fprintf(out, "struct {\n\t__uint(type, %s);\n", map_type(g));
@@ -282,7 +343,7 @@ void emit_data_decls(struct emitter *E, FILE *out)
 		if (g->array)
 			decl_key(E, out, g);
 		if (g->stats)
-			decl_stat(out, g);
+			decl_stat(E, out, g);
 		decl_map(E, out, g);
 	}
 }
@@ -324,10 +385,12 @@ const char *emit_key(struct emitter *E, struct eglobal *g, const struct vec *arg
 		E->frame->maxkey[g->index] = E->frame->nkey[g->index];
 	k = arena_printf("f->k_%s[%d]", g->cname, n);
 	for (int i = 0; i < d->arity; i++)
-		strings |= d->key_types[i] == TYPE_STRING;
+		strings |= d->key_types[i] == TYPE_STRING || (i < args->len && !vals[i]);
 	if (strings)
 		emit_line(E, "__builtin_memset(&%s, 0, sizeof(%s));", k, k);
 	for (int i = 0; i < args->len && i < d->arity; i++) {
+		if (!vals[i])
+			continue;	/* '*' of a slice */
 		if (d->key_types[i] == TYPE_STRING)
 			emit_line(E, "stp_strlcpy(%s.k%d, %s, %d);", k, i + 1, vals[i], g->keystr);
 		else
@@ -369,7 +432,8 @@ static const char *stats_add(struct emitter *E, struct expr *e)
 	if (!g)
 		return "0";
 	v = emit_expr(E, e->right);
-	site = emit_error_site(E, e->loc, arena_printf("array '%s' is full", g->d->name));
+	site = emit_error_site(E, e->left->kind == EXPR_INDEX ? e->left->left->loc : e->left->loc,
+			       arena_printf("array '%s' is full", g->d->name));
 	emit_line(E, "stp_map_stat_add(c, &g_%s, %s, &cfg_%s, %s, %d, %s);", g->cname, key,
 		  g->cname, v, site, full_msg(g));
 	E->side_effects++;
@@ -426,7 +490,8 @@ static const char *assign_scalar_str(struct emitter *E, struct expr *e)
 static const char *assign_elem_long(struct emitter *E, struct expr *e, struct eglobal *g,
 				    const char *key, bool used)
 {
-	int site = emit_error_site(E, e->left->loc, arena_printf("array '%s' is full", g->d->name));
+	int site = emit_error_site(E, e->left->left->loc, arena_printf("array '%s' is full",
+									g->d->name));
 	const char *v = emit_expr(E, e->right), *t, *old;
 
 	E->side_effects++;
@@ -455,7 +520,8 @@ static const char *assign_elem_long(struct emitter *E, struct expr *e, struct eg
 static const char *assign_elem_str(struct emitter *E, struct expr *e, struct eglobal *g,
 				   const char *key)
 {
-	int site = emit_error_site(E, e->left->loc, arena_printf("array '%s' is full", g->d->name));
+	int site = emit_error_site(E, e->left->left->loc, arena_printf("array '%s' is full",
+									g->d->name));
 	const char *v = emit_strbuf(E, e->right), *t;
 
 	E->side_effects++;
@@ -507,8 +573,8 @@ const char *emit_incdec(struct emitter *E, struct expr *e, bool used)
 	if (l->kind == EXPR_INDEX && l->decl) {
 		struct eglobal *g = emit_global(E, l->decl);
 		const char *key = emit_key(E, g, &l->args);
-		int site = emit_error_site(E, l->loc, arena_printf("array '%s' is full",
-								  g->d->name));
+		int site = emit_error_site(E, l->left->loc, arena_printf("array '%s' is full",
+									g->d->name));
 
 		emit_line(E, "%s%sstp_map_add_long(c, &g_%s, %s, %d, %d, %s);", t ? t : "",
 			  t ? " = " : "", g->cname, key, d, site, full_msg(g));
@@ -551,23 +617,43 @@ const char *emit_index_read(struct emitter *E, struct expr *e)
 	return arena_printf("stp_map_get_long(c, &g_%s, %s)", g->cname, key);
 }
 
-/* [keys] in ARRAY */
+/* The columns a slice fixes (not '*'), as a bit mask; 0 when there is no '*'. */
+static unsigned slice_mask(const struct vec *args)
+{
+	unsigned mask = 0;
+	bool star = false;
+
+	for (int i = 0; i < args->len; i++) {
+		if (VEC_AT(args, i))
+			mask |= 1u << i;
+		else
+			star = true;
+	}
+	return star ? mask : 0;
+}
+
+/* [keys] in ARRAY; with '*' keys (a slice) in user context only. */
 const char *emit_in(struct emitter *E, struct expr *e)
 {
 	struct expr *a = e->right;
 	struct eglobal *g;
+	unsigned mask = slice_mask(&e->args);
 
 	if (a->kind != EXPR_SYMBOL || !a->decl) {
-		emit_unsupported(E, e->loc, "'in' with an array slice", NULL);
+		emit_unsupported(E, e->loc, "'in' on an array slice", NULL);
 		return "0";
 	}
-	for (int i = 0; i < e->args.len; i++)
-		if (!VEC_AT(&e->args, i)) {
-			emit_unsupported(E, e->loc, "'in' with '*' keys", NULL);
-			return "0";
-		}
 	g = emit_global(E, a->decl);
-	return arena_printf("stp_map_exists(c, &g_%s, %s)", g->cname, emit_key(E, g, &e->args));
+	if (!mask)
+		return arena_printf("stp_map_exists(c, &g_%s, %s)", g->cname,
+				    emit_key(E, g, &e->args));
+	if (E->ctx == ECTX_KERNEL) {
+		emit_unsupported(E, e->loc, "'in' with '*' keys",
+				 "test slices in an end or timer probe, which runs in user context");
+		return "0";
+	}
+	return arena_printf("stp_map_exists_slice(c, &g_%s, %s, %#x)", g->cname,
+			    emit_key(E, g, &e->args), mask);
 }
 
 /* The statistic TARGET (s or s[keys]): its key; its global in *GP (NULL on error). */
@@ -606,8 +692,6 @@ const char *emit_stat(struct emitter *E, struct expr *e)
 				 "timer probe, which runs in user context");
 		return "0";
 	}
-	if (e->right)
-		emit_unsupported(E, e->right->loc, "a bit shift for @variance", NULL);
 	key = emit_stat_key(E, e->left, &g);
 	if (!g)
 		return "0";
@@ -680,12 +764,16 @@ void emit_delete(struct emitter *E, struct stmt *s)
 		emit_unsupported(E, e->loc, "deleting a target variable", NULL);
 		return;
 	}
-	for (int i = 0; i < e->args.len; i++) {
-		if (!VEC_AT(&e->args, i)) {
-			emit_unsupported(E, e->loc, "delete with '*' keys", NULL);
-			return;
-		}
-	}
 	g = emit_global(E, e->decl);
-	emit_line(E, "stp_map_delete(c, &g_%s, %s);", g->cname, emit_key(E, g, &e->args));
+	if (!slice_mask(&e->args)) {
+		emit_line(E, "stp_map_delete(c, &g_%s, %s);", g->cname, emit_key(E, g, &e->args));
+		return;
+	}
+	if (E->ctx == ECTX_KERNEL) {
+		emit_unsupported(E, e->loc, "delete with '*' keys",
+				 "delete slices in an end or timer probe, which runs in user context");
+		return;
+	}
+	emit_line(E, "stp_map_delete_slice(c, &g_%s, %s, %#x);", g->cname, emit_key(E, g, &e->args),
+		  slice_mask(&e->args));
 }

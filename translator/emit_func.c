@@ -87,19 +87,41 @@ struct callees {
 	struct vec *out;
 };
 
-static void collect_call(struct expr *e, void *arg)
+/* The overload chain FN heads (functions of one name and arity), or NULL. */
+static struct overload *chain_of(struct emitter *E, const struct func *fn)
 {
-	struct callees *cs = arg;
-	struct efunc *ef;
+	for (int i = 0; i < E->prog->overloads.len; i++) {
+		struct overload *o = VEC_AT(&E->prog->overloads, i);
 
-	if (e->kind != EXPR_CALL || e->builtin || !e->func)
-		return;
-	ef = emit_efunc(cs->E, e->func);
+		if (o->funcs.len > 1 && VEC_AT(&o->funcs, 0) == fn)
+			return o;
+	}
+	return NULL;
+}
+
+static void add_callee(struct callees *cs, struct efunc *ef)
+{
 	for (int i = 0; ef && i < cs->out->len; i++)
 		if (VEC_AT(cs->out, i) == ef)
 			return;
 	if (ef)
 		vec_push(cs->out, ef);
+}
+
+static void collect_call(struct expr *e, void *arg)
+{
+	struct callees *cs = arg;
+	struct overload *o;
+
+	if (e->kind != EXPR_CALL || e->builtin || !e->func)
+		return;
+	o = chain_of(cs->E, e->func);
+	if (!o) {
+		add_callee(cs, emit_efunc(cs->E, e->func));
+		return;
+	}
+	for (int i = 0; i < o->funcs.len; i++)
+		add_callee(cs, emit_efunc(cs->E, VEC_AT(&o->funcs, i)));
 }
 
 static void calls_of(struct emitter *E, struct stmt *body, struct expr *cond, struct vec *out)
@@ -147,6 +169,70 @@ static bool reach(struct emitter *E, struct efunc *ef, bool kernel, struct deriv
 	return ok;
 }
 
+/* ---- BPF call frames ---------------------------------------------------------------- */
+
+#define BPF_MAX_FRAMES 8
+
+static int stmt_frames(struct emitter *E, const struct stmt *s);
+
+struct frames_walk {
+	struct emitter *E;
+	int max;
+};
+
+/* Frames below an expression: a called function's, a string comparison's loop. */
+static void expr_frames(struct expr *e, void *arg)
+{
+	struct frames_walk *w = arg;
+	int n = 0;
+
+	if (e->kind == EXPR_CALL && !e->builtin && e->func)
+		n = e->func->embedded ? 1 : stmt_frames(w->E, e->func->body);
+	else if (e->kind == EXPR_COMPARE && e->left->type == TYPE_STRING)
+		n = 1;
+	if (n > w->max)
+		w->max = n;
+}
+
+/* How many BPF frames S needs below the one it runs in. */
+static int stmt_frames(struct emitter *E, const struct stmt *s)
+{
+	struct frames_walk w = { E, 0 };
+	int inner = 0;
+
+	if (!s)
+		return 0;
+	emit_walk_expr(s->expr, expr_frames, &w);
+	emit_walk_expr(s->init, expr_frames, &w);
+	emit_walk_expr(s->incr, expr_frames, &w);
+	emit_walk_expr(s->limit, expr_frames, &w);
+	for (int i = 0; i < s->body.len; i++) {
+		int n = stmt_frames(E, VEC_AT(&s->body, i));
+
+		if (n > inner)
+			inner = n;
+	}
+	if (stmt_frames(E, s->then) > inner)
+		inner = stmt_frames(E, s->then);
+	if (stmt_frames(E, s->otherwise) > inner)
+		inner = stmt_frames(E, s->otherwise);
+	if (s->kind == STMT_WHILE || s->kind == STMT_FOR || s->kind == STMT_FOREACH)
+		inner++;	/* the body is a callback */
+	return inner > w.max ? inner : w.max;
+}
+
+/* A kernel handler whose loops (in it and the functions it calls) nest too deep for BPF. */
+static void check_frames(struct emitter *E, struct derived_probe *dp)
+{
+	int n = 1 + stmt_frames(E, dp->body);
+
+	if (n <= BPF_MAX_FRAMES)
+		return;
+	diag_error(dp->probe->loc, "probe %s nests loops and calls %d deep, which kernel context "
+		   "cannot run: BPF allows %d call frames", dp->point, n, BPF_MAX_FRAMES);
+	diag_hint("each loop body is a frame, counting the loops of the functions it calls");
+}
+
 void emit_funcs_analyze(struct emitter *E)
 {
 	struct vec seen = { 0 };
@@ -180,6 +266,9 @@ void emit_funcs_analyze(struct emitter *E)
 				return;
 		}
 	}
+	for (int i = 0; i < E->prog->probes.len; i++)
+		if (E->kernel_probe[i])
+			check_frames(E, VEC_AT(&E->prog->probes, i));
 }
 
 /* ---- frames --------------------------------------------------------------------------- */
@@ -231,19 +320,10 @@ static const char *param_ctype(const struct vardecl *d)
 	return d->type == TYPE_STRING ? "const char *" : "int64_t ";
 }
 
-static int c_params(const struct func *fn)
+static const char *signature_as(const struct func *fn, const char *name, const char *attr)
 {
-	return 1 + (fn->ret_type == TYPE_STRING) + fn->params.len;
-}
-
-static const char *signature(struct emitter *E, struct efunc *ef)
-{
-	const struct func *fn = ef->fn;
 	const char *ret = fn->ret_type == TYPE_LONG ? "int64_t" : "void";
-	const char *attr = E->ctx == ECTX_USER ? (fn->embedded ? "static inline " : "static ")
-		: fn->embedded || c_params(fn) > 5 ? "static __always_inline "
-		: "static __noinline ";
-	char *s = arena_printf("%s%s %s(struct context *c", attr, ret, ef->cname);
+	char *s = arena_printf("%s%s %s(struct context *c", attr, ret, name);
 
 	if (fn->ret_type == TYPE_STRING)
 		s = arena_printf("%s, char *ret", s);
@@ -253,6 +333,19 @@ static const char *signature(struct emitter *E, struct efunc *ef)
 		s = arena_printf("%s, %sa_%s", s, param_ctype(p), p->name);
 	}
 	return arena_printf("%s)", s);
+}
+
+static const char *signature(struct emitter *E, struct efunc *ef)
+{
+	const struct func *fn = ef->fn;
+	/*
+	 * Kernel context inlines every function: a BPF program has at most 8
+	 * call frames, which loop bodies (bpf_loop callbacks) need more.
+	 */
+	const char *attr = E->ctx == ECTX_USER ? (fn->embedded ? "static inline " : "static ")
+		: "static __always_inline ";
+
+	return signature_as(fn, ef->cname, attr);
 }
 
 static void comment(struct emitter *E, FILE *out, struct efunc *ef)
@@ -312,7 +405,8 @@ static void embedded_function(struct emitter *E, struct efunc *ef, FILE *out)
 void emit_cfunc_decls(struct emitter *E, struct cfunc *cf, FILE *out, const char *fail_ret)
 {
 	if (E->ctx == ECTX_KERNEL && !cf->is_callback)
-		fprintf(out, "\tstruct %s *f = stp_frame(c, %s);\n", E->frame->name, E->frame->off);
+		fprintf(out, "\tstruct %s *f __attribute__((unused)) = stp_frame(c, %s);\n",
+			E->frame->name, E->frame->off);
 	if (cf->uses_g)
 		fprintf(out, "\tstruct stp_globals *g = STP_GLOBALS(c);\n");
 	if (cf->uses_env)
@@ -366,7 +460,7 @@ static void script_function(struct emitter *E, struct efunc *ef, FILE *out)
 	comment(E, out, ef);
 	fprintf(out, "%s\n{\n", signature(E, ef));
 	if (E->ctx == ECTX_USER)
-		fprintf(out, "\tstruct %s fr, *f = &fr;\n", E->frame->name);
+		fprintf(out, "\tstruct %s fr, *f __attribute__((unused)) = &fr;\n", E->frame->name);
 	emit_cfunc_decls(E, cf, out, rv);
 	fputs(body, out);
 	free(body);
@@ -377,6 +471,38 @@ static void script_function(struct emitter *E, struct efunc *ef, FILE *out)
 		fprintf(out, "\treturn f->ret;\n");
 	fprintf(out, "}\n\n");
 	E->fn = NULL;
+}
+
+/*
+ * An overloaded function: each of the chain in turn, until one does not
+ * `next` on to the others.
+ */
+static void dispatcher(struct emitter *E, struct overload *o, FILE *out)
+{
+	struct efunc *head = emit_efunc(E, VEC_AT(&o->funcs, 0));
+	const struct func *fn = head->fn;
+	const char *attr = E->ctx == ECTX_USER ? "static " : "static __always_inline ";
+	const char *args = "c", *rv = fn->ret_type == TYPE_LONG ? "r" : "";
+
+	if (fn->ret_type == TYPE_STRING)
+		args = "c, ret";
+	for (int i = 0; i < fn->params.len; i++)
+		args = arena_printf("%s, a_%s", args, ((struct vardecl *)VEC_AT(&fn->params, i))->name);
+	fprintf(out, "/* %s: %d overloads, by priority */\n", fn->name, o->funcs.len);
+	fprintf(out, "%s\n{\n", signature_as(fn, arena_printf("fnd_%s", head->cname + 3), attr));
+	if (*rv)
+		fprintf(out, "\tint64_t r = 0;\n\n");
+	for (int i = 0; i < o->funcs.len; i++) {
+		struct efunc *ef = emit_efunc(E, VEC_AT(&o->funcs, i));
+
+		fprintf(out, "\t%s%s(%s);\n", *rv ? "r = " : "", ef->cname, args);
+		if (i < o->funcs.len - 1)
+			fprintf(out, "\tif (c->error != STP_ERR_NEXT)\n\t\treturn%s%s;\n"
+				"\tc->error = STP_ERR_NONE;\n", *rv ? " " : "", rv);
+	}
+	if (*rv)
+		fprintf(out, "\treturn r;\n");
+	fprintf(out, "}\n\n");
 }
 
 /* Every function the current context calls, callees first. */
@@ -400,6 +526,13 @@ void emit_functions(struct emitter *E)
 		else
 			script_function(E, ef, E->defs);
 	}
+	for (int i = 0; i < E->prog->overloads.len; i++) {
+		struct overload *o = VEC_AT(&E->prog->overloads, i);
+		struct efunc *head = o->funcs.len > 1 ? emit_efunc(E, VEC_AT(&o->funcs, 0)) : NULL;
+
+		if (head && (E->ctx == ECTX_KERNEL ? head->kernel : head->user))
+			dispatcher(E, o, E->defs);
+	}
 }
 
 /* ---- calls ---------------------------------------------------------------------------------- */
@@ -409,10 +542,12 @@ const char *emit_call(struct emitter *E, struct expr *e, bool used)
 	struct efunc *ef = emit_efunc(E, e->func);
 	const struct func *fn = e->func;
 	const char **vals = arena_alloc(sizeof(char *) * (size_t)(e->args.len + 1));
-	const char *args = "", *t = NULL;
+	const char *args = "", *t = NULL, *cname = ef ? ef->cname : NULL;
 
 	if (!ef)
 		return "0";
+	if (chain_of(E, fn))
+		cname = arena_printf("fnd_%s", ef->cname + 3);
 	emit_exprs_ordered(E, (struct expr **)e->args.items, e->args.len, vals);
 	for (int i = 0; i < e->args.len; i++) {
 		struct expr *a = VEC_AT(&e->args, i);
@@ -428,15 +563,18 @@ const char *emit_call(struct emitter *E, struct expr *e, bool used)
 	E->side_effects++;
 	if (fn->ret_type == TYPE_STRING) {
 		t = emit_str_temp(E);
-		emit_line(E, "%s(c, %s%s);", ef->cname, t, args);
+		emit_line(E, "%s(c, %s%s);", cname, t, args);
 	} else if (fn->ret_type == TYPE_LONG && used) {
 		t = emit_long_temp(E);
-		emit_line(E, "%s = %s(c%s);", t, ef->cname, args);
+		emit_line(E, "%s = %s(c%s);", t, cname, args);
 	} else {
-		emit_line(E, "%s(c%s);", ef->cname, args);
+		emit_line(E, "%s(c%s);", cname, args);
 	}
-	emit_check(E, fn->embedded ? emit_error_site(E, e->loc, arena_printf("error in '%s'",
-										  fn->name)) : -1);
+	/* error(): the message is all stap prints; other services' errors name the call */
+	if (fn->embedded && !strstr(fn->embedded, "stp_error("))
+		emit_check(E, emit_error_site(E, e->loc, arena_printf("error in '%s'", fn->name)));
+	else
+		emit_check(E, -1);
 	return t ? t : "0";
 }
 

@@ -53,6 +53,9 @@ struct eglobal {
 	int64_t start, stop, interval;
 	int buckets;
 	struct srcloc hist_loc;
+	int shift;			/* @variance(s, N) */
+	bool variance;			/* @variance(s) is read somewhere */
+	bool shift_set;
 	bool exported;
 };
 
@@ -162,6 +165,8 @@ struct emit_piece {
 	const char *conv;		/* bpf_snprintf directive, or NULL */
 	const char *val;		/* its C value */
 	bool str;
+	const char *width;		/* a '*' width's C value, or NULL */
+	bool left;			/* '-': pad on the right */
 };
 
 /* emit.c */

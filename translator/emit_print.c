@@ -20,7 +20,7 @@ struct directive {
 	char flag;		/* one of "-+ #0", or 0 */
 	int width;		/* -1 none, -2 '*' */
 	int precision;		/* -1 none, -2 '*' */
-	const char *text;	/* literal: the body's text (escapes as written) */
+	const char *text;	/* the body's text: a literal's, or the directive's */
 	size_t len;
 };
 
@@ -58,7 +58,7 @@ static int parse_format(const char *body, struct directive *out, int max)
 			d->len = (size_t)(p - d->text);
 			continue;
 		}
-		p++;
+		d->text = p++;
 		if (strchr("-+ #0", *p) && *p)
 			d->flag = *p++;
 		d->width = number_or_star(&p);
@@ -72,6 +72,7 @@ static int parse_format(const char *body, struct directive *out, int max)
 		while (*p == 'l' || *p == 'h')
 			p++;
 		d->conv = *p ? *p++ : 's';
+		d->len = (size_t)(p - d->text);
 	}
 	return n;
 }
@@ -173,8 +174,10 @@ static const char *bpf_directive(const struct directive *d)
 	const char *width = d->width >= 0 ? arena_printf("%d", d->width) : "";
 	const char *conv;
 
-	if (d->width == -2 || d->precision != -1 || d->flag == '#')
+	if (d->precision != -1 || d->flag == '#' || (d->width == -2 && d->flag == '0'))
 		return NULL;
+	if (d->width == -2)
+		width = "";
 	switch (d->conv) {
 	case 'd': conv = "lld"; break;
 	case 'i': conv = "lli"; break;
@@ -222,6 +225,38 @@ static const char *bpf_literal(const char *text, size_t len, bool fmt)
  * directive and its value) into a string temporary, at most 12 values per
  * bpf_snprintf call; the temporary.
  */
+/* One piece with a '*' width: padded on the left or right to the width. */
+static void star_piece(struct emitter *E, const char *t, struct emit_piece *p)
+{
+	const char *fmt = emit_c_string(p->conv, strlen(p->conv));
+	const char *w = emit_snapshot(E, p->width, TYPE_LONG), *s;
+
+	if (p->lit[0])
+		emit_line(E, "off = stp_snprintf_at(%s, off, %s, NULL, 0);", t,
+			  emit_c_string(p->lit, strlen(p->lit)));
+	emit_line(E, "{");
+	emit_line(E, "\tuint64_t a[] = { (uint64_t)%s%s };", p->str ? "(long)" : "", p->val);
+	emit_line(E, "\tint64_t start = off;");
+	emit_raw(E, "\n");
+	if (p->left) {
+		emit_line(E, "\toff = stp_snprintf_at(%s, off, %s, a, sizeof(a));", t, fmt);
+		emit_line(E, "\toff = stp_pad(%s, start, off, %s);", t, w);
+	} else {
+		s = emit_str_temp(E);
+		emit_line(E, "\tint64_t len = stp_snprintf_at(%s, 0, %s, a, sizeof(a));", s, fmt);
+		emit_raw(E, "\n");
+		emit_line(E, "\toff = stp_pad(%s, start, off, %s - len);", t, w);
+		emit_line(E, "\ta[0] = (uint64_t)(long)%s;", s);
+		emit_line(E, "\toff = stp_snprintf_at(%s, off, \"%%s\", a, sizeof(a));", t);
+	}
+	emit_line(E, "}");
+}
+
+/*
+ * Format PIECES (struct emit_piece *: literal text, a bpf_snprintf
+ * directive and its value) into a string temporary, at most 12 values per
+ * bpf_snprintf call; the temporary.
+ */
 const char *emit_bpf_snprintf(struct emitter *E, struct vec *pieces)
 {
 	const char *t = emit_str_temp(E);
@@ -231,13 +266,20 @@ const char *emit_bpf_snprintf(struct emitter *E, struct vec *pieces)
 	emit_line(E, "{");
 	E->cf->indent++;
 	emit_line(E, "int64_t off = 0;");
+	emit_raw(E, "\n");
 	while (i < pieces->len) {
 		const char *fmt = "", *data = "";
 		int k = 0;
 
+		if (((struct emit_piece *)VEC_AT(pieces, i))->width) {
+			star_piece(E, t, VEC_AT(pieces, i++));
+			continue;
+		}
 		for (; i < pieces->len && k < 12; i++) {
 			struct emit_piece *p = VEC_AT(pieces, i);
 
+			if (p->width)
+				break;
 			fmt = arena_printf("%s%s%s", fmt, p->lit, p->conv ? p->conv : "");
 			if (!p->conv)
 				continue;
@@ -252,6 +294,7 @@ const char *emit_bpf_snprintf(struct emitter *E, struct vec *pieces)
 		}
 		emit_line(E, "{");
 		emit_line(E, "\tuint64_t a[] = { %s };", data);
+		emit_raw(E, "\n");
 		emit_line(E, "\toff = stp_snprintf_at(%s, off, %s, a, sizeof(a));", t,
 			  emit_c_string(fmt, strlen(fmt)));
 		emit_line(E, "}");
@@ -284,12 +327,17 @@ static const char *kernel_sprintf(struct emitter *E, const char *body, struct sr
 		}
 		bd = bpf_directive(d);
 		if (!bd || a >= n) {
-			emit_unsupported(E, loc, arena_printf("sprintf with '%%%s%c'",
-							      d->flag ? (char[]){ d->flag, 0 } : "",
-							      d->conv),
+			emit_unsupported(E, loc, arena_printf("sprintf with '%.*s'", (int)d->len,
+							      d->text),
 					 "the kernel can format %d %i %u %x %X %c %s with a flag and "
 					 "a width; use printf, or sprintf in user context");
 			return "\"\"";
+		}
+		if (d->width == -2) {
+			p->width = vals[a++];
+			p->left = d->flag == '-';
+			if (a >= n)
+				return "\"\"";
 		}
 		p->conv = bd;
 		p->str = args[a]->type == TYPE_STRING;

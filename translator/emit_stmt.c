@@ -76,14 +76,18 @@ static void stmt_if(struct emitter *E, struct stmt *s)
 	block(E, s->then);
 	while (s->otherwise && s->otherwise->kind == STMT_IF) {
 		/* else if: chained when its condition needs no statements */
+		int ntemps = E->cf->ntemps;
+
 		emit_temps_mark(E, &mark, &keys);
 		emit_capture_begin(E, &cap);
 		c = emit_cond_bare(E, s->otherwise->expr);
 		emit_capture_end(E, &cap);
 		free(cap.buf);
 		emit_temps_release(E, mark, keys);
-		if (cap.len)
+		if (cap.len) {
+			E->cf->ntemps = ntemps;	/* written again, nested, below */
 			break;
+		}
 		s = s->otherwise;
 		emit_line(E, "} else if (%s) {", c);
 		block(E, s->then);

@@ -26,6 +26,7 @@ static const struct stp_meta_error errors[] = {
 	{ "", { "t.stp", 5, 1 } },
 	{ "user string copy fault", { "t.stp", 6, 2 } },
 	{ "array 'a' is full", { "t.stp", 7, 3 } },
+	{ "no location", { NULL, 0, 0 } },
 };
 
 static struct stp_meta meta = {
@@ -34,7 +35,7 @@ static struct stp_meta meta = {
 	.formats = formats,
 	.nformats = 3,
 	.errors = errors,
-	.nerrors = 4,
+	.nerrors = 5,
 	.limits = { .maxstringlen = 512, .maxerrors = 1 },
 };
 
@@ -192,14 +193,16 @@ static void test_error_wording(void)
 	send_error(2, "user string copy fault at 0x10");	/* the record's message wins */
 	send_error(3, "");		/* an empty message: the site's words */
 	send_error(1, NULL);		/* no words at all */
-	CU_ASSERT_EQUAL(s->errors, 5);
+	send_error(4, NULL);		/* a site without a file */
+	CU_ASSERT_EQUAL(s->errors, 6);
 	CU_ASSERT_EQUAL(s->state, STP_STATE_RUNNING);
 	finish("",
 	       "ERROR: division by zero near operator '/' at t.stp:3:12\n"
 	       "ERROR: my own message at t.stp:5:1\n"
 	       "ERROR: user string copy fault at 0x10 at t.stp:6:2\n"
 	       "ERROR: array 'a' is full at t.stp:7:3\n"
-	       "ERROR: unknown error at t.stp:5:1\n");
+	       "ERROR: unknown error at t.stp:5:1\n"
+	       "ERROR: no location\n");
 }
 
 /* MAXERRORS errors are tolerated; one more stops the script in the error state. */

@@ -188,6 +188,27 @@ static __always_inline int64_t stp_snprintf_at(char *dst, int64_t off, const cha
 	return off > MAXSTRINGLEN - 1 ? MAXSTRINGLEN - 1 : off;
 }
 
+/* MAXSTRINGLEN spaces, to pad '*' widths with. */
+static const char stp_spaces[MAXSTRINGLEN] SEC(".rodata") = { [0 ... MAXSTRINGLEN - 1] = ' ' };
+
+/* Spaces at OFF of DST (a frame buffer) until WIDTH bytes follow START; the new length. */
+static __always_inline int64_t stp_pad(char *dst, int64_t start, int64_t off, int64_t width)
+{
+	int64_t n = start + width - off;
+
+	if (off < 0 || off > MAXSTRINGLEN - 1 || n <= 0)
+		return off;
+	if (n > MAXSTRINGLEN - 1 - off)
+		n = MAXSTRINGLEN - 1 - off;
+	if (n <= 0 || n > MAXSTRINGLEN)
+		return off;
+	bpf_probe_read_kernel(dst + off, n, stp_spaces);
+	off += n;
+	if (off >= 0 && off < MAXSTRINGLEN)
+		dst[off] = '\0';
+	return off;
+}
+
 struct stp_cmp {
 	const char *a, *b;
 	int64_t result;
@@ -275,6 +296,7 @@ struct stp_stat_cfg {
 	int64_t start, stop, interval;
 	int buckets;
 	int shift;
+	int variance;		/* @variance is read: keep its terms (two divisions a sample) */
 };
 
 /* floor(log2(v)) for v > 0, without a count-leading-zeros instruction. */
@@ -313,7 +335,10 @@ static __always_inline int stp_hist_bucket(const struct stp_stat_cfg *cfg, int64
 	}
 }
 
-/* s <<< val on this CPU's partial: exactly stats.c's stp_stat_add(). */
+/*
+ * s <<< val on this CPU's partial: exactly stats.c's stp_stat_add(), but
+ * for the terms of @variance when nothing reads it (cfg->variance 0).
+ */
 static __always_inline void stp_stat_update(struct stp_stat *p, const struct stp_stat_cfg *cfg,
 					    int64_t val)
 {
@@ -333,12 +358,15 @@ static __always_inline void stp_stat_update(struct stp_stat *p, const struct stp
 			p->max = val;
 		if (val < p->min)
 			p->min = val;
+		if (!cfg->variance)
+			goto hist;
 		delta = (int64_t)((uint64_t)stp_shl(val, shift) - (uint64_t)p->avg_s);
 		p->avg_s = (int64_t)((uint64_t)p->avg_s + (uint64_t)stp_div(delta, p->count));
 		p->m2 = (int64_t)((uint64_t)p->m2 + (uint64_t)delta *
 				  ((uint64_t)stp_shl(val, shift) - (uint64_t)p->avg_s));
 		p->variance_s = stp_div(p->m2, p->count - 1);
 	}
+hist:
 	if (cfg->type != STP_HIST_NONE) {
 		uint32_t b = (uint32_t)stp_hist_bucket(cfg, val);
 
@@ -349,6 +377,20 @@ static __always_inline void stp_stat_update(struct stp_stat *p, const struct stp
 }
 
 /* ---- tracepoint records ----------------------------------------------------- */
+
+/*
+ * A field of the tracepoint record a program reads directly: the verifier
+ * wants the offset in the load instruction itself, which clang does not
+ * always keep (it may add it to the pointer first), so the load is
+ * written in assembly.  OFF is a literal number.
+ */
+#define stp_ctx_load(ctx, off, bits)						\
+	({									\
+		uint64_t stp_v_;						\
+		asm volatile("%0 = *(u" #bits " *)(%1 + " #off ")"		\
+			     : "=r"(stp_v_) : "r"(ctx));			\
+		stp_v_;								\
+	})
 
 /* A field of a tracepoint record the program cannot read directly. */
 static __always_inline int64_t stp_tp_read(const void *rec, int off, int size, int is_signed)

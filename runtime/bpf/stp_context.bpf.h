@@ -21,7 +21,7 @@ struct context {
 	int32_t error;			/* enum stp_err */
 	int32_t err_site;		/* stp_meta.errors index of the error, -1: not known yet */
 	int64_t actions;		/* statements run in this hit, against MAXACTION */
-	uint64_t start_ns;
+	uint64_t start_ns;		/* when the hit started, if it is timed; else 0 */
 	char errmsg[MAXSTRINGLEN];	/* the error's message */
 	char rec[STP_REC_SIZE] __attribute__((aligned(8)));	/* the record being built */
 	/* frames, then MAXSTRINGLEN bytes of slack so that string copies at a
@@ -168,15 +168,26 @@ static __always_inline int stp_action(struct context *c, int n, int site)
 		return 0;
 	stp_count(maxaction);
 	stp_raise(c, site, "MAXACTION exceeded");
+	c->error = STP_ERR_FATAL;	/* as stap: try/catch does not catch it */
 	return 1;
 }
 
 /* ---- handler entry and exit --------------------------------------------- */
 
+/*
+ * Timing a hit costs two clock reads, as much as a small handler: the
+ * first STP_TIMED_HITS hits of a probe on a CPU are timed, then one in
+ * STP_TIME_EVERY, counted STP_TIME_EVERY times.  stp_probe_stats.run_ns
+ * is exact for rare probes and an unbiased estimate for busy ones.
+ */
+#define STP_TIMED_HITS 64
+#define STP_TIME_EVERY 16
+
 static __always_inline struct context *stp_enter(uint32_t probe)
 {
 	struct stp_control *ctl = stp_control_get();
 	uint32_t cpu = bpf_get_smp_processor_id();
+	struct stp_probe_stats *ps;
 	struct context *c;
 
 	if (!ctl || ctl->state != STP_RUN_RUNNING)
@@ -192,8 +203,34 @@ static __always_inline struct context *stp_enter(uint32_t probe)
 	c->err_site = -1;
 	c->actions = 0;
 	c->errmsg[0] = '\0';
-	c->start_ns = bpf_ktime_get_ns();
+	ps = bpf_map_lookup_elem(&stp_probe_stats, &probe);
+	c->start_ns = 0;
+	if (ps && (ps->hits < STP_TIMED_HITS || ps->hits % STP_TIME_EVERY == 0))
+		c->start_ns = bpf_ktime_get_ns();
 	return c;
+}
+
+#ifndef MAXERRORS
+#define MAXERRORS 0
+#endif
+
+#ifndef STP_SUPPRESS_ERRORS
+#define STP_SUPPRESS_ERRORS 0	/* --suppress-handler-errors */
+#endif
+
+/*
+ * An error ends the handler: past MAXERRORS no handler starts any more, as
+ * in stap, unless errors are suppressed (pmstap --suppress-handler-errors
+ * compiles STP_SUPPRESS_ERRORS in; a runner can also set the flag).
+ */
+static __always_inline void stp_count_error(void)
+{
+	struct stp_control *ctl = stp_control_get();
+
+	stp_count(errors);
+	if (ctl && !STP_SUPPRESS_ERRORS && stp_atomic_add(&ctl->errors, 1) > MAXERRORS &&
+	    !(ctl->flags & STP_CTL_SUPPRESS_ERRORS) && ctl->state == STP_RUN_RUNNING)
+		ctl->state = STP_RUN_ERROR;
 }
 
 static __always_inline void stp_leave(struct context *c)
@@ -201,14 +238,17 @@ static __always_inline void stp_leave(struct context *c)
 	uint32_t probe = c->probe, n;
 	struct stp_probe_stats *ps = bpf_map_lookup_elem(&stp_probe_stats, &probe);
 
-	if (c->error == STP_ERR_RAISED) {
-		stp_count(errors);
-		n = stp_rec_start(c, STP_REC_ERROR, (uint16_t)(c->err_site < 0 ? 0 : c->err_site));
+	if (c->error == STP_ERR_RAISED || c->error == STP_ERR_FATAL) {
+		stp_count_error();
+		/* a site of -1 (error(): the message says it all) is no index */
+		n = stp_rec_start(c, STP_REC_ERROR, (uint16_t)(c->err_site < 0 ? 0xffff : c->err_site));
 		stp_rec_send(c, stp_rec_str(c, n, c->errmsg));
 	}
 	if (ps) {
+		if (c->start_ns)
+			ps->run_ns += (bpf_ktime_get_ns() - c->start_ns) *
+				      (ps->hits < STP_TIMED_HITS ? 1 : STP_TIME_EVERY);
 		ps->hits++;
-		ps->run_ns += bpf_ktime_get_ns() - c->start_ns;
 	}
 	c->busy = 0;
 }
@@ -240,25 +280,42 @@ static __always_inline int stp_map_exists(struct context *c, void *map, const vo
 	return bpf_map_lookup_elem(map, key) != NULL;
 }
 
-static __always_inline void stp_map_full(struct context *c, int site, const char *msg)
+#ifndef E2BIG
+#define E2BIG 7
+#endif
+
+/*
+ * An insert failed with ERR: -E2BIG is a full map (counted, and FULL is
+ * the message); anything else (the bucket busy in a nested program, no
+ * memory) says so.
+ */
+static __always_inline void stp_map_full(struct context *c, int site, const char *full, long err)
 {
+	if (err != -E2BIG) {
+		stp_raise(c, site, "the kernel refused an array update (busy or out of memory)");
+		return;
+	}
 	stp_count(map_full);
-	stp_raise(c, site, msg);
+	stp_raise(c, site, full);
 }
 
 static __always_inline void stp_map_set_long(struct context *c, void *map, const void *key,
 					     int64_t v, int site, const char *full)
 {
-	if (bpf_map_update_elem(map, key, &v, BPF_ANY))
-		stp_map_full(c, site, full);
+	long err = bpf_map_update_elem(map, key, &v, BPF_ANY);
+
+	if (err)
+		stp_map_full(c, site, full, err);
 }
 
 /* VAL is a MAXSTRINGLEN buffer in map memory. */
 static __always_inline void stp_map_set_str(struct context *c, void *map, const void *key,
 					    const char *val, int site, const char *full)
 {
-	if (bpf_map_update_elem(map, key, val, BPF_ANY))
-		stp_map_full(c, site, full);
+	long err = bpf_map_update_elem(map, key, val, BPF_ANY);
+
+	if (err)
+		stp_map_full(c, site, full, err);
 }
 
 /* map[key] += D, atomically when the element exists; the new value. */
@@ -266,15 +323,17 @@ static __always_inline int64_t stp_map_add_long(struct context *c, void *map, co
 						int64_t d, int site, const char *full)
 {
 	int64_t *v = bpf_map_lookup_elem(map, key);
+	long err;
 
 	if (v)
 		return stp_atomic_add(v, d);
-	if (!bpf_map_update_elem(map, key, &d, BPF_NOEXIST))
+	err = bpf_map_update_elem(map, key, &d, BPF_NOEXIST);
+	if (!err)
 		return d;
 	v = bpf_map_lookup_elem(map, key);	/* another CPU inserted it meanwhile */
 	if (v)
 		return stp_atomic_add(v, d);
-	stp_map_full(c, site, full);
+	stp_map_full(c, site, full, err);
 	return 0;
 }
 
@@ -301,12 +360,13 @@ static __always_inline void stp_map_stat_add(struct context *c, void *map, const
 					 const char *full)
 {
 	struct stp_stat *p = bpf_map_lookup_elem(map, key);
+	long err;
 
 	if (!p) {
-		bpf_map_update_elem(map, key, stp_zero_value, BPF_NOEXIST);
+		err = bpf_map_update_elem(map, key, stp_zero_value, BPF_NOEXIST);
 		p = bpf_map_lookup_elem(map, key);
 		if (!p) {
-			stp_map_full(c, site, full);
+			stp_map_full(c, site, full, err ? err : -E2BIG);
 			return;
 		}
 	}

@@ -18,11 +18,15 @@ enum stp_run_state {
 	STP_RUN_STARTING = 0,	/* begin probes: kernel handlers are skipped */
 	STP_RUN_RUNNING,	/* set by the runner once the begin probes are done */
 	STP_RUN_STOPPING,	/* exit(), -T, a signal: set by either side */
+	STP_RUN_ERROR,		/* more errors than MAXERRORS: set by either side */
 };
 
+/* stp_control.flags, set by the runner */
+#define STP_CTL_SUPPRESS_ERRORS 1	/* --suppress-handler-errors: errors never stop the run */
+
 /*
- * context->error in both runtimes: why a handler is unwinding.  Only
- * STP_ERR_RAISED is a soft error; try/catch catches nothing else.
+ * context->error in both runtimes: why a handler is unwinding.  RAISED
+ * and FATAL are errors (reported, counted); try/catch catches only RAISED.
  */
 enum stp_err {
 	STP_ERR_NONE,
@@ -30,12 +34,15 @@ enum stp_err {
 	STP_ERR_ABORT,		/* abort(): unwind, nothing reported */
 	STP_ERR_NEXT,		/* next: leave the handler (or try the next overload) */
 	STP_ERR_RETURN,		/* return inside a kernel loop body (a bpf_loop callback) */
+	STP_ERR_FATAL,		/* an error try/catch cannot catch (MAXACTION): reported */
 };
 
 struct stp_control {
 	uint32_t state;		/* enum stp_run_state */
-	uint32_t flags;		/* reserved, 0 */
+	uint32_t flags;		/* STP_CTL_* */
 	int64_t target;		/* target(): the -x PID or the -c command's pid, else 0 */
+	int64_t errors;		/* errors kernel handlers raised: past MAXERRORS they set
+				   STP_RUN_ERROR at once, so that no more handlers run */
 };
 
 #endif

@@ -10,10 +10,14 @@
  *						open script.bpf.o, size its maps
  *	stp_script__load(s);			load the BPF object (optional
  *						probes the kernel refuses are
- *						dropped), set globals (-G)
- *	stp_script__attach(s);			attach every kernel-context probe
- *	status = stp_script__run(s);		begin probes, the event loop, end
- *						(or error) probes, the summary
+ *						dropped), fork -c's command (it
+ *						waits), initial values, -G
+ *	stp_script__attach(s);			attach every kernel-context probe;
+ *						their handlers wait (stp_control)
+ *	status = stp_script__run(s);		begin probes, then the handlers
+ *						and -c's command run; the event
+ *						loop; end (or error) probes,
+ *						autoprint, the summary
  *	stp_script__free(s);
  *
  * Each step returns 0 or a negative errno and has already told the user

@@ -103,6 +103,7 @@ struct context {
 /* A user-context code's handle for a global array or statistic. */
 struct stp_map {
 	int global;			/* index in meta->globals */
+	const struct stp_stat_cfg *cfg;	/* statistics: the generated code's (with its shift) */
 };
 
 /* What the runtime keeps per global (stp_uctx.maps[global]). */
@@ -161,6 +162,7 @@ static inline int stp_action(struct context *c, int n, int site)
 	if (c->actions <= (int64_t)MAXACTION * 10)	/* stap's MAXACTION_INTERRUPTIBLE */
 		return 0;
 	stp_raise(c, site, "MAXACTION exceeded");
+	c->error = STP_ERR_FATAL;	/* as stap: try/catch does not catch it */
 	return 1;
 }
 
@@ -253,6 +255,9 @@ int64_t stp_map_add_long(struct context *c, struct stp_map *m, const void *key, 
 			 int site, const char *full);
 void stp_map_delete(struct context *c, struct stp_map *m, const void *key);
 void stp_map_clear(struct context *c, struct stp_map *m);
+/* [k, *] in m, delete m[k, *]: the columns whose bit is set in MASK are fixed (KEY's). */
+int stp_map_exists_slice(struct context *c, struct stp_map *m, const void *key, unsigned mask);
+void stp_map_delete_slice(struct context *c, struct stp_map *m, const void *key, unsigned mask);
 
 /* s[key] <<< val (this process's partial is CPU 0's). */
 void stp_map_stat_add(struct context *c, struct stp_map *m, const void *key,

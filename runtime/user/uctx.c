@@ -175,7 +175,7 @@ static void report_error(struct context *c)
 
 int stp_leave(struct context *c)
 {
-	if (c->error != STP_ERR_RAISED)
+	if (c->error != STP_ERR_RAISED && c->error != STP_ERR_FATAL)
 		return 0;
 	report_error(c);
 	return 1;
@@ -376,6 +376,52 @@ void stp_map_clear(struct context *c, struct stp_map *m)
 		free(keys);
 }
 
+static int cmp_key_col(const struct stp_meta_global *g, int col, const char *a, const char *b);
+
+/* Whether KEY matches K in every column whose bit is set in MASK (a slice). */
+static bool slice_match(const struct stp_meta_global *g, const char *k, const char *key,
+			unsigned mask)
+{
+	for (int col = 0; col < g->nkeys; col++)
+		if ((mask & (1u << col)) && cmp_key_col(g, col, k, key) != 0)
+			return false;
+	return true;
+}
+
+/* Apply DELETE (or only test) to the elements of M that match the slice KEY/MASK. */
+static int slice_walk(struct context *c, struct stp_map *m, const void *key, unsigned mask,
+		      bool delete)
+{
+	const struct stp_meta_global *g = &c->u->meta->globals[m->global];
+	struct stp_umap *um = umap(c, m);
+	char *keys;
+	long n = um->fd >= 0 ? all_keys(um, &keys) : -1;
+	int found = 0;
+
+	for (long i = 0; i < n && (delete || !found); i++) {
+		const char *k = keys + (size_t)i * um->key_size;
+
+		if (!slice_match(g, k, key, mask))
+			continue;
+		found = 1;
+		if (delete)
+			bpf_map_delete_elem(um->fd, k);
+	}
+	if (n >= 0)
+		free(keys);
+	return found;
+}
+
+int stp_map_exists_slice(struct context *c, struct stp_map *m, const void *key, unsigned mask)
+{
+	return slice_walk(c, m, key, mask, false);
+}
+
+void stp_map_delete_slice(struct context *c, struct stp_map *m, const void *key, unsigned mask)
+{
+	slice_walk(c, m, key, mask, true);
+}
+
 /* ---- statistics ------------------------------------------------------------ */
 
 void stp_map_stat_add(struct context *c, struct stp_map *m, const void *key,
@@ -391,20 +437,26 @@ void stp_map_stat_add(struct context *c, struct stp_map *m, const void *key,
 	update(c, m, key, v, site, full);
 }
 
+/* The statistic's configuration: the generated code's, else the one meta implies. */
+static const struct stp_stat_cfg *stat_cfg(struct context *c, struct stp_map *m)
+{
+	return m->cfg ? m->cfg : &umap(c, m)->cfg;
+}
+
 /* The merged aggregate of M[KEY]; HIST (cfg.buckets counters) may be NULL. */
 static void merge(struct context *c, struct stp_map *m, const void *key, struct stp_stat_agg *agg,
 		  int64_t *hist)
 {
 	struct stp_umap *um = umap(c, m);
+	const struct stp_stat_cfg *cfg = stat_cfg(c, m);
 	const void *v = lookup(c, m, key);
 
 	memset(agg, 0, sizeof(*agg));
 	agg->hist = hist;
 	if (hist)
-		memset(hist, 0, sizeof(int64_t) * (size_t)um->cfg.buckets);
+		memset(hist, 0, sizeof(int64_t) * (size_t)cfg->buckets);
 	if (v)
-		stp_stat_merge(agg, &um->cfg, v, round8(um->value_size),
-			       um->percpu ? c->u->ncpus : 1);
+		stp_stat_merge(agg, cfg, v, round8(um->value_size), um->percpu ? c->u->ncpus : 1);
 }
 
 int64_t stp_map_stat_get(struct context *c, struct stp_map *m, const void *key,
@@ -429,7 +481,7 @@ int64_t stp_map_stat_bucket(struct context *c, struct stp_map *m, const void *ke
 	int r;
 
 	merge(c, m, key, &agg, hist);
-	r = stp_stat_hist_bucket(&umap(c, m)->cfg, &agg, index, &val);
+	r = stp_stat_hist_bucket(stat_cfg(c, m), &agg, index, &val);
 	if (r == STP_STAT_RANGE)
 		stp_raise(c, site, STP_STAT_RANGE_MSG);
 	return r ? 0 : val;
@@ -447,7 +499,7 @@ void stp_map_stat_print(struct context *c, struct stp_map *m, const void *key, c
 		return;
 	merge(c, m, key, &agg, hist);
 	stp_out_init(&out, text, buf ? maxstringlen(c->u) - 1 : STP_OUT_CHUNK);
-	stp_stat_print_hist(&out, &umap(c, m)->cfg, &agg, STP_HIST_ELISION);
+	stp_stat_print_hist(&out, stat_cfg(c, m), &agg, STP_HIST_ELISION);
 	if (buf)
 		buf[out.len] = '\0';
 	else

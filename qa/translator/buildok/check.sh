@@ -1,6 +1,10 @@
 #!/bin/sh
 # qa/translator/buildok/check.sh BUILD [NAME...] - scripts that must build and load.
 #
+# And errors/NAME.stp, scripts pass 3 must refuse: pmstap -p3 exits
+# non-zero and its stderr equals errors/NAME.err exactly (constructs that
+# cannot run where their probe runs).  A mismatch leaves NAME.bad.
+#
 # Each qa/translator/buildok/NAME.stp (an optional first line
 # "# pmstap-args: ..." gives options) must pass pmstap -p4; then, as root
 # with bpftool, every BPF program of its script.bpf.o must pass the
@@ -73,6 +77,22 @@ for name in $names; do
 		rm -rf "$pin"
 	fi
 	passed=$((passed + 1))
+done
+
+# The refusals, unless names were given.
+for script in $([ -n "$*" ] || ls errors/*.stp 2>/dev/null); do
+	case_=${script%.stp}
+	if (cd errors && "$pmstap" -p3 "${script#errors/}") >/dev/null 2>"$tmp/refusal.err"; then
+		echo "$case_ exited 0" >"$tmp/refusal.why"
+		fail "$case_" "pmstap -p3 accepted it" "$tmp/refusal.why"
+	elif ! cmp -s "$case_.err" "$tmp/refusal.err"; then
+		cp "$tmp/refusal.err" "$case_.bad"
+		diff -u "$case_.err" "$tmp/refusal.err" >"$tmp/refusal.diff"
+		fail "$case_" "not the expected diagnostics" "$tmp/refusal.diff"
+	else
+		rm -f "$case_.bad"
+		passed=$((passed + 1))
+	fi
 done
 
 echo "buildok: $passed passed, $failed failed, $skipped skipped"
