@@ -33,14 +33,14 @@ struct stp_loc {
 };
 
 /* How a statistic keeps its histogram, when any @hist_* uses it. */
-enum stp_hist_kind {
-	STP_HIST_NONE,
-	STP_HIST_LOG,
-	STP_HIST_LINEAR,
+enum stp_meta_hist_kind {
+	STP_META_HIST_NONE,	/* prefixed: stats.h's STP_HIST_* name its own enum */
+	STP_META_HIST_LOG,
+	STP_META_HIST_LINEAR,
 };
 
 struct stp_meta_hist {
-	enum stp_hist_kind kind;
+	enum stp_meta_hist_kind kind;
 	int64_t start, stop, interval;	/* linear only */
 	int buckets;			/* slots in the per-CPU value */
 };

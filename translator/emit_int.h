@@ -8,6 +8,7 @@
  *	emit_print.c	the printf family: records (kernel), format.c (user)
  *	emit_func.c	script and embedded-C functions, call graph, frames
  *	emit_bpf.c	kernel context: script.bpf.c, probe programs, $vars
+ *	emit_btf.c	kernel context: $arg->member chains and @cast through BTF
  *	emit_user.c	user context: script.c's probe functions
  *	emit_meta.c	script.c's struct stp_meta
  *
@@ -30,7 +31,7 @@
 #include "program.h"
 #include "sema_int.h"
 
-/* stp_meta.h's enum stp_hist_kind, as stored in struct eglobal */
+/* stp_meta.h's enum stp_meta_hist_kind, as stored in struct eglobal */
 #define STP_HIST_LOG_KIND 1
 #define STP_HIST_LINEAR_KIND 2
 
@@ -49,7 +50,7 @@ struct eglobal {
 	int64_t max_entries;
 	int keystr;			/* bytes of each string key column */
 	/* statistics: the histogram every @hist_* of it asks for */
-	int hist;			/* enum stp_hist_kind: 0 none, 1 log, 2 linear */
+	int hist;			/* enum stp_meta_hist_kind: 0 none, 1 log, 2 linear */
 	int64_t start, stop, interval;
 	int buckets;
 	struct srcloc hist_loc;

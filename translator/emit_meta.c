@@ -71,7 +71,7 @@ static void global_layout(FILE *out, struct eglobal *g)
 	if (g->stats)
 		fprintf(out, "\t\t.percpu = true,\n");
 	if (g->hist)
-		fprintf(out, "\t\t.hist = { (enum stp_hist_kind)%d, %lld, %lld, %lld, %d },\n",
+		fprintf(out, "\t\t.hist = { (enum stp_meta_hist_kind)%d, %lld, %lld, %lld, %d },\n",
 			g->hist, (long long)g->start, (long long)g->stop, (long long)g->interval,
 			g->buckets);
 }

@@ -201,9 +201,9 @@ static void print_metric(const struct stp_meta *m, const struct stp_meta_global 
 		}
 		if (g->wrap)
 			printf(" wrap");
-		if (g->hist.kind == STP_HIST_LOG)
+		if (g->hist.kind == STP_META_HIST_LOG)
 			printf(" hist=log");
-		else if (g->hist.kind == STP_HIST_LINEAR)
+		else if (g->hist.kind == STP_META_HIST_LINEAR)
 			printf(" hist=linear");
 	}
 	putchar('\n');
@@ -246,7 +246,7 @@ static void one_global(const struct stp_meta *m, const struct stp_meta_global *g
 	print_metric(m, g, "min", u, "instant");
 	print_metric(m, g, "max", u, "instant");
 	print_metric(m, g, "avg", u, "instant");
-	if (g->hist.kind != STP_HIST_NONE)
+	if (g->hist.kind != STP_META_HIST_NONE)
 		print_metric(m, g, "hist", "count", "counter");
 }
 

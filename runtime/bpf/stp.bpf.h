@@ -290,9 +290,16 @@ struct stp_stat {
 	int64_t hist[];
 };
 
-/* A global's histogram, fixed at translation. */
+/* runtime/user/stats.h's enum stp_hist_type, which BPF code does not include. */
+enum stp_hist_type {
+	STP_HIST_NONE,
+	STP_HIST_LOG,
+	STP_HIST_LINEAR,
+};
+
+/* A global's histogram, fixed at translation (stats.h's struct stp_stat_cfg). */
 struct stp_stat_cfg {
-	int type;		/* enum stp_hist_kind */
+	int type;		/* enum stp_hist_type */
 	int64_t start, stop, interval;
 	int buckets;
 	int shift;

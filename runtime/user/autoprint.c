@@ -23,14 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-/* stp_meta.h and stats.h both name their histogram kinds STP_HIST_*, with the same values */
-#define STP_HIST_NONE STP_META_HIST_NONE
-#define STP_HIST_LOG STP_META_HIST_LOG
-#define STP_HIST_LINEAR STP_META_HIST_LINEAR
 #include "script_int.h"
-#undef STP_HIST_NONE
-#undef STP_HIST_LOG
-#undef STP_HIST_LINEAR
 #include "stats.h"
 
 #define LINE_MAX_BYTES 65536

@@ -20,9 +20,11 @@
  *	stp_uctx__free(u);
  *
  * A handler returns 0, or 1 after an error it did not catch; the error
- * has then been passed to ops.error (index into meta->errors and the full
- * message, never empty).  Handlers run one at a time on the runner's
- * thread.
+ * has then been passed to ops.error: the index into meta->errors of where
+ * it happened (-1 for error()'s, whose message says it all) and the full
+ * message, never empty.  Handlers run one at a time on the runner's
+ * thread.  The generated script.c #includes user/tapset_user.c, so the
+ * stp_tapset.h services are built with the script's MAXSTRINGLEN.
  *
  * The generated code shares its statements with the kernel side: the
  * helpers here have the names and meanings of runtime/bpf/stp.bpf.h's.
@@ -43,14 +45,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* stp_meta.h and stats.h both name their histogram kinds STP_HIST_*, with the same values */
-#define STP_HIST_NONE STP_META_HIST_NONE
-#define STP_HIST_LOG STP_META_HIST_LOG
-#define STP_HIST_LINEAR STP_META_HIST_LINEAR
 #include "../stp_meta.h"
-#undef STP_HIST_NONE
-#undef STP_HIST_LOG
-#undef STP_HIST_LINEAR
 #include "../stp_tapset.h"
 #include "../bpf/stp_control.bpf.h"
 #include "format.h"
