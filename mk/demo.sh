@@ -1,96 +1,52 @@
 #!/bin/sh
-# mk/demo.sh BUILD - show what pcp-stap does today: pmstap passes 1 and 2.
+# mk/demo.sh BUILD - show pcp-stap working: pmstap running a script, and
+# pmdastap serving the default metrics/ scripts as stap.* through pmcd.
 #
-# Run from the repository root after 'make all' (make demo does both).
-# Writes two small scripts under BUILD/demo, elaborates the first with
-# 'pmstap -v -p2', shows the diagnostic for a typo in the second, and
-# says what is not built yet.  Exits non-zero if a step does not behave
-# as shown.
+# make demo runs it after building and installing the PMDA (make
+# pmda-install).  Exits non-zero if a step does not behave as shown.
 set -u
 
 build=${1:-build}
 pmstap=$build/bin/pmstap
-dir=$build/demo
 
 [ -x "$pmstap" ] || { echo "demo: $pmstap is missing; run 'make all' first" >&2; exit 1; }
-mkdir -p "$dir" || exit 1
 
 step() {
 	printf '\n== %s\n\n' "$*"
 }
 
-show() {
-	printf '$ %s\n' "$*"
-	"$@"
-}
+step "pmstap runs a script on a tracepoint for 2 seconds (like stap)"
+script='global switches
+probe kernel.trace("sched:sched_switch") { switches[execname()]++ }
+probe end { foreach (name in switches- limit 5) printf("%-16s %d\n", name, switches[name]) }'
+printf '$ pmstap -T 2 -e %s\n' "'...'"
+printf '%s\n\n' "$script"
+"$pmstap" -T 2 -e "$script" || { echo "demo: pmstap failed" >&2; exit 1; }
 
-cat >"$dir/switches.stp" <<'EOF'
-# Context switches per process, and the time between switches on a CPU.
+step "a mistake gets file:line:col, the line, a caret and a hint"
+"$pmstap" -p2 -e 'probe begin { printf("%s\n", exename()) }' && exit 1
 
-/**
- * Context switches, by the name of the process switched out.
- * @units count
- * @semantics counter
- */
-export global switches
+step "pmdastap serves the default scripts of metrics/ through pmcd"
+# wait until every autostart script has started (or failed), at most 120 s
+i=0
+while [ $i -lt 240 ]; do
+	states=$(pmprobe -v stap.scripts.status 2>/dev/null)
+	case "$states" in
+	*'"starting"'* | *'"compiling"'* | "" | *" -"[0-9]*) ;;
+	*) break ;;
+	esac
+	sleep 0.5
+	i=$((i + 1))
+done
+pminfo -f stap.scripts.status || exit 1
 
-/** Time between two context switches on the same CPU. @units nsec */
-export global gaps
+step "pminfo -dfmtT stap (a few seconds of live values; the full list follows)"
+sleep 2
+pminfo -dfmtT stap || exit 1
 
-global last		# per CPU: when its last switch happened
-
-probe kernel.trace("sched:sched_switch")
-{
-	switches[execname()]++
-	now = local_clock_ns()
-	if (cpu() in last)
-		gaps <<< now - last[cpu()]
-	last[cpu()] = now
-}
-
-probe timer.s(5)
-{
-	foreach (name in switches- limit 5)
-		printf("%-16s %6d\n", name, switches[name])
-	printf("gap: %d ns on average over %d switches\n", @avg(gaps), @count(gaps))
-	exit()
-}
-EOF
-
-cat >"$dir/typo.stp" <<'EOF'
-global n
-probe kernel.trace("sched:sched_switch") { n[exename()]++ }
-EOF
-
-echo "pcp-stap demo: pmstap passes 1 (parse) and 2 (elaborate) on $(uname -sr)"
-
-step "a script with a tracepoint, an array, a statistic and tapset functions"
-cat "$dir/switches.stp"
-
-step "pass 2: tapset functions pulled in, types inferred, probe points checked"
-show "$pmstap" -v -p2 "$dir/switches.stp" 2>&1 || {
-	echo "demo: pass 2 failed on $dir/switches.stp" >&2
-	exit 1
-}
-
-step "a typo: the diagnostic points at it and suggests the fix"
-cat "$dir/typo.stp"
-echo
-show "$pmstap" -p2 "$dir/typo.stp" 2>"$dir/typo.err"
-rc=$?
-cat "$dir/typo.err"
-if [ $rc -eq 0 ] || ! grep -q "typo.stp:2:.*error:" "$dir/typo.err"; then
-	echo "demo: expected an error at typo.stp line 2 (exit status $rc)" >&2
-	exit 1
-fi
-
-step "what is not built yet"
-show "$pmstap" "$dir/switches.stp" 2>&1 | tail -n 2
-cat <<'EOF'
-
-Passes 3-5 (translate to C, compile for the BPF runtime, run the probes)
-are not built yet, so no probe runs: the script above is checked, not run.
-The PMDA is not built yet either: no stap.* metrics in pmcd (pminfo stap)
-until pmdastap exists.
-EOF
-exit 0
+step "what the scripts are, and where to read more"
+echo "  scripts:  $(ls /etc/pcp/stap/scripts 2>/dev/null | tr '\n' ' ')"
+echo "  try:      pmval -t 1 stap.syscalls.calls"
+echo "            pmevent -t 1 stap.scripts.output    (exec events from execsnoop)"
+echo "            pmrep -t 1 stap.ctxswitch.switches stap.pagefaults.faults"
+echo "  man:      man -l man/pmstap.1; man -l pmda/pmdastap.1"

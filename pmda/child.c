@@ -1,0 +1,288 @@
+/*
+ * child.c - a script's own process.
+ *
+ * pmdastap forks one child per script, so that a script that crashes,
+ * hangs or fails to attach takes nothing else down.  The child finds at
+ *	fd 0  /dev/null
+ *	fd 1  the output pipe: the script's printf output, drained by the
+ *	      PMDA's main loop into stap.scripts.output
+ *	fd 2  the stderr pipe: diagnostics and runtime errors, logged by the
+ *	      PMDA and kept for stap.scripts.error
+ *	fd 3  its end of a SOCK_SEQPACKET control socket
+ * and then
+ *	1. compiles the script's private copy with `pmstap -p4` (passes 1-4,
+ *	   cached by pmstap), whose diagnostics go to fd 2 as they are;
+ *	2. sends STAP_MSG_BUILD with the compiled script's directory, from
+ *	   which the PMDA reads the script's stp_meta (script.so);
+ *	3. opens, loads and attaches it with libstaprt (runtime/user/script.h);
+ *	4. sends every map the PMDA reads, one STAP_MSG_MAP each with the map's
+ *	   fd attached (SCM_RIGHTS), then STAP_MSG_READY;
+ *	5. runs it (begin probes, the event loop, end probes) until exit(),
+ *	   SIGTERM from the PMDA, or too many errors.
+ *
+ * Passing fds rather than pinning maps in bpffs: no bpffs mount to need,
+ * nothing left behind in /sys/fs/bpf when a child is killed, no names to
+ * clash between scripts or PMDA instances, and a map lives exactly as long
+ * as a process holds it, so a crashed child's maps stay readable until the
+ * PMDA lets go of them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "pmdastap.h"
+#include "../runtime/user/script.h"
+
+#define CTL_FD 3
+
+/* ---- messages ---- */
+
+static int msg_send(int sock, char type, const void *payload, size_t len, int fd)
+{
+	char buf[STAP_MSG_MAX];
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = buf, .iov_len = len + 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	if (len + 1 > sizeof(buf))
+		len = sizeof(buf) - 1;
+	iov.iov_len = len + 1;
+	buf[0] = type;
+	memcpy(buf + 1, payload, len);
+	if (fd >= 0) {
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -1 : 0;
+}
+
+ssize_t stap_msg_recv(int sock, char *buf, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+	struct iovec iov = { .iov_base = buf, .iov_len = STAP_MSG_MAX - 1 };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	*fd = -1;
+	n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -1;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		int nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (int i = 0; i < nfds; i++) {
+			int got;
+
+			memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (*fd < 0)
+				*fd = got;
+			else
+				close(got);	/* one fd per message: extras are not ours */
+		}
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+/* ---- pass 1-4 with pmstap ---- */
+
+static void exec_pmstap(const struct stap_script *sc, int out)
+{
+	char *argv[] = { stap_config.pmstap, "-p4", basename(sc->file), NULL };
+	char *dir = strdup(sc->file);
+
+	dup2(out, STDOUT_FILENO);
+	close(out);
+	close(CTL_FD);
+	if (!dir || chdir(dirname(dir)) < 0) {
+		fprintf(stderr, "cannot enter the directory of %s: %s\n", sc->file, strerror(errno));
+		_exit(127);
+	}
+	setenv("PMSTAP_CACHE", stap_config.cache_dir, 1);
+	execv(argv[0], argv);
+	fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+/* Read pmstap's stdout: the first line is <dir>/script.bpf.o. */
+static int read_build_dir(int fd, char *dir, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+	char *nl;
+
+	while (len < size - 1 && (n = read(fd, dir + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	dir[len] = '\0';
+	nl = strchr(dir, '\n');
+	if (nl)
+		*nl = '\0';
+	if (!*dir || !strchr(dir, '/'))
+		return -1;
+	*strrchr(dir, '/') = '\0';
+	return 0;
+}
+
+static int compile(const struct stap_script *sc, char *dir, size_t size)
+{
+	int pfd[2], status;
+	pid_t pid;
+
+	if (pipe(pfd) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(pfd[0]);
+		exec_pmstap(sc, pfd[1]);
+	}
+	close(pfd[1]);
+	if (read_build_dir(pfd[0], dir, size) < 0)
+		dir[0] = '\0';
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !dir[0])
+		return -1;
+	return 0;
+}
+
+/* ---- the maps the PMDA reads ---- */
+
+static bool sent_already(const struct stp_meta *m, int g)
+{
+	for (int i = 0; i < g; i++)
+		if (m->globals[i].exported && m->globals[i].map &&
+		    strcmp(m->globals[i].map, m->globals[g].map) == 0)
+			return true;
+	return false;
+}
+
+static int send_map(struct stp_script *s, const char *name)
+{
+	int fd = stp_script__map_fd(s, name);
+
+	if (fd < 0)
+		return 0;	/* the script does without it */
+	return msg_send(CTL_FD, STAP_MSG_MAP, name, strlen(name), fd);
+}
+
+static int send_maps(struct stp_script *s)
+{
+	const struct stp_meta *m = stp_script__meta(s);
+
+	for (int g = 0; g < m->nglobals; g++) {
+		if (!m->globals[g].exported || !m->globals[g].map || sent_already(m, g))
+			continue;
+		if (send_map(s, m->globals[g].map) < 0)
+			return -1;
+	}
+	if (send_map(s, STP_COUNTERS_MAP) < 0 || send_map(s, STP_PROBE_STATS_MAP) < 0)
+		return -1;
+	return 0;
+}
+
+/* Which probes are in: user-context ones always, kernel ones if their program loaded. */
+static int send_ready(struct stp_script *s)
+{
+	const struct stp_meta *m = stp_script__meta(s);
+	struct bpf_object *obj = stp_script__bpf_object(s);
+	size_t n = (size_t)m->nprobes < STAP_MSG_MAX - 2 ? (size_t)m->nprobes : STAP_MSG_MAX - 2;
+	unsigned char *flags = calloc(n + 1, 1);
+	int rc;
+
+	if (!flags)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct stp_meta_probe *p = &m->probes[i];
+		struct bpf_program *prog;
+
+		if (p->context == STP_CTX_USER) {
+			flags[i] = 1;
+			continue;
+		}
+		prog = obj ? bpf_object__find_program_by_name(obj, p->prog) : NULL;
+		flags[i] = prog && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0;
+	}
+	rc = msg_send(CTL_FD, STAP_MSG_READY, flags, n, -1);
+	free(flags);
+	return rc;
+}
+
+/* ---- the child's life ---- */
+
+static void reset_signals(void)
+{
+	sigset_t none;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static int run(struct stap_script *sc, const char *dir)
+{
+	struct stp_script_opts opts = { .prog_name = sc->name };
+	struct stp_script *s = stp_script__open(dir, &opts);
+	int status;
+
+	if (!s)
+		return STAP_CHILD_LOAD;
+	if (stp_script__load(s) < 0 || stp_script__attach(s) < 0) {
+		stp_script__free(s);
+		return STAP_CHILD_LOAD;
+	}
+	if (send_maps(s) < 0 || send_ready(s) < 0) {
+		fprintf(stderr, "%s: cannot hand the maps to pmdastap: %s\n", sc->name,
+			strerror(errno));
+		stp_script__free(s);
+		return STAP_CHILD_INTERNAL;
+	}
+	status = stp_script__run(s);
+	stp_script__free(s);
+	return status ? STAP_CHILD_ERRORS : STAP_CHILD_OK;
+}
+
+void stap_child_main(struct stap_script *sc, pid_t parent)
+{
+	char dir[4096];
+	char title[16];
+
+	reset_signals();
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(STAP_CHILD_INTERNAL);	/* the PMDA died before the line above */
+	snprintf(title, sizeof(title), "stap:%s", sc->name);
+	prctl(PR_SET_NAME, title);
+	if (compile(sc, dir, sizeof(dir)) < 0)
+		_exit(STAP_CHILD_COMPILE);
+	if (msg_send(CTL_FD, STAP_MSG_BUILD, dir, strlen(dir), -1) < 0)
+		_exit(STAP_CHILD_INTERNAL);
+	_exit(run(sc, dir));
+}

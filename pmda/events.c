@@ -1,0 +1,222 @@
+/*
+ * events.c - a script's printf output as PCP event records.
+ *
+ * The child writes the script's output to a pipe; the main loop reads it
+ * as soon as it is readable, whether or not anyone is fetching, cuts it
+ * into lines (a line longer than max_line_bytes is cut there) and appends
+ * each line to the script's pmdaEventQueue.  Each client context reads the
+ * queue from where it last left off (pmdaEventQueueRecords).  Every line
+ * carries its number in the script's output, and each context remembers
+ * the last number it was given: a client too slow for output_queue_bytes
+ * finds a gap before its next record, and gets a "missed" record saying
+ * how many lines it lost.
+ * stap.scripts.{output_lines,output_bytes,last_output} mirror the stream
+ * for clients that cannot show events (pmproxy's REST API shows them as
+ * null).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "pmdastap.h"
+
+static unsigned int queue_serial;
+
+/* Names of queues shut down: libpcp_pmda may still hold them. */
+static char **retired;
+static int nretired;
+
+/* The last line a client context got from a queue. */
+struct seen {
+	int ctx;
+	const char *queue;		/* the queue's name: unique, never freed */
+	uint64_t seq;
+};
+
+static struct seen *seen;
+static int nseen;
+
+/* What one fetch's records are decoded with. */
+struct decoding {
+	struct seen *seen;
+	bool first;
+};
+
+int stap_output_open(struct stap_script *sc)
+{
+	/*
+	 * libpcp_pmda keeps the name's pointer, also after a shutdown it
+	 * defers until the last client goes: the names are never freed.
+	 */
+	if (asprintf(&sc->queue_name, "stap.%s#%u", sc->name, ++queue_serial) < 0) {
+		sc->queue_name = NULL;
+		return -1;
+	}
+	sc->queue = pmdaEventNewQueue(sc->queue_name, stap_config.output_queue_bytes);
+	if (sc->queue < 0) {
+		pmNotifyErr(LOG_ERR, "script %s: no event queue: %s", sc->name, pmErrStr(sc->queue));
+		return -1;
+	}
+	return 0;
+}
+
+void stap_output_close(struct stap_script *sc)
+{
+	char **more = realloc(retired, (size_t)(nretired + 1) * sizeof(*retired));
+
+	if (more) {
+		retired = more;
+		retired[nretired++] = sc->queue_name;
+	}
+	sc->queue_name = NULL;
+	if (sc->queue >= 0)
+		pmdaEventQueueShutdown(sc->queue);
+	sc->queue = -1;
+	free(sc->last_output);
+	sc->last_output = NULL;
+}
+
+/* A line into the queue as {uint64_t number, text, NUL}. */
+static void emit(struct stap_script *sc, const char *line, size_t len)
+{
+	struct timeval tv;
+	char *copy = strndup(line, len), *rec;
+	size_t n;
+
+	if (!copy)
+		return;
+	gettimeofday(&tv, NULL);
+	sc->output_lines++;
+	sc->output_bytes += len + 1;
+	free(sc->last_output);
+	sc->last_output = copy;
+	n = strlen(copy) + 1;
+	rec = malloc(sizeof(uint64_t) + n);
+	if (sc->queue >= 0 && rec) {
+		memcpy(rec, &sc->output_lines, sizeof(uint64_t));
+		memcpy(rec + sizeof(uint64_t), copy, n);
+		pmdaEventQueueAppend(sc->queue, rec, sizeof(uint64_t) + n, &tv);
+	}
+	free(rec);
+}
+
+/* Lines of buf[0..n), the first continuing sc->partial. */
+static void cut_lines(struct stap_script *sc, const char *buf, size_t n)
+{
+	size_t max = stap_config.max_line_bytes;
+
+	while (n > 0) {
+		const char *nl = memchr(buf, '\n', n);
+		size_t take = nl ? (size_t)(nl - buf) : n;
+
+		if (sc->partial.len + take > max)
+			take = max - sc->partial.len;
+		stap_text_append(&sc->partial, buf, take);
+		buf += take;
+		n -= take;
+		if (n > 0 && *buf == '\n') {
+			buf++;
+			n--;
+		} else if (sc->partial.len < max) {
+			break;		/* the line goes on in the next read */
+		}
+		emit(sc, sc->partial.buf ? sc->partial.buf : "", sc->partial.len);
+		stap_text_reset(&sc->partial);
+	}
+}
+
+void stap_output_ready(struct stap_script *sc)
+{
+	char buf[65536];
+	ssize_t n;
+
+	while (sc->out_fd >= 0) {
+		n = read(sc->out_fd, buf, sizeof(buf));
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n <= 0) {
+			close(sc->out_fd);
+			sc->out_fd = -1;
+			stap_output_flush(sc);
+			return;
+		}
+		cut_lines(sc, buf, (size_t)n);
+	}
+}
+
+void stap_output_flush(struct stap_script *sc)
+{
+	if (sc->partial.len) {
+		emit(sc, sc->partial.buf, sc->partial.len);
+		stap_text_reset(&sc->partial);
+	}
+}
+
+static int decode(int array, void *buf, size_t size, struct timeval *tv, void *data)
+{
+	struct decoding *d = data;
+	pmAtomValue atom;
+	uint64_t seq;
+	int rc, added = 0;
+
+	if (size <= sizeof(seq))
+		return 0;
+	memcpy(&seq, buf, sizeof(seq));
+	atom.cp = (char *)buf + sizeof(seq);
+	if (d->first && d->seen && seq > d->seen->seq + 1) {
+		rc = pmdaEventAddMissedRecord(array, tv, (int)(seq - d->seen->seq - 1));
+		if (rc < 0)
+			return rc;
+		added++;
+	}
+	d->first = false;
+	if (d->seen && seq > d->seen->seq)
+		d->seen->seq = seq;
+	if ((rc = pmdaEventAddRecord(array, tv, PM_EVENT_FLAG_POINT)) < 0 ||
+	    (rc = pmdaEventAddParam(array, stap_line_pmid(), PM_TYPE_STRING, &atom)) < 0)
+		return rc;
+	return added + 1;
+}
+
+/* This context's place in sc's output, made at its first fetch. */
+static struct seen *seen_get(int ctx, struct stap_script *sc)
+{
+	struct seen *more;
+
+	for (int i = 0; i < nseen; i++)
+		if (seen[i].ctx == ctx && seen[i].queue == sc->queue_name)
+			return &seen[i];
+	more = realloc(seen, (size_t)(nseen + 1) * sizeof(*seen));
+	if (!more)
+		return NULL;
+	seen = more;
+	/* lines before a client's first fetch were never queued for it */
+	seen[nseen] = (struct seen){ .ctx = ctx, .queue = sc->queue_name, .seq = sc->output_lines };
+	return &seen[nseen++];
+}
+
+void stap_output_end_context(int ctx)
+{
+	for (int i = 0; i < nseen;)
+		if (seen[i].ctx == ctx)
+			seen[i] = seen[--nseen];
+		else
+			i++;
+}
+
+int stap_output_fetch(struct stap_script *sc, pmAtomValue *atom)
+{
+	int ctx = pmdaGetContext();
+	struct decoding d = { .first = true };
+
+	if (sc->queue < 0)
+		return PMDA_FETCH_NOVALUES;
+	d.seen = seen_get(ctx, sc);
+	pmdaEventSetAccess(ctx, sc->queue, 1);
+	return pmdaEventQueueRecords(sc->queue, atom, ctx, decode, &d);
+}

@@ -1,0 +1,747 @@
+/*
+ * fetch.c - values: each script's maps read once per fetch, then answered
+ * from that snapshot.
+ *
+ * A fetch (or an instance-domain request) starts a new generation; the
+ * first metric of a global asks for the global's snapshot and later ones
+ * in the same generation reuse it.  Arrays are walked with
+ * bpf_map_get_next_key/lookup into one buffer; each key becomes an
+ * instance ("k1::k2" for several keys, spaces as '_') whose pmdaCache
+ * private pointer is its element in the snapshot.  Statistics are merged
+ * over CPUs with libstaprt's stats.c; histograms become instances "lo-hi",
+ * dense between the lowest and highest bucket in use (a linear histogram
+ * shows all its buckets, and underflow/overflow when used).  Instances not
+ * in the map any more are made inactive, never forgotten: their ids stay.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "pmdastap.h"
+#include "../runtime/user/stats.h"
+
+struct stap_elem {
+	int64_t v;
+	const char *s;
+	struct stp_stat_agg agg;
+};
+
+struct stap_gsnap {
+	unsigned int gen;
+	int n;
+	struct stap_elem *elems;
+	char *keys, *vals;
+	int64_t *hist;			/* n * cfg.buckets */
+	struct stp_stat_cfg cfg;
+};
+
+static unsigned int fetch_gen = 1;
+
+void stap_fetch_begin(void)
+{
+	fetch_gen++;
+}
+
+/* ---- the maps a child sent ---- */
+
+static int map_info(int fd, struct bpf_map_info *info)
+{
+	uint32_t len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	return bpf_obj_get_info_by_fd(fd, info, &len);
+}
+
+static bool global_map_ok(struct stap_script *sc, int g, int fd)
+{
+	const struct stp_meta_global *gl = &sc->meta->globals[g];
+	struct bpf_map_info info;
+
+	if (map_info(fd, &info) < 0)
+		return false;
+	if (info.key_size == gl->key_size && info.value_size == gl->value_size)
+		return true;
+	pmNotifyErr(LOG_ERR, "script %s: map %s of global %s has key/value sizes %u/%u, the "
+		    "metadata says %u/%u: not served", sc->name, gl->map, gl->name, info.key_size,
+		    info.value_size, gl->key_size, gl->value_size);
+	return false;
+}
+
+static bool adopt_special(struct stap_script *sc, const char *name, int fd)
+{
+	struct bpf_map_info info;
+
+	if (!strcmp(name, "stp_globals") && map_info(fd, &info) == 0) {
+		sc->globals_fd = fd;
+		sc->globals_size = info.value_size;
+		free(sc->globals_val);
+		sc->globals_val = calloc(1, sc->globals_size + 1);
+		return true;
+	}
+	if (!strcmp(name, STP_COUNTERS_MAP)) {
+		sc->counters_fd = fd;
+		return true;
+	}
+	if (!strcmp(name, STP_PROBE_STATS_MAP)) {
+		sc->probe_stats_fd = fd;
+		return true;
+	}
+	return false;
+}
+
+static bool adopt_global(struct stap_script *sc, const char *name, int fd)
+{
+	const struct stp_meta *m = sc->meta;
+
+	for (int g = 0; g < m->nglobals; g++) {
+		const struct stp_meta_global *gl = &m->globals[g];
+
+		if (!gl->exported || !gl->map || strcmp(gl->map, name) != 0 || sc->map_fds[g] >= 0)
+			continue;
+		if (!global_map_ok(sc, g, fd))
+			return false;
+		sc->map_fds[g] = fd;
+		return true;
+	}
+	return false;
+}
+
+void stap_maps_adopt(struct stap_script *sc)
+{
+	const struct stp_meta *m = sc->meta;
+
+	stap_maps_close(sc);
+	sc->map_fds = malloc(((size_t)m->nglobals + 1) * sizeof(int));
+	sc->snaps = calloc((size_t)m->nglobals + 1, sizeof(*sc->snaps));
+	sc->probe_stats = calloc((size_t)m->nprobes + 1, sizeof(*sc->probe_stats));
+	for (int g = 0; sc->map_fds && g < m->nglobals; g++)
+		sc->map_fds[g] = -1;
+	for (int i = 0; i < sc->npending; i++) {
+		const char *name = sc->pending[i].name;
+		int fd = sc->pending[i].fd;
+
+		if (!sc->map_fds || !(adopt_special(sc, name, fd) || adopt_global(sc, name, fd)))
+			close(fd);
+		free(sc->pending[i].name);
+	}
+	free(sc->pending);
+	sc->pending = NULL;
+	sc->npending = 0;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+void stap_maps_close(struct stap_script *sc)
+{
+	for (int g = 0; sc->map_fds && sc->meta && g < sc->meta->nglobals; g++)
+		close_fd(&sc->map_fds[g]);
+	free(sc->map_fds);
+	sc->map_fds = NULL;
+	close_fd(&sc->globals_fd);
+	close_fd(&sc->counters_fd);
+	close_fd(&sc->probe_stats_fd);
+	free(sc->globals_val);
+	sc->globals_val = NULL;
+	stap_snaps_free(sc);
+}
+
+static void gsnap_clear(struct stap_gsnap *gs)
+{
+	free(gs->elems);
+	free(gs->keys);
+	free(gs->vals);
+	free(gs->hist);
+	memset(gs, 0, sizeof(*gs));
+}
+
+/* The snapshots go, and with them the instances that pointed into them. */
+void stap_snaps_free(struct stap_script *sc)
+{
+	for (int i = 0; i < sc->nmetrics; i++)
+		if (sc->metrics[i].desc.indom != PM_INDOM_NULL)
+			pmdaCacheOp(sc->metrics[i].desc.indom, PMDA_CACHE_INACTIVE);
+	for (int g = 0; sc->snaps && sc->meta && g < sc->meta->nglobals; g++)
+		gsnap_clear(&sc->snaps[g]);
+	free(sc->snaps);
+	sc->snaps = NULL;
+	free(sc->probe_stats);
+	sc->probe_stats = NULL;
+}
+
+/* ---- instance names ---- */
+
+static void put(char *buf, size_t size, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void put(char *buf, size_t size, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (*n >= size)
+		return;
+	va_start(ap, fmt);
+	k = vsnprintf(buf + *n, size - *n, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		*n += (size_t)k < size - *n ? (size_t)k : size - *n - 1;
+}
+
+static size_t column_size(const struct stp_meta_global *g, int k)
+{
+	uint32_t end = k + 1 < g->nkeys ? g->key_offsets[k + 1] : g->key_size;
+
+	return end > g->key_offsets[k] ? end - g->key_offsets[k] : 0;
+}
+
+/* "k1::k2", spaces and control characters made '_' (PCP's instance names). */
+static void key_name(const struct stp_meta_global *g, const char *key, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < g->nkeys; k++) {
+		const char *p = key + g->key_offsets[k];
+		int64_t v;
+
+		if (k)
+			put(buf, size, &n, "::");
+		if (g->key_types[k] == STP_TYPE_STRING) {
+			put(buf, size, &n, "%.*s", (int)strnlen(p, column_size(g, k)), p);
+		} else {
+			memcpy(&v, p, sizeof(v));
+			put(buf, size, &n, "%" PRId64, v);
+		}
+	}
+	for (char *c = buf; *c; c++)
+		if ((unsigned char)*c <= ' ' || *c == 0x7f)
+			*c = '_';
+	if (!buf[0])
+		snprintf(buf, size, "(empty)");
+}
+
+/* The bucket's values as "lo-hi" ("-inf" and "inf" at the open ends). */
+static void bucket_name(const struct stp_stat_cfg *cfg, int b, char *buf, size_t size)
+{
+	char lo[24] = "-inf", hi[24] = "inf";
+
+	if (cfg->type == STP_HIST_LOG) {
+		if (b > STP_HIST_LOG_BUCKET0) {
+			snprintf(lo, sizeof(lo), "%" PRId64, stp_hist_log_value(b));
+			if (b + 1 < cfg->buckets)
+				snprintf(hi, sizeof(hi), "%" PRId64, stp_hist_log_value(b + 1) - 1);
+		} else if (b == STP_HIST_LOG_BUCKET0) {
+			snprintf(lo, sizeof(lo), "0");
+			snprintf(hi, sizeof(hi), "0");
+		} else {
+			if (b > 0)
+				snprintf(lo, sizeof(lo), "%" PRId64, stp_hist_log_value(b - 1) + 1);
+			snprintf(hi, sizeof(hi), "%" PRId64, stp_hist_log_value(b));
+		}
+	} else if (b == 0) {
+		snprintf(hi, sizeof(hi), "%" PRId64, cfg->start - 1);
+	} else {
+		snprintf(lo, sizeof(lo), "%" PRId64, cfg->start + (int64_t)(b - 1) * cfg->interval);
+		if (b < cfg->buckets - 1)
+			snprintf(hi, sizeof(hi), "%" PRId64,
+				 cfg->start + (int64_t)b * cfg->interval - 1);
+	}
+	snprintf(buf, size, "%s-%s", lo, hi);
+}
+
+/* ---- snapshots ---- */
+
+static size_t stride_of(const struct stp_meta_global *g)
+{
+	return ((size_t)g->value_size + 7) & ~(size_t)7;
+}
+
+static size_t value_bytes(const struct stap_script *sc, const struct stp_meta_global *g)
+{
+	return g->percpu ? stride_of(g) * (size_t)sc->ncpus : (size_t)g->value_size;
+}
+
+static void stat_cfg(const struct stp_meta_global *g, struct stp_stat_cfg *cfg)
+{
+	const struct stp_meta_hist *h = &g->hist;
+
+	if (stp_stat_cfg_init(cfg, (enum stp_hist_type)h->kind, h->start, h->stop, h->interval, 0) ||
+	    cfg->buckets > STP_HIST_MAX_BUCKETS || stp_stat_partial_size(cfg) > g->value_size)
+		stp_stat_cfg_init(cfg, STP_HIST_NONE, 0, 0, 0, 0);
+}
+
+static void fill_elem(struct stap_script *sc, const struct stp_meta_global *g,
+		      struct stap_gsnap *gs, int i, const char *val)
+{
+	struct stap_elem *e = &gs->elems[i];
+
+	if (g->type == STP_TYPE_LONG) {
+		memcpy(&e->v, val, sizeof(e->v));
+	} else if (g->type == STP_TYPE_STRING) {
+		e->s = val;
+	} else {
+		e->agg.hist = gs->hist ? gs->hist + (size_t)i * (size_t)gs->cfg.buckets : NULL;
+		if (g->percpu)
+			stp_stat_merge(&e->agg, &gs->cfg, val, stride_of(g), sc->ncpus);
+		else
+			stp_stat_merge(&e->agg, &gs->cfg, val, g->value_size, 1);
+	}
+}
+
+/* Walk the map into gs->keys / gs->vals; the element count. */
+static int read_map(struct stap_script *sc, const struct stp_meta_global *g, int fd,
+		    struct stap_gsnap *gs)
+{
+	size_t ksize = g->key_size, vsize = value_bytes(sc, g) + 1;
+	long tries = 2 * (long)g->max_entries + 128;	/* for a map changing as we read */
+	int n = 0, cap = 0;
+	char *prev = NULL;
+
+	while (tries-- > 0) {
+		if (n == cap) {
+			int more = cap ? cap * 2 : 64;
+			char *k = realloc(gs->keys, (size_t)more * ksize);
+			char *v = k ? realloc(gs->vals, (size_t)more * vsize) : NULL;
+
+			if (k)
+				gs->keys = k;
+			if (!k || !v)
+				break;
+			gs->vals = v;
+			cap = more;
+			prev = n ? gs->keys + (size_t)(n - 1) * ksize : NULL;
+		}
+		if (bpf_map_get_next_key(fd, prev, gs->keys + (size_t)n * ksize) < 0)
+			break;
+		memset(gs->vals + (size_t)n * vsize, 0, vsize);
+		if (bpf_map_lookup_elem(fd, gs->keys + (size_t)n * ksize,
+					gs->vals + (size_t)n * vsize) < 0)
+			continue;	/* deleted meanwhile: the next key still follows prev */
+		prev = gs->keys + (size_t)n * ksize;
+		n++;
+	}
+	return n;
+}
+
+static void add_hist_instances(struct stap_gsnap *gs, int i, pmInDom indom, const char *prefix)
+{
+	const struct stp_stat_cfg *cfg = &gs->cfg;
+	int64_t *h = gs->hist + (size_t)i * (size_t)cfg->buckets;
+	int lo = 0, hi = cfg->buckets - 1;
+	char name[1200], bucket[64];
+
+	if (cfg->type == STP_HIST_LOG) {
+		while (lo <= hi && h[lo] == 0)
+			lo++;
+		while (hi >= lo && h[hi] == 0)
+			hi--;
+	} else {
+		lo = h[0] ? 0 : 1;
+		hi = h[cfg->buckets - 1] ? cfg->buckets - 1 : cfg->buckets - 2;
+	}
+	for (int b = lo; b <= hi; b++) {
+		bucket_name(cfg, b, bucket, sizeof(bucket));
+		snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "::" : "", bucket);
+		pmdaCacheStore(indom, PMDA_CACHE_ADD, name, &h[b]);
+	}
+}
+
+static struct stap_metric *hist_metric(struct stap_script *sc, int g)
+{
+	for (int i = 0; i < sc->nmetrics; i++)
+		if (sc->metrics[i].global == g && sc->metrics[i].kind == STAP_M_HIST)
+			return &sc->metrics[i];
+	return NULL;
+}
+
+static struct stap_metric *key_metric(struct stap_script *sc, int g)
+{
+	for (int i = 0; i < sc->nmetrics; i++)
+		if (sc->metrics[i].global == g && sc->metrics[i].kind != STAP_M_HIST)
+			return &sc->metrics[i];
+	return NULL;
+}
+
+static void index_elems(struct stap_script *sc, int g, struct stap_gsnap *gs)
+{
+	const struct stp_meta_global *gl = &sc->meta->globals[g];
+	struct stap_metric *km = key_metric(sc, g), *hm = hist_metric(sc, g);
+	char name[1024];
+
+	for (int i = 0; i < gs->n; i++) {
+		if (gl->nkeys)
+			key_name(gl, gs->keys + (size_t)i * gl->key_size, name, sizeof(name));
+		else
+			name[0] = '\0';
+		if (gl->nkeys && km)
+			pmdaCacheStore(km->desc.indom, PMDA_CACHE_ADD, name, &gs->elems[i]);
+		if (hm && gs->hist)
+			add_hist_instances(gs, i, hm->desc.indom, name);
+	}
+	if (km && gl->nkeys)
+		stap_identity_save(km->desc.indom);
+	if (hm)
+		stap_identity_save(hm->desc.indom);
+}
+
+static void mark_inactive(struct stap_script *sc, int g)
+{
+	struct stap_metric *km = key_metric(sc, g), *hm = hist_metric(sc, g);
+
+	if (km && sc->meta->globals[g].nkeys)
+		pmdaCacheOp(km->desc.indom, PMDA_CACHE_INACTIVE);
+	if (hm)
+		pmdaCacheOp(hm->desc.indom, PMDA_CACHE_INACTIVE);
+}
+
+static void refresh_scalars(struct stap_script *sc)
+{
+	uint32_t key = 0;
+
+	if (sc->globals_gen == fetch_gen || !sc->globals_val)
+		return;
+	sc->globals_gen = fetch_gen;
+	if (bpf_map_lookup_elem(sc->globals_fd, &key, sc->globals_val) < 0)
+		memset(sc->globals_val, 0, sc->globals_size);
+}
+
+static void snap_scalar(struct stap_script *sc, const struct stp_meta_global *g,
+			struct stap_gsnap *gs)
+{
+	refresh_scalars(sc);
+	if (!sc->globals_val || g->offset >= sc->globals_size)
+		return;
+	gs->elems = calloc(1, sizeof(*gs->elems));
+	if (!gs->elems)
+		return;
+	gs->n = 1;
+	if (g->type == STP_TYPE_LONG)
+		memcpy(&gs->elems[0].v, sc->globals_val + g->offset, sizeof(int64_t));
+	else
+		gs->elems[0].s = sc->globals_val + g->offset;
+}
+
+static void snap_map(struct stap_script *sc, int g, struct stap_gsnap *gs)
+{
+	const struct stp_meta_global *gl = &sc->meta->globals[g];
+	size_t vsize = value_bytes(sc, gl) + 1;
+	int fd = sc->map_fds[g];
+
+	if (gl->type == STP_TYPE_STATS)
+		stat_cfg(gl, &gs->cfg);
+	gs->n = fd >= 0 ? read_map(sc, gl, fd, gs) : 0;
+	gs->elems = calloc((size_t)gs->n + 1, sizeof(*gs->elems));
+	if (gs->cfg.buckets)
+		gs->hist = calloc((size_t)gs->n * (size_t)gs->cfg.buckets + 1, sizeof(int64_t));
+	if (!gs->elems) {
+		gs->n = 0;
+		return;
+	}
+	for (int i = 0; i < gs->n; i++)
+		fill_elem(sc, gl, gs, i, gs->vals + (size_t)i * vsize);
+}
+
+static void refresh_global(struct stap_script *sc, int g)
+{
+	const struct stp_meta_global *gl;
+	struct stap_gsnap *gs;
+
+	if (!sc->snaps || !sc->map_fds || !sc->meta)
+		return;
+	gs = &sc->snaps[g];
+	if (gs->gen == fetch_gen)
+		return;
+	gsnap_clear(gs);
+	gs->gen = fetch_gen;
+	gl = &sc->meta->globals[g];
+	mark_inactive(sc, g);
+	if (gl->nkeys == 0 && gl->type != STP_TYPE_STATS)
+		snap_scalar(sc, gl, gs);
+	else
+		snap_map(sc, g, gs);
+	index_elems(sc, g, gs);
+}
+
+static void refresh_counters(struct stap_script *sc)
+{
+	size_t stride = (sizeof(struct stp_counters) + 7) & ~(size_t)7;
+	struct bpf_map_info info;
+	uint32_t key = 0;
+	char *vals;
+
+	if (sc->counters_gen == fetch_gen || sc->counters_fd < 0 || map_info(sc->counters_fd, &info))
+		return;
+	sc->counters_gen = fetch_gen;
+	vals = calloc((size_t)sc->ncpus + 1, stride);
+	if (!vals || bpf_map_lookup_elem(sc->counters_fd, &key, vals) < 0) {
+		free(vals);
+		return;
+	}
+	memset(&sc->counters, 0, sizeof(sc->counters));
+	for (int c = 0; c < (info.type == BPF_MAP_TYPE_PERCPU_ARRAY ? sc->ncpus : 1); c++) {
+		const struct stp_counters *p = (const void *)(vals + (size_t)c * stride);
+
+		sc->counters.errors += p->errors;
+		sc->counters.skipped += p->skipped;
+		sc->counters.dropped += p->dropped;
+		sc->counters.map_full += p->map_full;
+		sc->counters.maxaction += p->maxaction;
+	}
+	free(vals);
+}
+
+static void refresh_probe_stats(struct stap_script *sc)
+{
+	size_t stride = (sizeof(struct stp_probe_stats) + 7) & ~(size_t)7;
+	char *vals;
+
+	if (sc->probes_gen == fetch_gen || sc->probe_stats_fd < 0 || !sc->probe_stats)
+		return;
+	sc->probes_gen = fetch_gen;
+	vals = calloc((size_t)sc->ncpus + 1, stride);
+	for (uint32_t i = 0; vals && i < (uint32_t)sc->meta->nprobes; i++) {
+		struct stp_probe_stats sum = { 0 };
+
+		if (bpf_map_lookup_elem(sc->probe_stats_fd, &i, vals) < 0)
+			continue;
+		for (int c = 0; c < sc->ncpus; c++) {
+			const struct stp_probe_stats *p = (const void *)(vals + (size_t)c * stride);
+
+			sum.hits += p->hits;
+			sum.run_ns += p->run_ns;
+		}
+		sc->probe_stats[i] = sum;
+	}
+	free(vals);
+}
+
+void stap_fetch_prepare(pmID pmid)
+{
+	unsigned int cluster = pmID_cluster(pmid);
+	struct stap_metric *m;
+
+	if (cluster == STAP_CLUSTER_SCRIPTS) {
+		for (int i = 0; i < stap_nscripts; i++)
+			refresh_counters(stap_scripts[i]);
+	} else if (cluster == STAP_CLUSTER_PROBES) {
+		for (int i = 0; i < stap_nscripts; i++)
+			refresh_probe_stats(stap_scripts[i]);
+	} else if (cluster >= STAP_CLUSTER_FIRST_SCRIPT && (m = stap_metric_by_pmid(pmid))) {
+		refresh_global(m->script, m->global);
+	}
+}
+
+void stap_fetch_prepare_indom(pmInDom indom)
+{
+	struct stap_metric *m;
+
+	if (pmInDom_serial(indom) >= STAP_CLUSTER_FIRST_SCRIPT << 10 &&
+	    (m = stap_metric_by_indom(indom)))
+		refresh_global(m->script, m->global);
+}
+
+/* ---- values ---- */
+
+static void *active_private(pmInDom indom, unsigned int inst)
+{
+	void *priv = NULL;
+
+	if (pmdaCacheLookup(indom, (int)inst, NULL, &priv) != PMDA_CACHE_ACTIVE)
+		return NULL;
+	return priv;
+}
+
+static int stat_value(const struct stap_elem *e, enum stap_mkind kind, pmAtomValue *atom)
+{
+	static const enum stp_stat_op ops[] = {
+		[STAP_M_COUNT] = STP_STAT_COUNT, [STAP_M_SUM] = STP_STAT_SUM,
+		[STAP_M_MIN] = STP_STAT_MIN, [STAP_M_MAX] = STP_STAT_MAX, [STAP_M_AVG] = STP_STAT_AVG,
+	};
+	int64_t v;
+
+	if (stp_stat_extract(&e->agg, ops[kind], &v) < 0)
+		return PMDA_FETCH_NOVALUES;	/* min, max, avg of no values */
+	atom->ll = v;
+	return PMDA_FETCH_STATIC;
+}
+
+static int script_value(struct stap_metric *m, unsigned int inst, pmAtomValue *atom)
+{
+	struct stap_script *sc = m->script;
+	const struct stp_meta_global *g = &sc->meta->globals[m->global];
+	const struct stap_elem *e;
+	const int64_t *count;
+
+	if (!sc->snaps)
+		return PMDA_FETCH_NOVALUES;
+	if (m->kind == STAP_M_HIST) {
+		if (!(count = active_private(m->desc.indom, inst)))
+			return PM_ERR_INST;
+		atom->ll = *count;
+		return PMDA_FETCH_STATIC;
+	}
+	if (g->nkeys)
+		e = active_private(m->desc.indom, inst);
+	else
+		e = sc->snaps[m->global].n > 0 ? &sc->snaps[m->global].elems[0] : NULL;
+	if (!e)
+		return g->nkeys ? PM_ERR_INST : PMDA_FETCH_NOVALUES;
+	if (m->kind != STAP_M_VALUE)
+		return stat_value(e, m->kind, atom);
+	if (g->type == STP_TYPE_STRING)
+		atom->cp = (char *)(e->s ? e->s : "");
+	else
+		atom->ll = e->v;
+	return PMDA_FETCH_STATIC;
+}
+
+static int info_value(int item, pmAtomValue *atom)
+{
+	switch (item) {
+	case STAP_INFO_VERSION: atom->cp = STAP_PMDA_VERSION; break;
+	case STAP_INFO_REGISTRATION: atom->ul = stap_config.registration; break;
+	case STAP_INFO_AUTOSTART_DIR: atom->cp = stap_config.autostart_dir; break;
+	default: return PM_ERR_PMID;
+	}
+	return PMDA_FETCH_STATIC;
+}
+
+static int script_status_value(struct stap_script *sc, int item, pmAtomValue *atom)
+{
+	switch (item) {
+	case STAP_SCRIPTS_STATUS: atom->cp = (char *)stap_status_name(sc->status); break;
+	case STAP_SCRIPTS_ERROR: atom->cp = sc->error ? sc->error : ""; break;
+	case STAP_SCRIPTS_SOURCE: atom->cp = sc->source ? sc->source : ""; break;
+	case STAP_SCRIPTS_UPTIME:
+		atom->ull = sc->status == STAP_STATUS_RUNNING ?
+				    (uint64_t)(stap_now() - sc->running_since) : 0;
+		break;
+	case STAP_SCRIPTS_ERRORS: atom->ull = sc->counters.errors; break;
+	case STAP_SCRIPTS_SKIPPED: atom->ull = sc->counters.skipped; break;
+	case STAP_SCRIPTS_DROPPED: atom->ull = sc->counters.dropped; break;
+	case STAP_SCRIPTS_MAP_FULL: atom->ull = sc->counters.map_full; break;
+	case STAP_SCRIPTS_OUTPUT: return stap_output_fetch(sc, atom);
+	case STAP_SCRIPTS_OUTPUT_LINES: atom->ull = sc->output_lines; break;
+	case STAP_SCRIPTS_OUTPUT_BYTES: atom->ull = sc->output_bytes; break;
+	case STAP_SCRIPTS_LAST_OUTPUT: atom->cp = sc->last_output ? sc->last_output : ""; break;
+	case STAP_SCRIPTS_RESTARTS: atom->ul = sc->restarts; break;
+	case STAP_SCRIPTS_PID:
+		if (sc->pid <= 0)
+			return PMDA_FETCH_NOVALUES;
+		atom->ul = (uint32_t)sc->pid;
+		break;
+	default: return PM_ERR_PMID;
+	}
+	return PMDA_FETCH_STATIC;
+}
+
+static int scripts_value(int item, unsigned int inst, pmAtomValue *atom)
+{
+	struct stap_script *sc;
+
+	if (item == STAP_SCRIPTS_LINE)
+		return PMDA_FETCH_NOVALUES;	/* only inside event records */
+	sc = active_private(stap_indom(STAP_INDOM_SCRIPTS), inst);
+	if (!sc)
+		return PM_ERR_INST;
+	return script_status_value(sc, item, atom);
+}
+
+static int probes_value(int item, unsigned int inst, pmAtomValue *atom)
+{
+	struct stap_probe_ref *r = active_private(stap_indom(STAP_INDOM_PROBES), inst);
+	struct stap_script *sc;
+
+	if (!r)
+		return PM_ERR_INST;
+	sc = r->script;
+	switch (item) {
+	case STAP_PROBES_HITS:
+		atom->ull = sc->probe_stats ? sc->probe_stats[r->probe].hits : 0;
+		break;
+	case STAP_PROBES_RUN_TIME:
+		atom->ull = sc->probe_stats ? sc->probe_stats[r->probe].run_ns : 0;
+		break;
+	case STAP_PROBES_ATTACHED:
+		atom->ul = sc->status == STAP_STATUS_RUNNING && sc->attached && sc->attached[r->probe];
+		break;
+	default:
+		return PM_ERR_PMID;
+	}
+	return PMDA_FETCH_STATIC;
+}
+
+int stap_fetch_callback(pmdaMetric *pm, unsigned int inst, pmAtomValue *atom)
+{
+	unsigned int cluster = pmID_cluster(pm->m_desc.pmid);
+	int item = (int)pmID_item(pm->m_desc.pmid);
+
+	switch (cluster) {
+	case STAP_CLUSTER_CONTROL: return stap_control_fetch(item, atom);
+	case STAP_CLUSTER_INFO: return info_value(item, atom);
+	case STAP_CLUSTER_SCRIPTS: return scripts_value(item, inst, atom);
+	case STAP_CLUSTER_PROBES: return probes_value(item, inst, atom);
+	}
+	if (!pm->m_user)
+		return PM_ERR_PMID;
+	return script_value(pm->m_user, inst, atom);
+}
+
+/* ---- labels: one per key column, for arrays ---- */
+
+static void json_string(char *buf, size_t size, size_t *n, const char *s, size_t len)
+{
+	put(buf, size, n, "\"");
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\')
+			put(buf, size, n, "\\%c", c);
+		else if (c < 0x20)
+			put(buf, size, n, "\\u%04x", c);
+		else
+			put(buf, size, n, "%c", c);
+	}
+	put(buf, size, n, "\"");
+}
+
+int stap_label_callback(pmInDom indom, unsigned int inst, pmLabelSet **lp)
+{
+	struct stap_metric *m = stap_metric_by_indom(indom);
+	const struct stp_meta_global *g;
+	char json[2048], *name;
+	const char *p;
+	size_t n = 0;
+
+	if (!m || m->kind == STAP_M_HIST || pmdaCacheLookup(indom, (int)inst, &name, NULL) < 0)
+		return 0;
+	g = &m->script->meta->globals[m->global];
+	put(json, sizeof(json), &n, "{");
+	p = name;
+	for (int k = 0; k < g->nkeys && p; k++) {
+		const char *sep = k + 1 < g->nkeys ? strstr(p, "::") : NULL;
+		size_t len = sep ? (size_t)(sep - p) : strlen(p);
+
+		put(json, sizeof(json), &n, "%s\"key%d\":", k ? "," : "", k + 1);
+		if (g->key_types[k] == STP_TYPE_LONG)
+			put(json, sizeof(json), &n, "%.*s", (int)len, p);
+		else
+			json_string(json, sizeof(json), &n, p, len);
+		p = sep ? sep + 2 : NULL;
+	}
+	put(json, sizeof(json), &n, "}");
+	return pmdaAddLabels(lp, "%s", json);
+}
