@@ -254,8 +254,12 @@ static const char *walk_chain(struct emitter *E, struct expr *e, struct walk *w)
 		}
 	}
 	if (!w->lv) {
-		if (e->addr_of || e->pretty)
-			emit_unsupported(E, e->loc, "'&' or '$' on a value that is not in memory", NULL);
+		if (e->addr_of)
+			emit_unsupported(E, e->loc, "'&' on a value that is not in memory", NULL);
+		if (e->pretty)
+			emit_unsupported(E, e->loc, arena_printf("pretty printing '%s', a pointer to a "
+								 "struct", e->name ? e->name : "@cast"),
+					 "print its members, as $p->member$");
 		return arena_printf("(int64_t)%s", w->val);
 	}
 	if (e->addr_of || (kind_of(w->type) == BTF_KIND_ARRAY && !e->pretty))
@@ -278,6 +282,16 @@ const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_ar
 	t = strip((uint32_t)a->btf_id);
 	if (!e->comps.len && !e->addr_of && !e->pretty)
 		return arena_printf("(int64_t)%s", w.val);
+	if (!e->comps.len && e->pretty && kind_of(t) != BTF_KIND_PTR) {
+		struct vec pieces = { 0 };
+		struct emit_piece *p = ARENA_NEW(struct emit_piece);
+
+		p->lit = "";
+		p->conv = is_signed(t) ? "%lld" : "%llu";
+		p->val = arena_printf("(int64_t)%s", w.val);
+		vec_push(&pieces, p);
+		return emit_bpf_snprintf(E, &pieces);
+	}
 	if (kind_of(t) != BTF_KIND_PTR) {
 		emit_unsupported(E, e->loc, arena_printf("'%s' with members: it is not a pointer",
 							 e->name), NULL);
