@@ -13,73 +13,9 @@
 #include <linux/btf.h>
 #include "emit_int.h"
 
-struct btf_index {
-	bool tried;
-	const char *strs;
-	uint32_t str_len;
-	const struct btf_type **types;	/* by id; 0 is void */
-	int n;
-	unsigned generation;
-};
-
-static struct btf_index btf;
-
-static size_t type_extra(const struct btf_type *t)
-{
-	unsigned vlen = BTF_INFO_VLEN(t->info);
-
-	switch (BTF_INFO_KIND(t->info)) {
-	case BTF_KIND_INT: return sizeof(uint32_t);
-	case BTF_KIND_ARRAY: return sizeof(struct btf_array);
-	case BTF_KIND_STRUCT:
-	case BTF_KIND_UNION: return vlen * sizeof(struct btf_member);
-	case BTF_KIND_ENUM: return vlen * sizeof(struct btf_enum);
-	case BTF_KIND_FUNC_PROTO: return vlen * sizeof(struct btf_param);
-	case BTF_KIND_VAR: return sizeof(struct btf_var);
-	case BTF_KIND_DATASEC: return vlen * sizeof(struct btf_var_secinfo);
-	case BTF_KIND_DECL_TAG: return sizeof(struct btf_decl_tag);
-	case BTF_KIND_ENUM64: return vlen * sizeof(struct btf_enum64);
-	default: return 0;
-	}
-}
-
-static bool load(void)
-{
-	struct btf_header h;
-	const char *data, *types;
-	size_t len, off = 0;
-	struct vec ids = { 0 };
-
-	if (btf.generation != arena_generation())
-		btf = (struct btf_index){ .generation = arena_generation() };
-	if (btf.tried)
-		return btf.types != NULL;
-	btf.tried = true;
-	data = arena_read_file("/sys/kernel/btf/vmlinux", &len);
-	if (!data || len < sizeof(h))
-		return false;
-	memcpy(&h, data, sizeof(h));
-	if (h.magic != BTF_MAGIC || (size_t)h.hdr_len + h.str_off + h.str_len > len ||
-	    (size_t)h.hdr_len + h.type_off + h.type_len > len)
-		return false;
-	types = data + h.hdr_len + h.type_off;
-	btf.strs = data + h.hdr_len + h.str_off;
-	btf.str_len = h.str_len;
-	vec_push(&ids, NULL);
-	while (off + sizeof(struct btf_type) <= h.type_len) {
-		const struct btf_type *t = (const void *)(types + off);
-
-		vec_push(&ids, (void *)t);
-		off += sizeof(struct btf_type) + type_extra(t);
-	}
-	btf.types = (const struct btf_type **)ids.items;
-	btf.n = ids.len;
-	return true;
-}
-
 static const struct btf_type *type_at(uint32_t id)
 {
-	return id > 0 && (int)id < btf.n ? btf.types[id] : NULL;
+	return btf_type_at(id);
 }
 
 static int kind_of(uint32_t id)
@@ -118,7 +54,7 @@ static uint32_t member(uint32_t id, const char *name, bool *bitfield, int depth)
 		return 0;
 	m = (const struct btf_member *)(t + 1);
 	for (unsigned i = 0; i < BTF_INFO_VLEN(t->info); i++) {
-		const char *n = m[i].name_off < btf.str_len ? btf.strs + m[i].name_off : "";
+		const char *n = btf_name_of(m[i].name_off);
 		uint32_t found;
 
 		if (*n && strcmp(n, name) == 0) {
@@ -275,7 +211,7 @@ const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_ar
 	struct walk w = { arena_printf("ctx->args[%d]", index), a->ctype, NULL, 0 };
 	uint32_t t;
 
-	if (!load()) {
+	if (!btf_index_load()) {
 		emit_unsupported(E, e->loc, "member chains without the kernel's BTF", NULL);
 		return "0";
 	}
@@ -314,11 +250,10 @@ static uint32_t find_type(const char *name, const char **c)
 		name += 6;
 	}
 	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 1; i < btf.n; i++) {
+		for (int i = 1; i < btf_type_count(); i++) {
 			int k = kind_of((uint32_t)i);
-			const char *n = btf.strs + btf.types[i]->name_off;
 
-			if (btf.types[i]->name_off >= btf.str_len || strcmp(n, name) != 0)
+			if (strcmp(btf_name_of(type_at((uint32_t)i)->name_off), name) != 0)
 				continue;
 			if (pass == 0 ? (want ? k != want : !is_record((uint32_t)i))
 				      : k != BTF_KIND_TYPEDEF)
@@ -345,7 +280,7 @@ const char *emit_btf_cast(struct emitter *E, struct expr *e)
 				 "kernel memory can be read in kernel-context probes only");
 		return "0";
 	}
-	if (!load() || !(t = find_type(e->str, &cname))) {
+	if (!btf_index_load() || !(t = find_type(e->str, &cname))) {
 		diag_error(e->loc, "@cast: no type '%s' in the kernel's BTF", e->str);
 		return "0";
 	}
@@ -367,7 +302,7 @@ int emit_btf_defined(struct expr *e)
 	uint32_t cur;
 	bool lv = false, bitfield = false;
 
-	if (e->kind != EXPR_CAST || !load())
+	if (e->kind != EXPR_CAST || !btf_index_load())
 		return -1;
 	cur = find_type(e->str, &cname);
 	if (!cur)

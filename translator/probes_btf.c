@@ -90,6 +90,27 @@ static const struct btf_type *type_at(uint32_t id)
 	return id > 0 && (int)id < btf.n ? btf.types[id] : NULL;
 }
 
+/* The index for other passes (pass 3's member chains): one load per run. */
+bool btf_index_load(void)
+{
+	return btf_load();
+}
+
+const struct btf_type *btf_type_at(uint32_t id)
+{
+	return type_at(id);
+}
+
+const char *btf_name_of(uint32_t off)
+{
+	return name_of(off);
+}
+
+int btf_type_count(void)
+{
+	return btf.n;
+}
+
 static int kind_of(const struct btf_type *t)
 {
 	return t ? (int)BTF_INFO_KIND(t->info) : BTF_KIND_UNKN;

@@ -131,7 +131,12 @@ struct vec *sys_tracepoint_systems(struct sema *sm);			/* char * */
 int sys_kernel_function_matches(const char *pattern, const char **similar);
 const char *sys_find_executable(const char *path);
 
-/* probes_btf.c */
+/* probes_btf.c: the kernel's BTF, read and indexed once per run */
+struct btf_type;
+bool btf_index_load(void);				/* false when there is no BTF */
+const struct btf_type *btf_type_at(uint32_t id);	/* NULL for 0 (void) or out of range */
+const char *btf_name_of(uint32_t name_off);		/* "" when out of range */
+int btf_type_count(void);
 void btf_function_names(struct vec *names, struct hmap *set);
 void btf_tracepoint_args(const char *name, struct vec *args);
 enum type btf_chain_type(int id, const struct vec *comps, bool pretty, char **why,
