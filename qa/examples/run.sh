@@ -1,5 +1,7 @@
 #!/bin/sh
 # qa/examples/run.sh BUILD - pass 1 over SystemTap's 201 example scripts.
+# qa/examples/run.sh BUILD --run - run those that elaborate for real (not
+# part of make check: it takes minutes; see "--run:" below).
 #
 # The examples come from Debian's systemtap-doc, extracted into
 # BUILD/systemtap-doc (downloaded with apt-get only when not there yet).
@@ -24,7 +26,13 @@
 # BUILD/results/examples.
 
 set -f
-[ $# -eq 1 ] || { echo "usage: $0 BUILD" >&2; exit 2; }
+mode=check
+case $#:$2 in
+1:) ;;
+2:--run) mode=run ;;
+3:--run-one) mode=run-one ;;
+*) echo "usage: $0 BUILD [--run]" >&2; exit 2 ;;
+esac
 build=$1
 case $build in /*) ;; *) build=$(pwd)/$build ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
@@ -66,7 +74,8 @@ test_check() {
 }
 
 # The words of a test_check line, quoted as the shell would, with "-pN"
-# dropped (alone, or inside a cluster such as -gp4), into "$@"-ready text.
+# dropped (alone, or inside a cluster such as -gp4; kept when $keep_p is
+# set), into "$@"-ready text.
 # Sets $words to a string safe to eval.
 expand_words() {
 	# shellcheck disable=SC2016 # the backquotes are text to remove
@@ -77,17 +86,138 @@ expand_words() {
 	words=
 	for w in "$@"; do
 		case $w in
-		-p[0-9]) continue ;;
-		-[a-zA-Z]*p[0-9]) w=$(printf '%s' "$w" | sed 's/p[0-9]//') ;;
+		-p[0-9]) [ -n "$keep_p" ] || continue ;;
+		-[a-zA-Z]*p[0-9]) [ -n "$keep_p" ] || w=$(printf '%s' "$w" | sed 's/p[0-9]//') ;;
 		esac
 		words="$words '$(printf '%s' "$w" | sed "s/'/'\\\\''/g")'"
 	done
+}
+
+# Like test_check, the test_installcheck command of script $1 when it is a
+# stap command.
+test_installcheck() {
+	meta=${1%.stp}.meta
+	[ -f "$meta" ] || return 0
+	sed -n 's/^test_installcheck: *//p' "$meta" | head -n 1 | grep '^stap ' | sed 's/^stap //'
 }
 
 # The expected refusal line for script $1 (relative path), if any.
 refusal_of() {
 	grep -v '^#' "$refusals" | awk -F' *\\| *' -v s="$1" '$1 == s { print $2 }'
 }
+
+# --run: run every example that elaborates for real, as its .meta file's
+# test_installcheck line runs it (that line's options, arguments and -c
+# command, backquoted commands dropped as above; -pN kept, so the
+# interactive games stop after pass 4 as their line says), with -T 2 added
+# when the line has no -T, under "timeout 20", with -v to see the last pass
+# reached.  Scripts whose line is not a stap command run with their
+# test_check words instead.  The build cache is BUILD/tmp/qa-examples-run/
+# cache, emptied first, so passes 3 and 4 really run.
+
+rundir=$build/tmp/qa-examples-run
+
+# run_one SCRIPT: one line "script|class|reason|command" into $rundir/res.
+run_one() {
+	rel=$1 dir=$examples/${1%/*} base=${1##*/}
+	name=$(printf '%s' "$rel" | tr / _)
+	out=$rundir/res/$name wd=$rundir/w/$name
+	mkdir -p "$wd" "$rundir/res"
+	expand_words "$(test_check "$examples/$rel")"
+	case " $words " in *"'$base'"*) ;; *) words="'$base'$words" ;; esac
+	if ! (cd "$dir" && eval "\"\$pmstap\" -p2 $words" >/dev/null 2>&1); then
+		echo "$rel|not-p2||" >"$out"
+		return
+	fi
+	cmd=$(test_installcheck "$examples/$rel")
+	if [ -n "$cmd" ]; then
+		keep_p=1
+		expand_words "$cmd"
+		keep_p=
+		case " $words " in *"'$base'"*) ;; *) words="'$base'$words" ;; esac
+	fi
+	case " $words " in *" '-T' "*) ;; *) words="$words '-T' '2'" ;; esac
+	p4=
+	case " $words " in *" '-p4' "*) p4=1 ;; esac
+	(cd "$dir" && eval "timeout 20 \"\$pmstap\" -v $words" \
+		</dev/null >"$wd/out" 2>"$wd/err")
+	rc=$?
+	last=$(grep -o '^Pass [1-5]:' "$wd/err" | tail -n 1 | cut -c6)
+	msg=$(grep -v '^Pass [1-5]:' "$wd/err" | grep -m 1 -i 'error:' ||
+		grep -v '^Pass [1-5]:' "$wd/err" | grep -m 1 .)
+	[ -n "$msg" ] || msg="exit status $rc"
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		class=timeout msg="still running after 20 s (last: pass ${last:-none})"
+	elif [ $rc -eq 0 ]; then
+		class=runs msg=
+		[ -n "$p4" ] && class=compiles-p4
+	else
+		case $last in
+		2) class="refused-p3" ;;
+		3) class="refused-p4" ;;
+		4|5) class=run-failed ;;
+		*) class=other ;;
+		esac
+	fi
+	printf '%s|%s|%s|pmstap%s\n' "$rel" "$class" "$(printf '%s' "$msg" | tr '|' '/')" \
+		"$(printf '%s' "$words" | tr -d "'")" >"$out"
+}
+
+if [ "$mode" = run-one ]; then
+	PMSTAP_CACHE=$rundir/cache
+	export PMSTAP_CACHE
+	run_one "$3"
+	exit 0
+fi
+
+if [ "$mode" = run ]; then
+	rm -rf "$rundir"
+	mkdir -p "$rundir/res" "$rundir/w" "$rundir/cache"
+	listed=$(grep -v '^#' "$refusals" | awk -F' *\\| *' 'NF > 1 { print $1 }')
+	(cd "$examples" && find . -name '*.stp' | sed 's|^\./||' | LC_ALL=C sort) |
+		grep -vxF "$listed" |
+		xargs -P 2 -n 1 sh "$here/run.sh" "$build" --run-one
+	report=$build/examples-run.txt
+	: >"$report"
+	find "$rundir/res" -type f -exec cat {} + | LC_ALL=C sort | awk -F'|' -v report="$report" '
+	$2 == "not-p2" { next }
+	{
+		n++; count[$2]++
+		if ($2 == "refused-p3" && $3 ~ /is not available on this kernel/)
+			nokernel++
+		if ($2 == "runs" || $2 == "compiles-p4")
+			printf "%s: %s\n    %s\n", $1, $2, $4 >report
+		else
+			printf "%s: %s: %s\n    %s\n", $1, $2, $3, $4 >report
+		if ($2 != "runs" && $2 != "compiles-p4" && $2 != "timeout") {
+			m = $3
+			sub(/^[^ :]*:[0-9]+:[0-9]+: /, "", m)
+			sub(/^(pmstap: )?(error|ERROR): /, "", m)
+			sub(/ \(probe .*$/, "", m)
+			sub(/ at [^ ]*:[0-9]+:[0-9]+$/, "", m)
+			gsub(/0x[0-9a-f]+/, "0x...", m)
+			gsub(/'\''[^'\'']*'\''/, "'\''...'\''", m)
+			key = $2 ": " m
+			if (!(key in reason))
+				order[++nr] = key
+			reason[key]++
+		}
+	}
+	END {
+		printf "qa/examples --run: %d elaborate; %d run unchanged (exit 0); " \
+			"%d compile with -p4 as their .meta says; %d refused at pass 3 " \
+			"(%d of them: probe not available on this kernel); " \
+			"%d refused at pass 4; %d fail to attach or run; %d time out; %d other\n",
+			n, count["runs"], count["compiles-p4"], count["refused-p3"], nokernel,
+			count["refused-p4"], count["run-failed"], count["timeout"], count["other"]
+		print "reasons (count, class: first error with quoted names elided):"
+		for (i = 1; i <= nr; i++)
+			printf "%4d  %s\n", reason[order[i]], order[i] | "sort -k1,1nr -s"
+		close("sort -k1,1nr -s")
+		printf "per-script results in %s\n", report
+	}'
+	exit 0
+fi
 
 passed=0 failed=0 parsed=0 refused=0 p2_passed=0 p2_failed=0
 : >"$build/examples-p2.txt"
