@@ -1,0 +1,330 @@
+#!/bin/bash
+# bench/run-pmda.sh BUILD - pmdastap through pmcd: pmFetch latency, the
+# time from registering a script to its first value, and memory.
+#
+# pmdastap runs on a private configuration for the run (as qa/pmda does):
+# its autostart directory holds bench/pmda/pmdabench.stp (a scalar, arrays
+# of 1,000 and 10,000 keys and a histogram, filled in a begin probe),
+# registration is enabled for root, and the cache is under BUILD/tmp; the
+# agent's pmcd.conf line is put back at the end.  The client,
+# BUILD/bench/fetchlat, times BENCH_FETCHES (default 2000) pmFetch calls of
+# each metric alone (median and p99), against PCP's sample PMDA
+# (sample.long.one: installed for the run when missing, removed again) and
+# pmdabpftrace when it is installed.  First value: stap.control.register
+# with bench/pmda/first.stp, then lookup + fetch every millisecond until
+# its global is not 0, BENCH_REPS (default 3) times with an empty cache
+# (cold) and from the cache.  RSS is VmRSS from /proc.
+# Results also go to BUILD/bench/results-pmda.txt.
+
+set -u
+build=${1:-build}
+case $build in /*) ;; *) build=$(pwd)/$build ;; esac
+src=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$src")
+fetchlat=$build/bench/fetchlat
+pmstap=$build/bin/pmstap
+pmdastap=$build/bin/pmdastap
+work=$build/tmp/bench-pmda
+N=${BENCH_FETCHES:-2000}
+REPS=${BENCH_REPS:-3}
+
+die() {
+	echo "bench-pmda: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || die "needs root (pmcd.conf, pmdas)"
+[ -f /etc/pcp.env ] || die "PCP is not installed"
+set +u
+. /etc/pcp.env
+set -u
+pmprobe pmcd.version >/dev/null 2>&1 || die "pmcd is not running"
+for b in "$fetchlat" "$pmstap" "$pmdastap"; do
+	[ -x "$b" ] || die "$b is not built (make all bench-pmda-bins)"
+done
+stapdir=$PCP_PMDAS_DIR/stap
+conf=$PCP_PMCDCONF_PATH
+grep -q '^stap[ 	]' "$conf" || die "pmdastap is not installed (make pmda-install)"
+grep -q '^stap[ 	].* -c ' "$conf" &&
+	die "pmdastap runs on a private configuration (is qa/check -g pmda running?): $(grep '^stap' "$conf")"
+
+rm -rf "$work"
+mkdir -p "$work/auto" "$work/state"
+mkdir -p -m 700 "$work/cache"
+chmod 755 "$work/auto"
+cp "$src/pmda/pmdabench.stp" "$work/auto/"
+chmod 644 "$work/auto/pmdabench.stp"
+
+# ---- setup, undone by cleanup ----
+
+sample_installed=false
+conf_saved=false
+
+agent_pid() {
+	local parents
+
+	parents=$(pgrep -x pmdaroot | tr '\n' ',')$(pgrep -x pmcd | tr '\n' ',')
+	pgrep -n -x -P "${parents%,}" pmdastap
+}
+
+# wait_for SECONDS CMD...: until CMD succeeds
+wait_for() {
+	local end=$((SECONDS + $1))
+
+	shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.2
+	done
+}
+
+ready() {
+	pmprobe stap.info.version 2>/dev/null | grep -q ' 1$'
+}
+
+gone() {
+	[ -z "$1" ] || ! kill -0 "$1" 2>/dev/null ||
+		[ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" = Z ]
+}
+
+new_pid() {
+	local p=$(agent_pid)
+
+	[ -n "$p" ] && [ "$p" != "$1" ]
+}
+
+# restart the agent on pmcd.conf as it is
+restart_agent() {
+	local old=$(agent_pid)
+
+	[ -n "$old" ] && kill -TERM "$old"
+	wait_for 30 gone "$old"
+	$PCP_BINADM_DIR/pmsignal -a -s HUP pmcd >/dev/null 2>&1
+	wait_for 30 new_pid "$old" && wait_for 120 ready
+}
+
+cleanup() {
+	if $conf_saved; then
+		cp "$work/pmcd.conf.save" "$conf"
+		restart_agent || echo "bench-pmda: pmdastap did not come back: check $conf" >&2
+	fi
+	if $sample_installed; then
+		(cd "$PCP_PMDAS_DIR/sample" && ./Remove) >>"$work/sample.log" 2>&1
+	fi
+}
+trap cleanup 0
+trap 'exit 1' INT TERM
+
+# pmcd.conf as it was (also without the sample PMDA's lines, if installed below)
+cp "$conf" "$work/pmcd.conf.save"
+conf_saved=true
+if ! pminfo sample.long.one >/dev/null 2>&1; then
+	echo "bench-pmda: installing the sample PMDA for the run" >&2
+	if (cd "$PCP_PMDAS_DIR/sample" && ./Install -e </dev/null) >"$work/sample.log" 2>&1; then
+		sample_installed=true
+	fi
+fi
+
+declare -A why
+pminfo sample.long.one >/dev/null 2>&1 || why[sample]="sample PMDA missing (see $work/sample.log)"
+if [ ! -d "$PCP_PMDAS_DIR/bpftrace" ]; then
+	why[bpftrace]="pmdabpftrace is not installed (no $PCP_PMDAS_DIR/bpftrace)"
+elif ! pminfo bpftrace.info >/dev/null 2>&1; then
+	why[bpftrace]="pmdabpftrace is not installed in pmcd ($PCP_PMDAS_DIR/bpftrace/Install)"
+fi
+
+# the build's agent, as qa/pmda/common.pmda installs it
+cmp -s "$pmdastap" "$stapdir/pmdastap" || install -m 755 "$pmdastap" "$stapdir/pmdastap"
+cat >"$work/pmdastap.conf" <<EOF
+[pmdastap]
+pmstap = $pmstap
+autostart_dir = $work/auto
+cache_dir = $work/cache
+state_dir = $work/state
+[registration]
+enabled = true
+allowed_users = root
+[limits]
+ready_timeout = 120
+EOF
+sed -e "s|^stap[ 	].*|stap	412	pipe	binary notready	$stapdir/pmdastap -d 412 -c $work/pmdastap.conf -P $pmstap|" \
+	"$conf" >"$work/pmcd.conf.bench" && cp "$work/pmcd.conf.bench" "$conf"
+restart_agent || die "pmdastap did not start on the bench configuration"
+bench_agent=$(agent_pid)
+
+# _value METRIC [INSTANCE]
+value() {
+	if [ $# -eq 1 ]; then
+		pminfo -f "$1" 2>/dev/null | sed -n 's/^    value //p'
+	else
+		pminfo -f "$1" 2>/dev/null | sed -n "s/^ *inst \[[0-9]* or \"$2\"\] value //p"
+	fi
+}
+
+big_full() {
+	[ "$(value stap.scripts.status pmdabench)" = '"failed"' ] && die "pmdabench failed: $(value stap.scripts.error pmdabench)"
+	[ "$(pmprobe stap.pmdabench.big 2>/dev/null | awk '{ print $2 }')" = 10000 ]
+}
+wait_for 120 big_full ||
+	die "pmdabench did not start: $(value stap.scripts.status pmdabench) $(value stap.scripts.error pmdabench)"
+
+# ---- fetch latency ----
+
+declare -A lat
+fetch() {
+	local key=$1 metric=$2 out
+
+	if out=$("$fetchlat" -n "$N" "$metric" 2>"$work/err.$key"); then
+		lat[$key]=$out
+	else
+		why[$key]="fetchlat $metric failed: $(head -c 200 "$work/err.$key")"
+	fi
+}
+sample_ready() {
+	pmprobe sample.long.one 2>/dev/null | grep -q ' 1$'
+}
+if [ -z "${why[sample]:-}" ]; then
+	wait_for 30 sample_ready && fetch sample sample.long.one || why[sample]="sample.long.one has no value"
+fi
+fetch scalar stap.pmdabench.one
+fetch small stap.pmdabench.small
+fetch big stap.pmdabench.big
+fetch hist stap.pmdabench.lat.hist
+if [ -z "${why[bpftrace]:-}" ]; then
+	m=$(pminfo bpftrace.scripts 2>/dev/null | grep -v -e '^bpftrace.scripts.*\.\(status\|pid\|exit_code\|error\|probes\|code\|data_bytes\|output\)' | head -1)
+	if [ -n "$m" ]; then
+		fetch bpftrace "$m"
+	else
+		why[bpftrace]="pmdabpftrace runs no script with a variable to fetch"
+	fi
+fi
+
+# ---- RSS ----
+
+rss_kb() {
+	awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null
+}
+agent=$(agent_pid)
+agent_rss=$(rss_kb "$agent")
+script_pid=$(value stap.scripts.pid pmdabench)
+script_rss=$(rss_kb "$script_pid")
+
+# ---- register to first value ----
+
+# first KIND I: register first.stp as pmdafirst_KIND (cold: the cache emptied)
+first() {
+	local name=pmdafirst_$1 out
+
+	sed -e "s/^# name: pmdafirst/# name: $name/" "$src/pmda/first.stp" >"$work/$name.stp"
+	if out=$("$fetchlat" -r "$work/$name.stp" -t 180 "stap.$name.ready" 2>"$work/err.first"); then
+		echo "${out#* }"
+	else
+		echo "registering failed: $(head -c 200 "$work/err.first") $(value stap.scripts.error "$name")" \
+			>"$work/why.first"
+		return 1
+	fi
+}
+
+deregister() {
+	pmstore stap.control.deregister "$1" >/dev/null 2>&1
+	unknown() { ! pminfo "stap.$1" >/dev/null 2>&1; }
+	wait_for 30 unknown "$1"
+}
+
+cold=
+cached=
+for ((r = 1; r <= REPS; r++)); do
+	find "$work/cache" -mindepth 1 -delete
+	t=$(first cold) || break
+	cold="$cold $t"
+	deregister pmdafirst_cold
+	t=$(first cold) || break
+	cached="$cached $t"
+	deregister pmdafirst_cold
+done
+
+[ -s "$work/why.first" ] && why[first]=$(cat "$work/why.first")
+
+median() {
+	[ $# -gt 0 ] || return 1
+	printf '%s\n' "$@" | sort -n | awk '
+		{ v[NR] = $1 }
+		END {
+			if (NR == 0) exit 1
+			printf "%.1f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		}'
+}
+
+# ---- table ----
+
+# row NAME VALUE TARGET OK
+row() {
+	printf '%-34s  %-22s  %-22s  %s\n' "$1" "$2" "$3" "$4"
+}
+verdict() {
+	awk "BEGIN { exit !($1) }" && echo ok || echo MISSED
+}
+# lat_cell KEY: "median / p99 us (instances)"
+lat_cell() {
+	set -- ${lat[$1]:-}
+	[ $# -eq 4 ] && echo "$3 / $4 us ($2 inst)"
+}
+lat_med() {
+	set -- ${lat[$1]:-}
+	echo "${3:-}"
+}
+
+{
+	echo "pmdastap through pmcd: $(uname -r), $(nproc) CPUs, $(pminfo -f pmcd.version | sed -n 's/^    value //p')"
+	echo "fetch: pmFetch of one metric, round trip, median / p99 of $N; first value: median of $REPS"
+	echo
+	row measure value target verdict
+	sm=$(lat_med sample)
+	for k in sample scalar small big hist bpftrace; do
+		case $k in
+		sample) label="sample.long.one (sample PMDA)" ;;
+		scalar) label="stap scalar" ;;
+		small) label="stap array, 1,000 keys" ;;
+		big) label="stap array, 10,000 keys" ;;
+		hist) label="stap histogram (.hist)" ;;
+		bpftrace) label="pmdabpftrace variable" ;;
+		esac
+		if [ -z "${lat[$k]:-}" ]; then
+			row "$label" "not available" "" ""
+			continue
+		fi
+		m=$(lat_med $k)
+		case $k in
+		scalar)
+			if [ -n "$sm" ]; then
+				row "$label" "$(lat_cell $k)" "<= 1.5x sample ($(awk -v a="$m" -v b="$sm" 'BEGIN { printf "%.2fx", a / b }'))" \
+					"$(verdict "$m <= 1.5 * $sm")"
+			else
+				row "$label" "$(lat_cell $k)" "<= 1.5x sample" "no sample"
+			fi ;;
+		big) row "$label" "$(lat_cell $k)" "< 1000 us" "$(verdict "$m < 1000")" ;;
+		*) row "$label" "$(lat_cell $k)" "" "" ;;
+		esac
+	done
+	if c=$(median $cold); then
+		row "first value, cold compile" "$c ms ($(echo $cold | tr ' ' ','))" "< 300 ms" "$(verdict "$c < 300")"
+	else
+		row "first value, cold compile" "not available" "< 300 ms" ""
+	fi
+	if c=$(median $cached); then
+		row "first value, from cache" "$c ms ($(echo $cached | tr ' ' ','))" "< 50 ms" "$(verdict "$c < 50")"
+	else
+		row "first value, from cache" "not available" "< 50 ms" ""
+	fi
+	if [ -n "$agent_rss" ]; then
+		row "pmdastap RSS" "$((agent_rss / 1024)).$((agent_rss % 1024 * 10 / 1024)) MB" "< 10 MB" \
+			"$(verdict "$agent_rss < 10240")"
+	fi
+	[ -n "$script_rss" ] && row "pmdabench script child RSS" "$((script_rss / 1024)).$((script_rss % 1024 * 10 / 1024)) MB" "" ""
+	[ "$(agent_pid)" = "$bench_agent" ] ||
+		echo "WARNING: pmdastap was restarted during the run (a qa/pmda test or another pmcd user?): the numbers are not valid"
+	for k in sample bpftrace first scalar small big hist; do
+		[ -n "${why[$k]:-}" ] && echo "$k: not available: ${why[$k]}"
+	done
+	true
+} | tee "$build/bench/results-pmda.txt"
