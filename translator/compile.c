@@ -289,15 +289,27 @@ static bool check_runtime(struct session *s)
 	return false;
 }
 
-static void report_failure(struct tool *failed[], int n, const char *dir)
+/*
+ * With -g the script's own embedded C goes into the generated code, and
+ * C written for stap's kernel-module runtime does not compile for BPF:
+ * then the script, not pmstap, is the likely cause.
+ */
+static void report_failure(struct session *s, struct tool *failed[], int n, const char *dir)
 {
-	diag_error((struct srcloc){ 0 }, "internal error: generated code did not compile");
+	if (s->guru)
+		diag_error((struct srcloc){ 0 },
+			   "the generated code did not compile; the script's embedded C (-g) is the likely cause");
+	else
+		diag_error((struct srcloc){ 0 }, "internal error: generated code did not compile");
 	for (int i = 0; i < n; i++) {
 		fprintf(stderr, "%s said:\n", failed[i]->name);
 		show_file(failed[i]->err);
 	}
 	diag_note((struct srcloc){ 0 }, "the generated code is kept in %s", dir);
-	diag_hint("this is a bug in pmstap: please report it with the script and that directory");
+	if (s->guru)
+		diag_hint("embedded C runs in BPF programs or user space here, not in a kernel module");
+	else
+		diag_hint("this is a bug in pmstap: please report it with the script and that directory");
 }
 
 /* Keep a compiler's messages only when it had any (warnings); -vv shows them. */
@@ -339,7 +351,7 @@ int compile_program(struct session *s, const char *dir, const char *root)
 	if (!finish(&user))
 		failed[nfailed++] = &user;
 	if (nfailed) {
-		report_failure(failed, nfailed, dir);
+		report_failure(s, failed, nfailed, dir);
 		return -1;
 	}
 	tidy_log(s, &bpf);
