@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "emit_int.h"
+#include "../runtime/stp_escape.h"
 
 /* ---- writing -------------------------------------------------------------- */
 
@@ -61,57 +62,11 @@ bool emit_is_kernel(const struct emitter *E)
 
 /* ---- C text ---------------------------------------------------------------- */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static char escape_char(char c)
-{
-	switch (c) {
-	case 'a': return '\a';
-	case 'b': return '\b';
-	case 'f': return '\f';
-	case 'n': return '\n';
-	case 'r': return '\r';
-	case 't': return '\t';
-	case 'v': return '\v';
-	default: return c;
-	}
-}
-
 /* A string literal's body (escapes as written) as its bytes; their count. */
 size_t emit_unescape(char *dst, const char *body)
 {
-	size_t n = 0;
+	size_t n = stp_unescape_bytes(dst, body, strlen(body));
 
-	while (*body) {
-		int v = 0, k;
-
-		if (*body != '\\' || !body[1]) {
-			dst[n++] = *body++;
-			continue;
-		}
-		body++;
-		if (*body >= '0' && *body <= '7') {
-			for (k = 0; k < 3 && *body >= '0' && *body <= '7'; k++)
-				v = v * 8 + (*body++ - '0');
-			dst[n++] = (char)v;
-		} else if (*body == 'x' && hexval(body[1]) >= 0) {
-			body++;
-			for (k = 0; k < 2 && hexval(*body) >= 0; k++)
-				v = v * 16 + hexval(*body++);
-			dst[n++] = (char)v;
-		} else {
-			dst[n++] = escape_char(*body++);
-		}
-	}
 	dst[n] = '\0';
 	return n;
 }

@@ -133,6 +133,13 @@ struct derived_probe {
 	const char *library;	/* .library("lib") or NULL */
 	const char *provider;	/* .provider("p") or NULL */
 	const char *mark;	/* .mark("m") */
+
+	/* user-space probes (PROBE_UFUNC, PROBE_USTATEMENT, PROBE_UMARK), once resolved */
+	uint64_t addr;		/* the probe's address in the ELF file (virtual, as symtab/DWARF give it) */
+	uint64_t entry_addr;	/* the function's entry (its low_pc or symbol value) */
+	uint64_t offset;	/* the file offset a uprobe attaches at */
+	const char *elf_path;	/* the ELF file probed: dp->path, or the .library() it names */
+	const char *dwarf_path;	/* the file that holds its DWARF (elf_path or a separate debug file); NULL: none */
 };
 
 /* Functions of one name and arity, in the order next walks them (priority). */

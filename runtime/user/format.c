@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "../stp_escape.h"
 
 /* ---- output ---------------------------------------------------------- */
 
@@ -61,78 +62,15 @@ static int out_limit(const struct stp_out *out)
 
 /* ---- escapes ---------------------------------------------------------- */
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static int is_octal(char c)
-{
-	return c >= '0' && c <= '7';
-}
-
-static char control_escape(char c)
-{
-	switch (c) {
-	case 'a': return '\a';
-	case 'b': return '\b';
-	case 'f': return '\f';
-	case 'n': return '\n';
-	case 'r': return '\r';
-	case 't': return '\t';
-	case 'v': return '\v';
-	default: return 0;
-	}
-}
-
-/* The escape at s[*i] (just past the backslash): its byte; advances *i. */
-static char unescape_one(const char *s, size_t len, size_t *i)
-{
-	char c = s[(*i)++];
-	unsigned v;
-	int n;
-
-	if (control_escape(c))
-		return control_escape(c);
-	if (is_octal(c)) {
-		v = (unsigned)(c - '0');
-		for (n = 1; n < 3 && *i < len && is_octal(s[*i]); n++)
-			v = v * 8 + (unsigned)(s[(*i)++] - '0');
-		return (char)(v & 0xff);
-	}
-	if (c == 'x' && *i < len && hex_digit(s[*i]) >= 0) {
-		v = (unsigned)hex_digit(s[(*i)++]);
-		if (*i < len && hex_digit(s[*i]) >= 0)
-			v = v * 16 + (unsigned)hex_digit(s[(*i)++]);
-		return (char)v;
-	}
-	return c;	/* \\, \", \' and unknown escapes: the character */
-}
-
 size_t stp_unescape(char *dst, const char *body, size_t len)
 {
-	size_t i = 0, n = 0;
-
-	while (i < len) {
-		char c = body[i++];
-
-		if (c == '\\' && i < len)
-			c = unescape_one(body, len, &i);
-		dst[n++] = c;
-	}
-	return n;
+	return stp_unescape_bytes(dst, body, len);
 }
 
 /* Escapes the lexer passes on to C; the backslash of any other is dropped. */
 static int kept_escape(char c)
 {
-	return control_escape(c) || is_octal(c) || c == '\\' || c == 'x';
+	return stp_control_escape(c) || stp_is_octal(c) || c == '\\' || c == 'x';
 }
 
 /*
