@@ -200,6 +200,8 @@ static int send_maps(struct stp_script *s)
 			continue;
 		if (send_map(s, m->globals[g].map) < 0)
 			return -1;
+		if (m->globals[g].values_map && send_map(s, m->globals[g].values_map) < 0)
+			return -1;
 	}
 	if (send_map(s, STP_COUNTERS_MAP) < 0 || send_map(s, STP_PROBE_STATS_MAP) < 0)
 		return -1;

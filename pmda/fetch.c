@@ -4,14 +4,22 @@
  *
  * A fetch (or an instance-domain request) starts a new generation; the
  * first metric of a global asks for the global's snapshot and later ones
- * in the same generation reuse it.  Arrays are walked with
- * bpf_map_get_next_key/lookup into one buffer; each key becomes an
- * instance ("k1::k2" for several keys, spaces as '_') whose pmdaCache
- * private pointer is its element in the snapshot.  Statistics are merged
- * over CPUs with libstaprt's stats.c; histograms become instances "lo-hi",
- * dense between the lowest and highest bucket in use (a linear histogram
- * shows all its buckets, and underflow/overflow when used).  Instances not
- * in the map any more are made inactive, never forgotten: their ids stay.
+ * in the same generation reuse it.  Maps are read with batch lookups
+ * (bpf_map_get_next_key/lookup where the kernel has none); each key
+ * becomes an instance ("k1::k2" for several keys, spaces as '_') whose
+ * pmdaCache private pointer is its element in the snapshot.
+ *
+ * Slotted arrays (of longs and strings: runtime/bpf/stp_slots.bpf.h) are
+ * read in place: their values map is mmapped, the keys and their slots
+ * are read again only when the array's generation moved (a key came or
+ * went), and otherwise a fetch is one load per element.
+ *
+ * Statistics are merged over CPUs with libstaprt's stats.c; histograms
+ * become instances "lo-hi", dense between the lowest and highest bucket
+ * in use (a linear histogram shows all its buckets, and underflow/overflow
+ * when used).  Instances of keys not in the map any more are made
+ * inactive and keep their ids; beyond a bound per array (its size) the
+ * ones that went away first are culled (arrays.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,7 +33,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <sys/mman.h>
+
 #include "pmdastap.h"
+#include "arrays.h"
 #include "../runtime/user/stats.h"
 
 struct stap_elem {
@@ -39,8 +50,18 @@ struct stap_gsnap {
 	int n;
 	struct stap_elem *elems;
 	char *keys, *vals;
+	size_t vstride;			/* bytes of each element of vals */
+	int *insts;			/* per element: its instance in the key indom */
 	int64_t *hist;			/* n * cfg.buckets */
 	struct stp_stat_cfg cfg;
+	struct stap_prune prune;	/* the key indom's */
+
+	/* slotted arrays: vals holds each element's uint32_t slot */
+	char *vmap;			/* the values map, mmapped read-only */
+	size_t vmap_len;
+	uint32_t stride, nelems;
+	int64_t keys_gen;		/* the generation the keys were read at */
+	bool keyed;			/* keys, slots and instances are those of keys_gen */
 };
 
 static unsigned int fetch_gen = 1;
@@ -67,7 +88,8 @@ static bool global_map_ok(struct stap_script *sc, int g, int fd)
 
 	if (map_info(fd, &info) < 0)
 		return false;
-	if (info.key_size == gl->key_size && info.value_size == gl->value_size)
+	if (info.key_size == gl->key_size &&
+	    info.value_size == (gl->values_map ? sizeof(uint32_t) : gl->value_size))
 		return true;
 	pmNotifyErr(LOG_ERR, "script %s: map %s of global %s has key/value sizes %u/%u, the "
 		    "metadata says %u/%u: not served", sc->name, gl->map, gl->name, info.key_size,
@@ -114,6 +136,37 @@ static bool adopt_global(struct stap_script *sc, const char *name, int fd)
 	return false;
 }
 
+/* A slotted array's values map: mmapped, the fd not needed after. */
+static bool adopt_values(struct stap_script *sc, const char *name, int fd)
+{
+	const struct stp_meta *m = sc->meta;
+	long page = sysconf(_SC_PAGESIZE);
+	struct bpf_map_info info;
+
+	for (int g = 0; g < m->nglobals; g++) {
+		const struct stp_meta_global *gl = &m->globals[g];
+		struct stap_gsnap *gs = &sc->snaps[g];
+		void *p;
+
+		if (!gl->exported || !gl->values_map || strcmp(gl->values_map, name) != 0 ||
+		    gs->vmap || map_info(fd, &info) < 0 || info.value_size != gl->value_size)
+			continue;
+		gs->stride = (info.value_size + 7) & ~7u;
+		gs->nelems = info.max_entries;
+		gs->vmap_len = ((size_t)gs->nelems * gs->stride + (size_t)page - 1) &
+			       ~((size_t)page - 1);
+		p = mmap(NULL, gs->vmap_len, PROT_READ, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED) {
+			pmNotifyErr(LOG_ERR, "script %s: cannot map the values of %s: %s", sc->name,
+				    gl->name, strerror(errno));
+			return false;
+		}
+		gs->vmap = p;
+		return false;	/* the mapping keeps the map: close the fd */
+	}
+	return false;
+}
+
 void stap_maps_adopt(struct stap_script *sc)
 {
 	const struct stp_meta *m = sc->meta;
@@ -128,7 +181,9 @@ void stap_maps_adopt(struct stap_script *sc)
 		const char *name = sc->pending[i].name;
 		int fd = sc->pending[i].fd;
 
-		if (!sc->map_fds || !(adopt_special(sc, name, fd) || adopt_global(sc, name, fd)))
+		if (!sc->map_fds || !sc->snaps ||
+		    !(adopt_special(sc, name, fd) || adopt_global(sc, name, fd) ||
+		      adopt_values(sc, name, fd)))
 			close(fd);
 		free(sc->pending[i].name);
 	}
@@ -158,12 +213,28 @@ void stap_maps_close(struct stap_script *sc)
 	stap_snaps_free(sc);
 }
 
+/* What one reading of the map made. */
 static void gsnap_clear(struct stap_gsnap *gs)
 {
 	free(gs->elems);
 	free(gs->keys);
 	free(gs->vals);
 	free(gs->hist);
+	free(gs->insts);
+	gs->elems = NULL;
+	gs->keys = gs->vals = NULL;
+	gs->hist = NULL;
+	gs->insts = NULL;
+	gs->n = 0;
+	gs->keyed = false;
+}
+
+static void gsnap_free(struct stap_gsnap *gs)
+{
+	gsnap_clear(gs);
+	stap_prune_free(&gs->prune);
+	if (gs->vmap)
+		munmap(gs->vmap, gs->vmap_len);
 	memset(gs, 0, sizeof(*gs));
 }
 
@@ -174,7 +245,7 @@ void stap_snaps_free(struct stap_script *sc)
 		if (sc->metrics[i].desc.indom != PM_INDOM_NULL)
 			pmdaCacheOp(sc->metrics[i].desc.indom, PMDA_CACHE_INACTIVE);
 	for (int g = 0; sc->snaps && sc->meta && g < sc->meta->nglobals; g++)
-		gsnap_clear(&sc->snaps[g]);
+		gsnap_free(&sc->snaps[g]);
 	free(sc->snaps);
 	sc->snaps = NULL;
 	free(sc->probe_stats);
@@ -301,11 +372,11 @@ static void fill_elem(struct stap_script *sc, const struct stp_meta_global *g,
 	}
 }
 
-/* Walk the map into gs->keys / gs->vals; the element count. */
-static int read_map(struct stap_script *sc, const struct stp_meta_global *g, int fd,
-		    struct stap_gsnap *gs)
+/* Walk the map key by key into gs->keys / gs->vals; the element count. */
+static int walk_map(struct stap_script *sc, const struct stp_meta_global *g, int fd,
+		    struct stap_gsnap *gs, size_t vsize)
 {
-	size_t ksize = g->key_size, vsize = value_bytes(sc, g) + 1;
+	size_t ksize = g->key_size;
 	long tries = 2 * (long)g->max_entries + 128;	/* for a map changing as we read */
 	int n = 0, cap = 0;
 	char *prev = NULL;
@@ -334,6 +405,22 @@ static int read_map(struct stap_script *sc, const struct stp_meta_global *g, int
 		n++;
 	}
 	return n;
+}
+
+/* The map into gs->keys / gs->vals (VSIZE bytes a value); the element count. */
+static int read_map(struct stap_script *sc, const struct stp_meta_global *g, int fd,
+		    struct stap_gsnap *gs, size_t vsize)
+{
+	int n = stap_batch_read(fd, g->key_size, vsize, g->max_entries, &gs->keys, &gs->vals);
+
+	gs->vstride = vsize;
+	if (n >= 0)
+		return n;
+	free(gs->keys);
+	free(gs->vals);
+	gs->keys = gs->vals = NULL;
+	gs->vstride = vsize + 1;	/* a string value is NUL-terminated in any case */
+	return walk_map(sc, g, fd, gs, vsize + 1);
 }
 
 static void add_hist_instances(struct stap_gsnap *gs, int i, pmInDom indom, const char *prefix)
@@ -375,36 +462,43 @@ static struct stap_metric *key_metric(struct stap_script *sc, int g)
 	return NULL;
 }
 
+/* Inactive instances an array keeps for keys that went away: its size, at least 64. */
+static int keep_bound(const struct stp_meta_global *gl)
+{
+	return gl->max_entries > 64 ? (int)gl->max_entries : 64;
+}
+
+/* Each element an instance (of the key indom and, for histograms, the hist indom). */
 static void index_elems(struct stap_script *sc, int g, struct stap_gsnap *gs)
 {
 	const struct stp_meta_global *gl = &sc->meta->globals[g];
 	struct stap_metric *km = key_metric(sc, g), *hm = hist_metric(sc, g);
+	bool keyed = km && gl->nkeys;
 	char name[1024];
 
+	if (keyed)
+		stap_prune_begin(&gs->prune, km->desc.indom);
+	if (hm)
+		pmdaCacheOp(hm->desc.indom, PMDA_CACHE_INACTIVE);
+	free(gs->insts);
+	gs->insts = keyed ? calloc((size_t)gs->n + 1, sizeof(int)) : NULL;
 	for (int i = 0; i < gs->n; i++) {
 		if (gl->nkeys)
 			key_name(gl, gs->keys + (size_t)i * gl->key_size, name, sizeof(name));
 		else
 			name[0] = '\0';
-		if (gl->nkeys && km)
-			pmdaCacheStore(km->desc.indom, PMDA_CACHE_ADD, name, &gs->elems[i]);
+		if (keyed && gs->insts)
+			gs->insts[i] = pmdaCacheStore(km->desc.indom, PMDA_CACHE_ADD, name,
+						      &gs->elems[i]);
 		if (hm && gs->hist)
 			add_hist_instances(gs, i, hm->desc.indom, name);
 	}
-	if (km && gl->nkeys)
-		stap_identity_save(km->desc.indom);
+	if (keyed) {
+		gs->prune.keep = keep_bound(gl);
+		stap_prune_end(&gs->prune, km->desc.indom, gs->insts, gs->insts ? gs->n : 0);
+	}
 	if (hm)
 		stap_identity_save(hm->desc.indom);
-}
-
-static void mark_inactive(struct stap_script *sc, int g)
-{
-	struct stap_metric *km = key_metric(sc, g), *hm = hist_metric(sc, g);
-
-	if (km && sc->meta->globals[g].nkeys)
-		pmdaCacheOp(km->desc.indom, PMDA_CACHE_INACTIVE);
-	if (hm)
-		pmdaCacheOp(hm->desc.indom, PMDA_CACHE_INACTIVE);
 }
 
 static void refresh_scalars(struct stap_script *sc)
@@ -437,12 +531,11 @@ static void snap_scalar(struct stap_script *sc, const struct stp_meta_global *g,
 static void snap_map(struct stap_script *sc, int g, struct stap_gsnap *gs)
 {
 	const struct stp_meta_global *gl = &sc->meta->globals[g];
-	size_t vsize = value_bytes(sc, gl) + 1;
 	int fd = sc->map_fds[g];
 
 	if (gl->type == STP_TYPE_STATS)
 		stat_cfg(gl, &gs->cfg);
-	gs->n = fd >= 0 ? read_map(sc, gl, fd, gs) : 0;
+	gs->n = fd >= 0 ? read_map(sc, gl, fd, gs, value_bytes(sc, gl)) : 0;
 	gs->elems = calloc((size_t)gs->n + 1, sizeof(*gs->elems));
 	if (gs->cfg.buckets)
 		gs->hist = calloc((size_t)gs->n * (size_t)gs->cfg.buckets + 1, sizeof(int64_t));
@@ -451,7 +544,61 @@ static void snap_map(struct stap_script *sc, int g, struct stap_gsnap *gs)
 		return;
 	}
 	for (int i = 0; i < gs->n; i++)
-		fill_elem(sc, gl, gs, i, gs->vals + (size_t)i * vsize);
+		fill_elem(sc, gl, gs, i, gs->vals + (size_t)i * gs->vstride);
+}
+
+/* ---- slotted arrays ---- */
+
+static const char *slot_value(const struct stap_gsnap *gs, uint32_t slot)
+{
+	static const char none[8];
+
+	if (slot < STP_SLOT_FIRST || slot >= gs->nelems)
+		return none;
+	return gs->vmap + (size_t)slot * gs->stride;
+}
+
+static int64_t slot_gen(const struct stap_gsnap *gs)
+{
+	const void *gen = gs->vmap + (size_t)STP_SLOT_GEN * gs->stride;
+
+	return __atomic_load_n((const int64_t *)gen, __ATOMIC_ACQUIRE);
+}
+
+/* The keys and their slots again: the generation moved (or this is the first read). */
+static void slots_rekey(struct stap_script *sc, int g, struct stap_gsnap *gs, int64_t gen)
+{
+	const struct stp_meta_global *gl = &sc->meta->globals[g];
+	int fd = sc->map_fds[g];
+
+	gsnap_clear(gs);
+	gs->n = fd >= 0 ? read_map(sc, gl, fd, gs, sizeof(uint32_t)) : 0;
+	gs->elems = calloc((size_t)gs->n + 1, sizeof(*gs->elems));
+	if (!gs->elems)
+		gs->n = 0;
+	index_elems(sc, g, gs);
+	gs->keys_gen = gen;
+	gs->keyed = true;
+}
+
+/* Every value, in place: the generation read before the keys says they are current. */
+static void refresh_slotted(struct stap_script *sc, int g, struct stap_gsnap *gs)
+{
+	const struct stp_meta_global *gl = &sc->meta->globals[g];
+	int64_t gen = slot_gen(gs);
+	uint32_t slot;
+
+	if (!gs->keyed || gen != gs->keys_gen)
+		slots_rekey(sc, g, gs, gen);
+	for (int i = 0; i < gs->n; i++) {
+		memcpy(&slot, gs->vals + (size_t)i * gs->vstride, sizeof(slot));
+		if (gl->type == STP_TYPE_STRING)
+			gs->elems[i].s = slot_value(gs, slot);
+		else
+			gs->elems[i].v = __atomic_load_n((const int64_t *)(const void *)
+								 slot_value(gs, slot),
+							 __ATOMIC_RELAXED);
+	}
 }
 
 static void refresh_global(struct stap_script *sc, int g)
@@ -464,10 +611,13 @@ static void refresh_global(struct stap_script *sc, int g)
 	gs = &sc->snaps[g];
 	if (gs->gen == fetch_gen)
 		return;
-	gsnap_clear(gs);
 	gs->gen = fetch_gen;
 	gl = &sc->meta->globals[g];
-	mark_inactive(sc, g);
+	if (gl->values_map && gs->vmap) {
+		refresh_slotted(sc, g, gs);
+		return;
+	}
+	gsnap_clear(gs);
 	if (gl->nkeys == 0 && gl->type != STP_TYPE_STATS)
 		snap_scalar(sc, gl, gs);
 	else
@@ -522,6 +672,7 @@ static void refresh_probe_stats(struct stap_script *sc)
 
 			sum.hits += p->hits;
 			sum.run_ns += p->run_ns;
+			sum.errors += p->errors;	/* user context's (helper E) */
 		}
 		sc->probe_stats[i] = sum;
 	}
@@ -534,8 +685,10 @@ void stap_fetch_prepare(pmID pmid)
 	struct stap_metric *m;
 
 	if (cluster == STAP_CLUSTER_SCRIPTS) {
-		for (int i = 0; i < stap_nscripts; i++)
+		for (int i = 0; i < stap_nscripts; i++) {
 			refresh_counters(stap_scripts[i]);
+			refresh_probe_stats(stap_scripts[i]);	/* user-context errors */
+		}
 	} else if (cluster == STAP_CLUSTER_PROBES) {
 		for (int i = 0; i < stap_nscripts; i++)
 			refresh_probe_stats(stap_scripts[i]);
@@ -629,7 +782,11 @@ static int script_status_value(struct stap_script *sc, int item, pmAtomValue *at
 		atom->ull = sc->status == STAP_STATUS_RUNNING ?
 				    (uint64_t)(stap_now() - sc->running_since) : 0;
 		break;
-	case STAP_SCRIPTS_ERRORS: atom->ull = sc->counters.errors; break;
+	case STAP_SCRIPTS_ERRORS:
+		atom->ull = sc->counters.errors;
+		for (int i = 0; sc->probe_stats && sc->meta && i < sc->meta->nprobes; i++)
+			atom->ull += sc->probe_stats[i].errors;	/* raised in user context */
+		break;
 	case STAP_SCRIPTS_SKIPPED: atom->ull = sc->counters.skipped; break;
 	case STAP_SCRIPTS_DROPPED: atom->ull = sc->counters.dropped; break;
 	case STAP_SCRIPTS_MAP_FULL: atom->ull = sc->counters.map_full; break;

@@ -3,9 +3,10 @@
  *
  * main() reads the options and pmdastap.conf, sets up the dispatch table,
  * connects to pmcd, starts the autostart scripts and runs the main loop:
- * one poll() over pmcd's pipe, a signalfd (children ending, SIGTERM) and
- * every child's control socket, output pipe and stderr pipe, with a
- * time-out for the next restart or kill that is due.  A script's output is
+ * one poll() over pmcd's pipe, a signalfd (children ending, SIGTERM), an
+ * inotify fd on the autostart directory and every child's control
+ * socket, output pipe and stderr pipe, with a time-out for the next
+ * restart, kill or rescan of the autostart directory that is due.  A script's output is
  * thus drained as it comes, whether or not a client is fetching.
  *
  * pmcd.conf marks the agent "notready" (Install's ipc_prot): pmcd sends no
@@ -221,6 +222,7 @@ static int loop_once(struct fdmap *m, int pmcd_fd)
 	m->n = 0;
 	watch(m, pmcd_fd, NULL);
 	watch(m, sigfd, NULL);
+	watch(m, stap_autostart_fd(), NULL);
 	for (int i = 0; i < stap_nscripts; i++) {
 		watch(m, stap_scripts[i]->ctl_fd, stap_scripts[i]);
 		watch(m, stap_scripts[i]->out_fd, stap_scripts[i]);
@@ -231,8 +233,10 @@ static int loop_once(struct fdmap *m, int pmcd_fd)
 		return errno == EINTR ? 0 : -1;
 	/* children first: their fds are only valid until a script is freed */
 	for (int i = 2; i < m->n; i++)
-		if (m->pfds[i].revents)
+		if (m->pfds[i].revents && m->who[i])
 			dispatch_fd(m->who[i], m->pfds[i].fd);
+		else if (m->pfds[i].revents)
+			stap_autostart_event();	/* the autostart directory changed */
 	if (m->pfds[1].revents)
 		on_signals();
 	if (m->pfds[0].revents && __pmdaMainPDU(&stap_dispatch) < 0)

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <pcp/pmapi.h>
@@ -143,6 +144,8 @@ struct stap_script {
 	int inst;			/* in STAP_INDOM_SCRIPTS */
 	int cluster;
 	bool removed;			/* deregistered: freed once the child is gone */
+	struct stat src_st;		/* autostart: the file as last seen (lstat) */
+	bool src_seen;			/* autostart: still there at this rescan */
 	bool timed_out;			/* killed for taking longer than start_timeout */
 
 	/* the child */
@@ -207,6 +210,9 @@ struct stap_script *stap_script_by_cluster(int cluster);
 /* Is NAME usable as stap.NAME?  NULL, or why not. */
 const char *stap_script_name_problem(const char *name);
 void stap_scripts_autostart(void);
+/* The autostart directory's inotify fd (-1 without one), and its events. */
+int stap_autostart_fd(void);
+void stap_autostart_event(void);
 /* A new script from registration: the script, or NULL with *why set (malloc'd). */
 struct stap_script *stap_script_register(const char *name, const char *text, char **why);
 int stap_script_deregister(struct stap_script *sc);

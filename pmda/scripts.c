@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -49,6 +50,8 @@ struct stap_script **stap_scripts;
 int stap_nscripts;
 
 static const char *const reserved_names[] = { "control", "scripts", "probes", "info" };
+
+static int script_retire(struct stap_script *sc, const char *why);
 
 double stap_now(void)
 {
@@ -425,10 +428,12 @@ static void autostart_file(const char *dir, const char *file)
 	if ((problem = stap_script_name_problem(name))) {
 		/* the file still gets an instance, to say why it does not run */
 		if (stap_script_find(name) || strlen(name) > 64 || !*name ||
-		    !(sc = script_new(name, STAP_ORIGIN_AUTOSTART)))
+		    !(sc = script_new(name, STAP_ORIGIN_AUTOSTART))) {
 			pmNotifyErr(LOG_ERR, "%s/%s refused: %s", dir, file, problem);
-		else
+		} else {
+			lstat(file, &sc->src_st);
 			refuse(sc, "%s/%s: %s", dir, file, problem);
+		}
 		return;
 	}
 	if (live_scripts() >= stap_config.max_scripts) {
@@ -438,6 +443,7 @@ static void autostart_file(const char *dir, const char *file)
 	}
 	if (stap_script_find(name) || !(sc = script_new(name, STAP_ORIGIN_AUTOSTART)))
 		return;
+	lstat(file, &sc->src_st);
 	fd = openat(AT_FDCWD, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ELOOP) {
 		refuse(sc, "%s/%s: it is a symbolic link; %s", dir, file, SAFE_RULE);
@@ -469,41 +475,269 @@ static int is_stp(const struct dirent *d)
 	return n > 4 && strcmp(d->d_name + n - 4, ".stp") == 0 && d->d_name[0] != '.';
 }
 
+/* Is DIR usable?  Said in the log when the answer changes (rescans repeat it). */
 static bool dir_safe(const char *dir)
 {
+	static int was = -1;
 	struct stat st;
+	int now;
 
 	if (stat(dir, &st) < 0) {
-		pmNotifyErr(LOG_INFO, "no autostart directory %s: %s", dir, strerror(errno));
+		if (was != 0)
+			pmNotifyErr(LOG_INFO, "no autostart directory %s: %s", dir, strerror(errno));
+		now = 0;
+	} else if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
+		if (was != 0)
+			pmNotifyErr(LOG_ERR, "autostart directory %s refused: it must be a directory "
+				    "owned by root and writable only by root (uid %d, mode %04o)",
+				    dir, (int)st.st_uid, (unsigned int)(st.st_mode & 07777));
+		now = 0;
+	} else {
+		now = 1;
+	}
+	was = now;
+	return now;
+}
+
+/*
+ * The directory is scanned at start and again whenever inotify says it
+ * changed (RESCAN_DELAY_S after the last event, so that a file being
+ * written is read whole), and every RESCAN_S seconds in case inotify
+ * missed something or the directory appeared later.  A new file starts,
+ * a file gone stops its script, and a file that changed in any way
+ * (contents, owner, mode, a new file renamed over it) stops and starts
+ * again with the same checks: the script keeps its name and identity.
+ */
+#define RESCAN_S 5.0
+#define RESCAN_DELAY_S 0.2
+
+static int watch_fd = -1;
+static bool watching;		/* watch_fd watches the directory */
+static double rescan_at;	/* an inotify event asked for a rescan (0: none) */
+static double periodic_at;
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mode == b->st_mode && a->st_uid == b->st_uid &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static struct stap_script *autostart_find(const char *name)
+{
+	struct stap_script *sc = stap_script_find(name);
+
+	return sc && sc->origin == STAP_ORIGIN_AUTOSTART ? sc : NULL;
+}
+
+/* One file of the directory (the cwd): true when a script came, went or changed. */
+static bool rescan_file(const char *dir, const char *file)
+{
+	char name[128];
+	struct stap_script *sc;
+	struct stat st;
+
+	snprintf(name, sizeof(name), "%.*s", (int)(strlen(file) - 4), file);
+	sc = autostart_find(name);
+	if (sc && lstat(file, &st) == 0 && same_file(&st, &sc->src_st)) {
+		sc->src_seen = true;
 		return false;
 	}
-	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
-		pmNotifyErr(LOG_ERR, "autostart directory %s refused: it must be a directory "
-			    "owned by root and writable only by root (uid %d, mode %04o)", dir,
-			    (int)st.st_uid, (unsigned int)(st.st_mode & 07777));
-		return false;
+	if (sc) {
+		pmNotifyErr(LOG_INFO, "script %s: %s/%s changed: starting it again", name, dir, file);
+		script_retire(sc, "stopped: its file changed");
+	} else if (stap_script_find(name)) {
+		return false;	/* a registered script has the name */
 	}
+	autostart_file(dir, file);
+	if ((sc = autostart_find(name)))
+		sc->src_seen = true;
 	return true;
 }
 
-void stap_scripts_autostart(void)
+static void watch_dir(const char *dir)
 {
-	const char *dir = stap_config.autostart_dir;
+	if (watch_fd < 0)
+		watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (watch_fd >= 0 && !watching)
+		watching = inotify_add_watch(watch_fd, dir, IN_CREATE | IN_DELETE | IN_MOVED_FROM |
+					     IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB |
+					     IN_DELETE_SELF | IN_MOVE_SELF) >= 0;
+}
+
+/* The files of DIR, or none when it is missing or unsafe; true when anything changed. */
+static bool rescan_dir(const char *dir)
+{
 	struct dirent **list;
 	char cwd[MAXPATHLEN];
+	bool changed = false;
 	int n;
 
 	if (!dir_safe(dir) || !getcwd(cwd, sizeof(cwd)) || chdir(dir) < 0)
-		return;
+		return false;
+	watch_dir(dir);
 	n = scandir(".", &list, is_stp, alphasort);
 	for (int i = 0; i < n; i++) {
-		autostart_file(dir, list[i]->d_name);
+		changed |= rescan_file(dir, list[i]->d_name);
 		free(list[i]);
 	}
 	if (n >= 0)
 		free(list);
 	if (chdir(cwd) < 0)
 		pmNotifyErr(LOG_WARNING, "cannot return to %s: %s", cwd, strerror(errno));
+	return changed;
+}
+
+static void autostart_rescan(void)
+{
+	bool changed;
+
+	periodic_at = stap_now() + RESCAN_S;
+	for (int i = 0; i < stap_nscripts; i++)
+		stap_scripts[i]->src_seen = false;
+	changed = rescan_dir(stap_config.autostart_dir);
+	for (int i = stap_nscripts - 1; i >= 0; i--) {
+		struct stap_script *sc = stap_scripts[i];
+
+		if (sc->origin == STAP_ORIGIN_AUTOSTART && !sc->removed && !sc->src_seen) {
+			script_retire(sc, "stopped: its autostart file is gone");
+			changed = true;
+		}
+	}
+	if (changed)
+		stap_metrics_rebuild();
+}
+
+int stap_autostart_fd(void)
+{
+	return watch_fd;
+}
+
+void stap_autostart_event(void)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	while ((n = read(watch_fd, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + n; p += sizeof(struct inotify_event) +
+						      ((struct inotify_event *)p)->len)
+			if (((struct inotify_event *)p)->mask & (IN_IGNORED | IN_DELETE_SELF |
+								 IN_MOVE_SELF))
+				watching = false;	/* watched again at the rescan */
+	rescan_at = stap_now() + RESCAN_DELAY_S;
+}
+
+/* ---- registered scripts kept across restarts ---- */
+
+/*
+ * state_dir/registered/<name>.stp: the text of every registered script,
+ * root's only, written when registration succeeds and removed at
+ * deregistration; started again when the PMDA starts (if registration is
+ * still enabled), after the autostart scripts.
+ */
+static char *registered_path(const char *name)
+{
+	char *path = NULL;
+
+	if (name && asprintf(&path, "%s/registered%s%s%s", stap_config.state_dir, *name ? "/" : "",
+			     name, *name ? ".stp" : "") < 0)
+		path = NULL;
+	return path;
+}
+
+static void keep_registered(struct stap_script *sc)
+{
+	char *dir = registered_path(""), *path = registered_path(sc->name), *tmp = NULL;
+	size_t len = strlen(sc->source);
+	int fd = -1;
+
+	if (!dir || !path || private_dir(stap_config.state_dir) < 0 || private_dir(dir) < 0 ||
+	    asprintf(&tmp, "%s.XXXXXX", path) < 0 || (fd = mkstemp(tmp)) < 0 ||
+	    write(fd, sc->source, len) != (ssize_t)len || fsync(fd) < 0 || rename(tmp, path) < 0) {
+		pmNotifyErr(LOG_ERR, "script %s: cannot keep it for the next start in %s: %s",
+			    sc->name, dir ? dir : "?", strerror(errno));
+		if (tmp && fd >= 0)
+			unlink(tmp);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(tmp);
+	free(path);
+	free(dir);
+}
+
+static void forget_registered(const char *name)
+{
+	char *path = registered_path(name);
+
+	if (path && unlink(path) < 0 && errno != ENOENT)
+		pmNotifyErr(LOG_WARNING, "cannot remove %s: %s", path, strerror(errno));
+	free(path);
+}
+
+/* One kept script (the cwd is the registered directory). */
+static void restart_registered(const char *file)
+{
+	char name[128], why[160];
+	const char *problem = NULL;
+	struct stap_script *sc;
+	struct stat st;
+	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	snprintf(name, sizeof(name), "%.*s", (int)(strlen(file) - 4), file);
+	if (fd < 0 || fstat(fd, &st) < 0 || (problem = unsafe_file(&st, why, sizeof(why))) ||
+	    (problem = stap_script_name_problem(name)) || stap_script_find(name) ||
+	    live_scripts() >= stap_config.max_scripts) {
+		pmNotifyErr(LOG_ERR, "registered script %s not started: %s", name,
+			    fd < 0 ? strerror(errno) : problem ? problem :
+			    stap_script_find(name) ? "a script has its name" : "max_scripts reached");
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	sc = script_new(name, STAP_ORIGIN_REGISTERED);
+	if (sc && (sc->source = read_all(fd, stap_config.max_script_bytes)) && write_copy(sc) == 0) {
+		pmNotifyErr(LOG_INFO, "script %s: registered before the last start: starting it", name);
+		script_start(sc);
+	} else if (sc) {
+		refuse(sc, "cannot copy the registered script to %s", stap_config.state_dir);
+	}
+	close(fd);
+}
+
+static void restart_registered_all(void)
+{
+	char *dir = registered_path(""), cwd[MAXPATHLEN];
+	struct dirent **list;
+	struct stat st;
+	int n;
+
+	if (!dir || stat(dir, &st) < 0 || !getcwd(cwd, sizeof(cwd))) {
+		free(dir);
+		return;
+	}
+	if (!stap_config.registration)
+		pmNotifyErr(LOG_WARNING, "registration is disabled: the scripts kept in %s are "
+			    "not started", dir);
+	else if (private_dir(dir) == 0 && chdir(dir) == 0) {
+		n = scandir(".", &list, is_stp, alphasort);
+		for (int i = 0; i < n; i++) {
+			restart_registered(list[i]->d_name);
+			free(list[i]);
+		}
+		if (n >= 0)
+			free(list);
+		if (chdir(cwd) < 0)
+			pmNotifyErr(LOG_WARNING, "cannot return to %s: %s", cwd, strerror(errno));
+	}
+	free(dir);
+}
+
+void stap_scripts_autostart(void)
+{
+	autostart_rescan();
+	restart_registered_all();
 	stap_metrics_rebuild();
 }
 
@@ -536,6 +770,7 @@ struct stap_script *stap_script_register(const char *name, const char *text, cha
 	}
 	free(diag);
 	pmNotifyErr(LOG_INFO, "script %s: registered", name);
+	keep_registered(sc);
 	script_start(sc);
 	stap_metrics_rebuild();
 	return sc;
@@ -543,9 +778,17 @@ struct stap_script *stap_script_register(const char *name, const char *text, cha
 
 int stap_script_deregister(struct stap_script *sc)
 {
+	if (sc->origin == STAP_ORIGIN_REGISTERED)
+		forget_registered(sc->name);
+	return script_retire(sc, "deregistered");
+}
+
+/* Stop SC (SIGTERM, then SIGKILL after stop_timeout) and forget it once its child is gone. */
+static int script_retire(struct stap_script *sc, const char *why)
+{
 	sc->removed = true;
 	pmdaCacheStore(stap_indom(STAP_INDOM_SCRIPTS), PMDA_CACHE_HIDE, sc->name, NULL);
-	pmNotifyErr(LOG_INFO, "script %s: deregistered", sc->name);
+	pmNotifyErr(LOG_INFO, "script %s: %s", sc->name, why);
 	if (sc->pid > 0) {
 		sc->status = STAP_STATUS_STOPPING;
 		kill_child(sc, SIGTERM);
@@ -750,7 +993,10 @@ static void on_exit_status(struct stap_script *sc, int wstatus)
 		pmNotifyErr(LOG_INFO, "script %s: exited", sc->name);
 		return;
 	}
-	stap_maps_close(sc);
+	/* a run its errors stopped keeps its maps until the next run is ready:
+	   its values and stap.scripts.errors still say what happened */
+	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != STAP_CHILD_ERRORS)
+		stap_maps_close(sc);
 	record_failure(sc, reason);
 	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == STAP_CHILD_COMPILE) {
 		sc->status = STAP_STATUS_FAILED;
@@ -852,6 +1098,14 @@ static void tick_one(struct stap_script *sc, double now, double *next)
 int stap_scripts_tick(void)
 {
 	double now = stap_now(), next = -1;
+
+	if ((rescan_at > 0 && now >= rescan_at) || now >= periodic_at) {
+		rescan_at = 0;
+		autostart_rescan();
+		now = stap_now();
+	}
+	deadline(rescan_at, now, &next);
+	deadline(periodic_at, now, &next);
 
 	for (int i = 0; i < stap_nscripts; i++)
 		tick_one(stap_scripts[i], now, &next);

@@ -16,10 +16,12 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+#include "arena.h"
 #include "ast.h"
 #include "cache.h"
 #include "diag.h"
 #include "program.h"
+#include "sysroot.h"
 #include "sema_int.h"	/* sys_find_executable */
 
 /* ---- SHA-256 (FIPS 180-4) ---- */
@@ -202,18 +204,24 @@ static void add_file(struct cache_sha256 *c, const char *tag, const char *path)
 		add_str(c, "missing", strerror(errno));
 }
 
-/* A program by identity (path, size, time, inode): cheaper than its content. */
-static void add_program(struct cache_sha256 *c, const char *tag, const char *path)
+const char *cache_file_id(const char *path)
 {
 	struct stat st;
 
-	if (!path || stat(path, &st) != 0) {
-		add_str(c, tag, "none");
-		return;
-	}
-	add_str(c, tag, arena_printf("%s %lld %lld.%09ld %llu", path, (long long)st.st_size,
-				     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-				     (unsigned long long)st.st_ino));
+	if (!path || stat(path, &st) != 0)
+		return "none";
+	/*
+	 * No inode number: the qa guest sees this tree over 9p, which numbers
+	 * inodes its own way, and must find the builds made for it here.
+	 */
+	return arena_printf("%s %lld %lld.%09ld", path, (long long)st.st_size,
+			    (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+/* A program by identity (path, size, time in ns): cheaper than its content. */
+static void add_program(struct cache_sha256 *c, const char *tag, const char *path)
+{
+	add_str(c, tag, cache_file_id(path));
 }
 
 static bool has_suffix(const char *name, const char *suffix)
@@ -279,14 +287,33 @@ static void add_sources(struct cache_sha256 *c, struct session *s, const struct 
 		add(c, "text", f->src->text, f->src->len);
 	}
 	add_macros(c, s);
+	add_str(c, "runtime", cache_runtime_digest(s));
+}
+
+static const char *hex(const unsigned char *d, int n);
+
+const char *cache_runtime_digest(struct session *s)
+{
+	static const char *digest, *dir;
+	static unsigned generation;
+	struct cache_sha256 c;
+	unsigned char d[32];
+
+	if (digest && generation == arena_generation() && dir == s->runtime_dir)
+		return digest;
+	cache_sha256_init(&c);
+	add_str(&c, "dir", s->runtime_dir);
 	if (s->runtime_dir)
-		add_tree(c, s->runtime_dir, 0);
+		add_tree(&c, s->runtime_dir, 0);
+	cache_sha256_final(&c, d);
+	digest = hex(d, 32);
+	dir = s->runtime_dir;
+	generation = arena_generation();
+	return digest;
 }
 
 static void add_options(struct cache_sha256 *c, struct session *s)
 {
-	struct utsname u;
-
 	for (int i = 0; i < s->defines.len; i++)
 		add_str(c, "define", VEC_AT(&s->defines, i));
 	for (int i = 0; i < s->global_sets.len; i++)
@@ -297,10 +324,9 @@ static void add_options(struct cache_sha256 *c, struct session *s)
 	add_str(c, "runtime", s->runtime);
 	add_str(c, "release", s->kernel_release);
 	add_str(c, "arch", s->arch);
-	if (uname(&u) == 0) {
-		add_str(c, "running", u.release);
-		add_str(c, "build", u.version);	/* a rebuilt kernel keeps its release */
-	}
+	/* the kernel the build is for: this one, or PMSTAP_SYSROOT's */
+	add_str(c, "running", sys_kernel_release());
+	add_str(c, "build", sys_kernel_version());	/* a rebuilt kernel keeps its release */
 }
 
 static const char *hex(const unsigned char *d, int n)
@@ -415,6 +441,32 @@ static int older_first(const void *a, const void *b)
 	return (x->used > y->used) - (x->used < y->used);
 }
 
+/*
+ * The pieces builds share (compile_int.h: bpf-*.h, bpf-*.pch, tapset-*.c,
+ * tapset-*.o) are touched when used: unused for a week, they go, as do
+ * their temporaries (.bpf-*, .tapset-*) left for a day by a killed run.
+ */
+static void prune_shared(const char *root, const char *name, const struct stat *st)
+{
+	time_t now = time(NULL);
+	size_t n = strlen(name);
+
+	if (!S_ISREG(st->st_mode))
+		return;
+	/* a PCH's header goes with it: touching the header would make clang refuse the PCH */
+	if (strncmp(name, "bpf-", 4) == 0 && has_suffix(name, ".pch") &&
+	    st->st_mtime < now - 7 * 24 * 3600) {
+		unlink(arena_printf("%s/%s", root, name));
+		unlink(arena_printf("%s/%.*s.h", root, (int)(n - 4), name));
+	} else if (strncmp(name, "tapset-", 7) == 0 && has_suffix(name, ".o") &&
+		   st->st_mtime < now - 7 * 24 * 3600) {
+		unlink(arena_printf("%s/%s", root, name));
+		unlink(arena_printf("%s/%.*s.c", root, (int)(n - 2), name));
+	} else if ((strncmp(name, ".bpf-", 5) == 0 || strncmp(name, ".tapset-", 8) == 0) &&
+		 st->st_mtime < now - 24 * 3600)
+		unlink(arena_printf("%s/%s", root, name));
+}
+
 /* Entries of ROOT but KEEP; failed or abandoned builds over a day old go now. */
 static struct vec list_entries(const char *root, const char *keep, off_t *total)
 {
@@ -427,8 +479,12 @@ static struct vec list_entries(const char *root, const char *keep, off_t *total)
 		char *path = arena_printf("%s/%s", root, de->d_name);
 		struct stat st;
 
-		if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		if (lstat(path, &st) != 0)
 			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			prune_shared(root, de->d_name, &st);
+			continue;
+		}
 		if (strncmp(de->d_name, "tmp-", 4) == 0 && st.st_mtime < day_ago) {
 			cache_remove(path);
 		} else if (is_key(de->d_name)) {

@@ -6,6 +6,9 @@
  *	    <key>/			a complete build: script.bpf.c script.c
  *					script.bpf.o script.so (vmlinux.h links to ../)
  *	    vmlinux-<release>.h		the kernel's types, made once per release
+ *	    bpf-<release>-<hash>.pch	vmlinux.h and libbpf's headers precompiled
+ *	    tapset-<hash>.o		the tapset services for a set of limits
+ *					(both: see compile_int.h; a week unused, they go)
  *	    tmp-<key>-XXXXXX/		a build in progress, or one that failed
  *
  * A build is made in a tmp- directory and renamed into place when it is
@@ -46,6 +49,12 @@ const char *cache_root(struct session *s);
  * compilers.
  */
 const char *cache_key(struct session *s, const struct program *prog);
+
+/* 64 hex digits: a hash of the runtime's .h and .c files (memoized). */
+const char *cache_runtime_digest(struct session *s);
+
+/* "PATH SIZE MTIME INODE": a file told apart from a rebuilt one; "none" if missing. */
+const char *cache_file_id(const char *path);
 
 /* KEY's complete build in ROOT, marked as just used; NULL when there is none. */
 const char *cache_lookup(const char *root, const char *key);

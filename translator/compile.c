@@ -9,28 +9,32 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "arena.h"
 #include "compile.h"
+#include "compile_int.h"
 #include "diag.h"
+#include "sysroot.h"
 #include "sema_int.h"	/* sys_find_executable */
 
 #define KERNEL_BTF "/sys/kernel/btf/vmlinux"
 
 /* ---- running a tool ---- */
 
-struct tool {
-	const char *name;	/* for messages: "clang" */
-	struct vec argv;	/* char *, NULL-terminated once started */
-	const char *out;	/* where its stdout goes */
-	const char *err;	/* and its stderr (may be the same file) */
-	pid_t pid;
-};
-
-static void arg(struct tool *t, const char *a)
+void tool_arg(struct tool *t, const char *a)
 {
 	vec_push(&t->argv, (void *)a);
+}
+
+
+/* Did T say TEXT (in its log)? */
+bool tool_log_has(const struct tool *t, const char *text)
+{
+	char *log = arena_read_file(t->err, NULL);
+
+	return log && strstr(log, text);
 }
 
 /* The program a tool runs: $ENV if set, else NAME, found in PATH (or /usr/sbin, /sbin). */
@@ -63,7 +67,7 @@ static int open_log(const char *path, int flags)
 	return open(path, O_WRONLY | O_CREAT | flags | O_CLOEXEC, 0600);
 }
 
-static bool start(struct tool *t)
+bool tool_start(struct tool *t)
 {
 	vec_push(&t->argv, NULL);
 	t->pid = fork();
@@ -85,17 +89,20 @@ static bool start(struct tool *t)
 }
 
 /* Wait for T; true when it exited with status 0. */
-static bool finish(struct tool *t)
+bool tool_finish(struct tool *t)
 {
+	struct rusage ru;
 	int status;
 
-	while (waitpid(t->pid, &status, 0) < 0)
+	while (wait4(t->pid, &status, 0, &ru) < 0)
 		if (errno != EINTR)
 			return false;
+	t->cpu_ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+		    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-static void show_file(const char *path)
+void compile_show_file(const char *path)
 {
 	size_t len = 0;
 	char *text = arena_read_file(path, &len);
@@ -108,7 +115,7 @@ static void show_file(const char *path)
 	}
 }
 
-static bool empty_file(const char *path)
+bool compile_empty_file(const char *path)
 {
 	struct stat st;
 
@@ -119,30 +126,26 @@ static bool empty_file(const char *path)
 
 static const char *kernel_release(void)
 {
-	static struct utsname u;
-
-	if (!u.release[0])
-		uname(&u);
-	return u.release;
+	return sys_kernel_release();	/* PMSTAP_SYSROOT's, if set */
 }
 
 static bool dump_btf(const char *bpftool, const char *tmp, const char *errlog)
 {
 	struct tool t = { .name = "bpftool", .out = tmp, .err = errlog };
 
-	arg(&t, bpftool);
-	arg(&t, "btf");
-	arg(&t, "dump");
-	arg(&t, "file");
-	arg(&t, KERNEL_BTF);
-	arg(&t, "format");
-	arg(&t, "c");
-	if (!start(&t))
+	tool_arg(&t, bpftool);
+	tool_arg(&t, "btf");
+	tool_arg(&t, "dump");
+	tool_arg(&t, "file");
+	tool_arg(&t, sys_path(KERNEL_BTF));
+	tool_arg(&t, "format");
+	tool_arg(&t, "c");
+	if (!tool_start(&t))
 		return false;
-	if (finish(&t) && !empty_file(tmp))
+	if (tool_finish(&t) && !compile_empty_file(tmp))
 		return true;
 	diag_error((struct srcloc){ 0 }, "cannot write the kernel's types as C: bpftool failed");
-	show_file(errlog);
+	compile_show_file(errlog);
 	return false;
 }
 
@@ -158,11 +161,11 @@ const char *compile_vmlinux_h(const char *root)
 	int fd;
 	bool ok;
 
-	if (!empty_file(path))
+	if (!compile_empty_file(path))
 		return path;
-	if (access(KERNEL_BTF, R_OK) != 0) {
+	if (access(sys_path(KERNEL_BTF), R_OK) != 0) {
 		diag_error((struct srcloc){ 0 }, "cannot read the kernel's types from %s: %s",
-			   KERNEL_BTF, strerror(errno));
+			   sys_path(KERNEL_BTF), strerror(errno));
 		diag_hint("pmstap needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 		return NULL;
 	}
@@ -207,7 +210,7 @@ static const char *target_arch(const char *machine)
 static void add_defines(struct tool *t, struct session *s)
 {
 	for (int i = 0; i < s->defines.len; i++)
-		arg(t, arena_printf("-D%s", (char *)VEC_AT(&s->defines, i)));
+		tool_arg(t, arena_printf("-D%s", (char *)VEC_AT(&s->defines, i)));
 }
 
 /*
@@ -222,46 +225,70 @@ static void add_multiarch(struct tool *t, const char *machine)
 	struct stat st;
 
 	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
-		arg(t, "-idirafter");
-		arg(t, dir);
+		tool_arg(t, "-idirafter");
+		tool_arg(t, dir);
 	}
 }
 
-static void bpf_command(struct tool *t, struct session *s, const char *dir, const char *root)
+/* -O2 -g -target bpf ...: the kernel side's flags, the same for its PCH. */
+void compile_bpf_flags(struct tool *t)
 {
 	struct utsname u;
 
 	uname(&u);
-	arg(t, "-O2");
-	arg(t, "-g");
-	arg(t, "-target");
-	arg(t, "bpf");
-	arg(t, "-mcpu=v3");	/* atomics that return the old value */
-	arg(t, "-fwrapv");	/* stap's arithmetic wraps */
-	arg(t, arena_printf("-D__TARGET_ARCH_%s", target_arch(u.machine)));
-	add_defines(t, s);
-	arg(t, arena_printf("-I%s", dir));	/* vmlinux.h, for the runtime's headers too */
-	arg(t, arena_printf("-I%s", root));
-	arg(t, arena_printf("-I%s", s->runtime_dir));
-	add_multiarch(t, u.machine);
-	arg(t, "-c");
-	arg(t, arena_printf("%s/%s", dir, COMPILE_BPF_SOURCE));
-	arg(t, "-o");
-	arg(t, arena_printf("%s/%s", dir, COMPILE_BPF_OBJECT));
+	tool_arg(t, "-O2");
+	tool_arg(t, "-g");
+	tool_arg(t, "-target");
+	tool_arg(t, "bpf");
+	tool_arg(t, "-mcpu=v3");	/* atomics that return the old value */
+	tool_arg(t, "-fwrapv");	/* stap's arithmetic wraps */
+	tool_arg(t, arena_printf("-D__TARGET_ARCH_%s", target_arch(u.machine)));
 }
 
-static void user_command(struct tool *t, struct session *s, const char *dir)
+/* Where the kernel side's headers are found after the build's own directory. */
+void compile_bpf_search(struct tool *t, struct session *s, const char *root)
 {
-	arg(t, "-O2");
-	arg(t, "-g");
-	arg(t, "-shared");
-	arg(t, "-fPIC");
-	arg(t, "-fwrapv");
+	struct utsname u;
+
+	uname(&u);
+	tool_arg(t, arena_printf("-I%s", root));
+	tool_arg(t, arena_printf("-I%s", s->runtime_dir));
+	add_multiarch(t, u.machine);
+}
+
+/* PCH: the precompiled vmlinux.h and libbpf headers, or NULL. */
+static void bpf_command(struct tool *t, struct session *s, const char *dir, const char *root,
+			const char *pch)
+{
+	compile_bpf_flags(t);
 	add_defines(t, s);
-	arg(t, arena_printf("-I%s", s->runtime_dir));
-	arg(t, "-o");
-	arg(t, arena_printf("%s/%s", dir, COMPILE_USER_OBJECT));
-	arg(t, arena_printf("%s/%s", dir, COMPILE_USER_SOURCE));
+	if (pch) {
+		tool_arg(t, "-include-pch");
+		tool_arg(t, pch);
+	}
+	tool_arg(t, arena_printf("-I%s", dir));	/* vmlinux.h, for the runtime's headers too */
+	compile_bpf_search(t, s, root);
+	tool_arg(t, "-c");
+	tool_arg(t, arena_printf("%s/%s", dir, COMPILE_BPF_SOURCE));
+	tool_arg(t, "-o");
+	tool_arg(t, arena_printf("%s/%s", dir, COMPILE_BPF_OBJECT));
+}
+
+/* TAPSET: the tapset services' object to link in, or NULL (script.c has them). */
+static void user_command(struct tool *t, struct session *s, const char *dir, const char *tapset)
+{
+	tool_arg(t, "-O2");
+	tool_arg(t, "-g");
+	tool_arg(t, "-shared");
+	tool_arg(t, "-fPIC");
+	tool_arg(t, "-fwrapv");
+	add_defines(t, s);
+	tool_arg(t, arena_printf("-I%s", s->runtime_dir));
+	tool_arg(t, "-o");
+	tool_arg(t, arena_printf("%s/%s", dir, COMPILE_USER_OBJECT));
+	tool_arg(t, arena_printf("%s/%s", dir, COMPILE_USER_SOURCE));
+	if (tapset)
+		tool_arg(t, tapset);
 }
 
 /* DIR/vmlinux.h -> ../vmlinux-<release>.h: what #include "vmlinux.h" finds (-I DIR). */
@@ -303,7 +330,7 @@ static void report_failure(struct session *s, struct tool *failed[], int n, cons
 		diag_error((struct srcloc){ 0 }, "internal error: generated code did not compile");
 	for (int i = 0; i < n; i++) {
 		fprintf(stderr, "%s said:\n", failed[i]->name);
-		show_file(failed[i]->err);
+		compile_show_file(failed[i]->err);
 	}
 	diag_note((struct srcloc){ 0 }, "the generated code is kept in %s", dir);
 	if (s->guru)
@@ -315,41 +342,131 @@ static void report_failure(struct session *s, struct tool *failed[], int n, cons
 /* Keep a compiler's messages only when it had any (warnings); -vv shows them. */
 static void tidy_log(struct session *s, struct tool *t)
 {
-	if (empty_file(t->err)) {
+	if (compile_empty_file(t->err)) {
 		unlink(t->err);
 	} else if (s->verbose >= 2) {
 		fprintf(stderr, "Pass 4: %s warned:\n", t->name);
-		show_file(t->err);
+		compile_show_file(t->err);
 	}
 }
 
+static void show_time(struct session *s, const struct tool *t, const char *what)
+{
+	if (s->verbose >= 2)
+		fprintf(stderr, "Pass 4: %s %s in %.0f ms of CPU.\n", t->name, what, t->cpu_ms);
+}
+
+static bool bpf_start(struct session *s, const char *dir, const char *root, const char *clang,
+		      const char *pch, struct tool *t)
+{
+	*t = (struct tool){ .name = "clang" };
+	tool_arg(t, clang);
+	bpf_command(t, s, dir, root, pch);
+	t->out = t->err = arena_printf("%s/%s.log", dir, COMPILE_BPF_OBJECT);
+	return tool_start(t);
+}
+
+static bool user_start(struct session *s, const char *dir, const char *cc, const char *tapset,
+		       struct tool *t)
+{
+	*t = (struct tool){ .name = "cc" };
+	tool_arg(t, cc);
+	user_command(t, s, dir, tapset);
+	t->out = t->err = arena_printf("%s/%s.log", dir, COMPILE_USER_OBJECT);
+	return tool_start(t);
+}
+
+/*
+ * The kernel side's end.  Should clang fail with the PCH, the PCH goes if
+ * clang named it (stale or damaged: made anew next time), and the file
+ * compiles again without: the result and its messages never depend on it.
+ * *DROPPED says the PCH went.
+ */
+static bool bpf_finish(struct session *s, const char *dir, const char *root, const char *clang,
+		       const char *pch, struct tool *t, bool *dropped)
+{
+	if (tool_finish(t)) {
+		show_time(s, t, pch ? "compiled script.bpf.c with the PCH" : "compiled script.bpf.c");
+		return true;
+	}
+	if (!pch)
+		return false;
+	if (tool_log_has(t, pch)) {
+		unlink(pch);
+		*dropped = true;
+	}
+	return bpf_start(s, dir, root, clang, NULL, t) &&
+	       bpf_finish(s, dir, root, clang, NULL, t, dropped);
+}
+
+/* The user side's end; a failure with the tapset object is tried again whole. */
+static bool user_finish(struct session *s, const char *dir, const char *cc,
+			struct compile_tapset *ts, struct tool *t)
+{
+	const char *object = ts->object;
+
+	if (tool_finish(t)) {
+		show_time(s, t, object ? "compiled script.c, linked the tapset object," :
+				 "compiled script.c");
+		return true;
+	}
+	if (!object)
+		return false;
+	if (tool_log_has(t, object))
+		unlink(object);
+	compile_tapset_undo(dir);
+	ts->object = NULL;
+	return user_start(s, dir, cc, NULL, t) && user_finish(s, dir, cc, ts, t);
+}
+
+/* The tapset object made (or not: then script.c compiles whole), start cc. */
+static bool user_start_after(struct session *s, const char *dir, const char *cc,
+			     struct compile_tapset *ts, struct tool *t)
+{
+	if (ts->building && !compile_tapset_finish(ts)) {
+		compile_tapset_undo(dir);
+		ts->object = NULL;
+	}
+	return user_start(s, dir, cc, ts->object, t);
+}
+
+/*
+ * Both sides at once, and beside them the PCH or the tapset object when
+ * this is the first build that needs one.  See compile_int.h.
+ */
 int compile_program(struct session *s, const char *dir, const char *root)
 {
-	struct tool bpf = { .name = "clang" }, user = { .name = "cc" };
-	const char *vmlinux, *clang, *cc;
-	struct tool *failed[2];
+	const char *vmlinux, *clang, *cc, *pch;
+	struct compile_pch p = { 0 };
+	struct compile_tapset ts = { 0 };
+	struct tool bpf, user, *failed[2];
 	int nfailed = 0;
+	bool dropped = false;
 
 	if (!check_runtime(s) || !(clang = find_tool("PMSTAP_CLANG", "clang")) ||
 	    !(cc = find_tool("PMSTAP_CC", "cc")) || !(vmlinux = compile_vmlinux_h(root)) ||
 	    !link_vmlinux_h(dir, vmlinux))
 		return -1;
-	arg(&bpf, clang);
-	bpf_command(&bpf, s, dir, root);
-	bpf.out = bpf.err = arena_printf("%s/%s.log", dir, COMPILE_BPF_OBJECT);
-	arg(&user, cc);
-	user_command(&user, s, dir);
-	user.out = user.err = arena_printf("%s/%s.log", dir, COMPILE_USER_OBJECT);
-	if (!start(&bpf))
+	compile_pch_prepare(s, root, vmlinux, clang, &p);
+	pch = p.ready ? p.path : NULL;
+	if (!compile_tapset_prepare(s, dir, root, cc, &ts))
+		ts = (struct compile_tapset){ 0 };
+	if (!bpf_start(s, dir, root, clang, pch, &bpf))
 		return -1;
-	if (!start(&user)) {
-		finish(&bpf);
+	if (!ts.building && !user_start(s, dir, cc, ts.object, &user)) {
+		tool_finish(&bpf);
 		return -1;
 	}
-	if (!finish(&bpf))
+	if (!bpf_finish(s, dir, root, clang, pch, &bpf, &dropped))
 		failed[nfailed++] = &bpf;
-	if (!finish(&user))
+	if (dropped)	/* made anew now, for the next build */
+		compile_pch_prepare(s, root, vmlinux, clang, &p);
+	if (ts.building && !user_start_after(s, dir, cc, &ts, &user))
+		return -1;
+	if (!user_finish(s, dir, cc, &ts, &user))
 		failed[nfailed++] = &user;
+	if (p.building)
+		compile_pch_finish(&p);
 	if (nfailed) {
 		report_failure(s, failed, nfailed, dir);
 		return -1;

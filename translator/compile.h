@@ -11,7 +11,9 @@
  * both with the run's -D options.  The kernel side includes "vmlinux.h": a
  * link in DIR to <cache root>/vmlinux-<release>.h (hence -I<dir>), which
  * is dumped from the kernel's BTF by bpftool the first time a release
- * needs it.  The
+ * needs it.  That header and libbpf's are precompiled once (a PCH), and
+ * runtime/user/tapset_user.c is compiled once per set of limits and linked
+ * into script.so: see compile_int.h.  The
  * compilers are clang and cc, or $PMSTAP_CLANG and $PMSTAP_CC.
  */
 #ifndef PMSTAP_COMPILE_H

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # qa/translator/cache.sh BUILD - the cache of compiled scripts, end to end.
 #
 # With PMSTAP_CACHE in a fresh directory: a second -p4 of a script hits
@@ -6,6 +6,9 @@
 # objects; a changed tapset, -D or script argument misses; -p3 prints the
 # same C from a miss and from a hit and leaves no build behind; two
 # pmstaps compiling one script at once both succeed with one entry.  The
+# kernel headers' PCH and the tapset object are made once and used by the
+# next build, give the same code as a build without them, and are made
+# anew when missing or damaged, never used so.  The
 # totals "PASSED FAILED SKIPPED" go to BUILD/results/cache.
 
 [ $# -eq 1 ] || { echo "usage: $0 BUILD" >&2; exit 2; }
@@ -116,6 +119,77 @@ if [ $ra -eq 0 ] && [ $rb -eq 0 ] && cmp -s "$tmp/a" "$tmp/b" && [ "$entries" -e
 	ok
 else
 	bad "two pmstaps at once: status $ra $rb, $entries entries"
+fi
+
+# 8. the shared pieces (translator/compile_int.h): the kernel headers'
+# PCH and the tapset object are made once and used by the next build
+echo 'global n; probe begin { n = strlen(sprint(cache_t())); println(n); exit() }' >"$tmp/u.stp"
+# p4v2 SCRIPT ARG: pmstap -vv -p4; stderr in err
+p4v2() {
+	"$pmstap" -vv -p4 -I "$tmp/tapset" "$tmp/$1" "$2" >"$tmp/out" 2>"$tmp/err"
+}
+pch=$(ls "$PMSTAP_CACHE"/bpf-*.pch 2>/dev/null | head -1)
+tso=$(ls "$PMSTAP_CACHE"/tapset-*.o 2>/dev/null | head -1)
+if [ -n "$pch" ] && [ -n "$tso" ] && p4v2 t.stp 5 &&
+	grep -q '^Pass 4: using the precompiled kernel headers ' "$tmp/err" &&
+	grep -q '^Pass 4: clang compiled script.bpf.c with the PCH' "$tmp/err" &&
+	grep -q '^Pass 4: cc compiled script.c, linked the tapset object' "$tmp/err"; then
+	ok
+else
+	bad "a second script did not use the PCH ($pch) and the tapset object ($tso)"
+fi
+
+# 9. the same objects with and without them: identical code
+PMSTAP_CACHE=$tmp/plain PMSTAP_NO_PCH=1 PMSTAP_NO_TAPSET_OBJECT=1 \
+	"$pmstap" -p4 -I "$tmp/tapset" "$tmp/u.stp" >"$tmp/plain.out" 2>"$tmp/err"
+p4v2 u.stp 0 >/dev/null 2>&1
+if command -v llvm-objdump >/dev/null 2>&1; then
+	a=$(sed -n 1p "$tmp/plain.out")
+	b=$(sed -n 1p "$tmp/out")
+	if [ -n "$a" ] && [ -n "$b" ] && [ ! -d "$tmp/plain/$(basename "$(dirname "$a")")/user" ] &&
+		cmp -s <(llvm-objdump -d -r "$a" | tail -n +3) <(llvm-objdump -d -r "$b" | tail -n +3) &&
+		[ -d "$(dirname "$b")/user" ]; then
+		ok
+	else
+		bad "script.bpf.o differs with the PCH ($b) and without ($a)"
+	fi
+else
+	skipped=$((skipped + 1))
+fi
+run_u() {
+	PMSTAP_CACHE=$1 "$pmstap" -I "$tmp/tapset" "$tmp/u.stp" 2>&1
+}
+if [ "$(run_u "$tmp/plain")" = 1 ] && [ "$(run_u "$PMSTAP_CACHE")" = 1 ]; then
+	ok
+else
+	bad "u.stp printed $(run_u "$tmp/plain") without the tapset object, $(run_u "$PMSTAP_CACHE") with it"
+fi
+
+# 10. a PCH that is missing, empty or damaged is made anew, never used
+n=10
+for how in missing empty damaged; do
+	n=$((n + 2))
+	case $how in
+	missing) rm -f "$pch" ;;
+	empty) : >"$pch" ;;
+	damaged) printf 'CPCH this is not a precompiled header\n' >"$pch" ;;
+	esac
+	if p4v2 t.stp $n && [ "$(wc -l <"$tmp/out")" -eq 2 ] &&
+		! grep -q 'with the PCH' "$tmp/err" && p4v2 t.stp $((n + 1)) &&
+		grep -q '^Pass 4: clang compiled script.bpf.c with the PCH' "$tmp/err"; then
+		ok
+	else
+		bad "a $how PCH was not made anew"
+	fi
+done
+
+# 11. a damaged tapset object: the script compiles whole, the object is made anew
+printf '\177ELF but not an object' >"$tso"
+if p4v2 t.stp 6 && grep -q '^Pass 4: cc compiled script.c in' "$tmp/err" && [ ! -f "$tso" ] &&
+	p4v2 t.stp 7 && grep -q 'linked the tapset object' "$tmp/err" && [ -f "$tso" ]; then
+	ok
+else
+	bad "a damaged tapset object was not replaced"
 fi
 
 finish

@@ -258,6 +258,19 @@ static int64_t elem_sort_value(struct stp_script *s, const struct stp_meta_globa
 	return v;
 }
 
+/* The value of KEY in VAL; a slotted array's is in its values map (stp_slots.bpf.h). */
+static int lookup_value(struct stp_script *s, const struct stp_meta_global *g, int fd,
+			const void *key, void *val)
+{
+	uint32_t slot;
+
+	if (!g->values_map)
+		return bpf_map_lookup_elem(fd, key, val);
+	if (bpf_map_lookup_elem(fd, key, &slot) < 0)
+		return -1;
+	return bpf_map_lookup_elem(stp_script__map_fd(s, g->values_map), &slot, val);
+}
+
 /* Every element of an array map; returns how many. */
 static int read_elems(struct stp_script *s, const struct stp_meta_global *g, struct elem **out)
 {
@@ -279,7 +292,7 @@ static int read_elems(struct stp_script *s, const struct stp_meta_global *g, str
 		prev = key;
 		prev_kept = false;
 		val = calloc(1, vsize + 1);
-		if (!val || bpf_map_lookup_elem(fd, key, val) < 0) {	/* deleted meanwhile */
+		if (!val || lookup_value(s, g, fd, key, val) < 0) {	/* deleted meanwhile */
 			free(val);
 			continue;
 		}

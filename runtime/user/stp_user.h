@@ -107,6 +107,11 @@ struct stp_umap {
 	uint32_t key_size, value_size;
 	bool percpu;
 	struct stp_stat_cfg cfg;	/* statistics */
+	/* slotted arrays (stp_meta_global.values_map): fd maps key -> slot */
+	char *vals;			/* the values map, mmapped; NULL: not slotted */
+	size_t vals_len;
+	uint32_t nelems, stride;	/* its elements (head ones too) and their size */
+	int free_fd;			/* the queue of freed slots */
 };
 
 struct stp_uctx {

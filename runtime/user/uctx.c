@@ -39,6 +39,24 @@ static int map_fd(struct bpf_object *obj, const char *name)
 	return map ? bpf_map__fd(map) : -1;
 }
 
+/* A slotted array's values map, mmapped, and its queue of free slots. */
+static void setup_slots(struct stp_uctx *u, const struct stp_meta_global *g, struct stp_umap *m)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(u->obj, g->values_map);
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	m->free_fd = map_fd(u->obj, g->free_map);
+	if (!map)
+		return;
+	m->stride = (uint32_t)round8(g->value_size);
+	m->nelems = bpf_map__max_entries(map);
+	m->vals_len = ((size_t)m->nelems * m->stride + (size_t)page - 1) & ~((size_t)page - 1);
+	p = mmap(NULL, m->vals_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+	if (p != MAP_FAILED)
+		m->vals = p;
+}
+
 static void setup_global(struct stp_uctx *u, int i)
 {
 	const struct stp_meta_global *g = &u->meta->globals[i];
@@ -46,9 +64,12 @@ static void setup_global(struct stp_uctx *u, int i)
 	size_t need;
 
 	m->fd = -1;
+	m->free_fd = -1;
 	if (g->nkeys == 0 && g->type != STP_TYPE_STATS)
 		return;
 	m->fd = map_fd(u->obj, g->map);
+	if (g->values_map && u->obj)
+		setup_slots(u, g, m);
 	m->key_size = g->key_size;
 	m->value_size = g->value_size;
 	m->percpu = g->percpu;
@@ -132,6 +153,9 @@ void stp_uctx__free(struct stp_uctx *u)
 		stp_format__free(u->formats[i]);
 	if (u->globals)
 		munmap(u->globals, u->globals_len);
+	for (int i = 0; u->maps && i < u->meta->nglobals; i++)
+		if (u->maps[i].vals)
+			munmap(u->maps[i].vals, u->maps[i].vals_len);
 	free(u->formats);
 	free(u->maps);
 	free(u->valbuf);
@@ -236,12 +260,90 @@ static const char *map_name(struct context *c, struct stp_map *m)
 	return c->u->meta->globals[m->global].name;
 }
 
-/* The value at KEY (all CPUs' for a per-CPU map) in u->valbuf, or NULL. */
+/*
+ * Slotted arrays (runtime/bpf/stp_slots.bpf.h): the key map gives a slot,
+ * the value is in the mmapped values map, read and written in place.
+ */
+static void *slot_elem(const struct stp_umap *um, uint32_t slot)
+{
+	if (!um->vals || slot >= um->nelems)
+		return NULL;
+	return um->vals + (size_t)slot * um->stride;
+}
+
+static void *slot_find(const struct stp_umap *um, const void *key)
+{
+	uint32_t slot;
+
+	if (um->fd < 0 || bpf_map_lookup_elem(um->fd, key, &slot))
+		return NULL;
+	return slot_elem(um, slot);
+}
+
+static void slot_bump(const struct stp_umap *um)
+{
+	int64_t *gen = slot_elem(um, STP_SLOT_GEN);
+
+	if (gen)
+		__atomic_fetch_add(gen, 1, __ATOMIC_SEQ_CST);
+}
+
+/* A free slot: a freed one, else one never used; -1 when every slot is taken. */
+static int64_t slot_alloc(const struct stp_umap *um)
+{
+	int64_t *next = slot_elem(um, STP_SLOT_NEXT);
+	uint32_t slot;
+
+	if (bpf_map_lookup_and_delete_elem(um->free_fd, NULL, &slot) == 0)
+		return slot;
+	if (!next)
+		return -1;
+	slot = STP_SLOT_FIRST + (uint32_t)__atomic_fetch_add(next, 1, __ATOMIC_SEQ_CST);
+	return slot_elem(um, slot) ? (int64_t)slot : -1;
+}
+
+/* KEY inserted with the value VAL (value_size bytes): 0, or an errno (EEXIST: it exists). */
+static int slot_insert(const struct stp_umap *um, const void *key, const void *val)
+{
+	int64_t s = slot_alloc(um);
+	uint32_t slot = (uint32_t)s;
+	int err;
+
+	if (s < 0)
+		return E2BIG;
+	memcpy(slot_elem(um, slot), val, um->value_size);
+	if (bpf_map_update_elem(um->fd, key, &slot, BPF_NOEXIST) == 0) {
+		slot_bump(um);
+		return 0;
+	}
+	err = errno;
+	bpf_map_update_elem(um->free_fd, NULL, &slot, BPF_ANY);
+	return err;
+}
+
+/* Delete KEY; its slot goes back to the queue if this call removed it. */
+static void delete_key(const struct stp_umap *um, const void *key)
+{
+	uint32_t slot;
+
+	if (!um->vals) {
+		bpf_map_delete_elem(um->fd, key);
+		return;
+	}
+	if (bpf_map_lookup_elem(um->fd, key, &slot) || bpf_map_delete_elem(um->fd, key))
+		return;
+	bpf_map_update_elem(um->free_fd, NULL, &slot, BPF_ANY);
+	slot_bump(um);
+}
+
+/* The value at KEY (all CPUs' for a per-CPU map) in u->valbuf or in place, or NULL. */
 static void *lookup(struct context *c, struct stp_map *m, const void *key)
 {
 	struct stp_umap *um = umap(c, m);
 	uint32_t zero = 0;
 
+	if (um->vals)
+		return slot_find(um, key);
 	if (um->fd < 0 || bpf_map_lookup_elem(um->fd, key ? key : &zero, c->u->valbuf))
 		return NULL;
 	return c->u->valbuf;
@@ -260,12 +362,34 @@ static void update_failed(struct context *c, struct stp_map *m, int err, int sit
 	stp_raise(c, site, msg);
 }
 
+/* A slotted array's KEY set to VAL (value_size bytes), inserted when new. */
+static void slot_update(struct context *c, struct stp_map *m, const void *key, const void *val,
+			int site, const char *full)
+{
+	struct stp_umap *um = umap(c, m);
+	void *p = slot_find(um, key);
+	int err = 0;
+
+	if (!p && (err = slot_insert(um, key, val)) == EEXIST)
+		p = slot_find(um, key);
+	if (p && um->value_size == sizeof(int64_t))
+		__atomic_store_n((int64_t *)p, *(const int64_t *)val, __ATOMIC_RELAXED);
+	else if (p)
+		memcpy(p, val, um->value_size);
+	else if (err)
+		update_failed(c, m, err, site, full);
+}
+
 static void update(struct context *c, struct stp_map *m, const void *key, const void *val,
 		   int site, const char *full)
 {
 	struct stp_umap *um = umap(c, m);
 	uint32_t zero = 0;
 
+	if (um->vals) {
+		slot_update(c, m, key, val, site, full);
+		return;
+	}
 	if (um->fd < 0 || bpf_map_update_elem(um->fd, key ? key : &zero, val, BPF_ANY))
 		update_failed(c, m, um->fd < 0 ? EBADF : errno, site, full);
 }
@@ -311,10 +435,32 @@ void stp_map_set_str(struct context *c, struct stp_map *m, const void *key, cons
 	update(c, m, key, c->u->valbuf, site, full);
 }
 
+/* A slotted array's KEY += D, atomically (the kernel may add at the same time). */
+static int64_t slot_add_long(struct context *c, struct stp_map *m, const void *key, int64_t d,
+			     int site, const char *full)
+{
+	struct stp_umap *um = umap(c, m);
+	int64_t *p = slot_find(um, key);
+	int err = 0;
+
+	if (!p && (err = slot_insert(um, key, &d)) == 0)
+		return d;
+	if (!p && err == EEXIST)
+		p = slot_find(um, key);
+	if (p)
+		return (int64_t)__atomic_add_fetch((uint64_t *)p, (uint64_t)d, __ATOMIC_SEQ_CST);
+	update_failed(c, m, err ? err : ENOENT, site, full);
+	return 0;
+}
+
 int64_t stp_map_add_long(struct context *c, struct stp_map *m, const void *key, int64_t d,
 			 int site, const char *full)
 {
-	int64_t v = (int64_t)((uint64_t)stp_map_get_long(c, m, key) + (uint64_t)d);
+	int64_t v;
+
+	if (umap(c, m)->vals)
+		return slot_add_long(c, m, key, d, site, full);
+	v = (int64_t)((uint64_t)stp_map_get_long(c, m, key) + (uint64_t)d);
 
 	update(c, m, key, &v, site, full);
 	return v;
@@ -325,7 +471,7 @@ void stp_map_delete(struct context *c, struct stp_map *m, const void *key)
 	struct stp_umap *um = umap(c, m);
 
 	if (um->fd >= 0)
-		bpf_map_delete_elem(um->fd, key);
+		delete_key(um, key);
 }
 
 /* Every key of M, into a malloc'd array; its count, or -1. */
@@ -371,7 +517,7 @@ void stp_map_clear(struct context *c, struct stp_map *m)
 	}
 	n = all_keys(um, &keys);
 	for (long i = 0; i < n; i++)
-		bpf_map_delete_elem(um->fd, keys + (size_t)i * um->key_size);
+		delete_key(um, keys + (size_t)i * um->key_size);
 	if (n >= 0)
 		free(keys);
 }
@@ -405,7 +551,7 @@ static int slice_walk(struct context *c, struct stp_map *m, const void *key, uns
 			continue;
 		found = 1;
 		if (delete)
-			bpf_map_delete_elem(um->fd, k);
+			delete_key(um, k);
 	}
 	if (n >= 0)
 		free(keys);

@@ -5,10 +5,16 @@
  * output, errors, warnings and exit() go through the runner's stream and
  * accounting (events.c), so that both contexts print and count the same
  * way.  The script's stp_globals_init() gives the globals their initial
- * values before -G and before any probe runs.
+ * values before -G and before any probe runs.  Each handler's run, its
+ * time and the errors it raised are counted in STP_PROBE_STATS_MAP.
  */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "stp_user.h"	/* first: it includes stp_meta.h and stats.h together */
 #include "script_int.h"
@@ -77,10 +83,49 @@ void stp_uctx_destroy(struct stp_script *s)
 }
 
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A user-context run in its probe's entry of STP_PROBE_STATS_MAP, as
+ * kernel-context handlers count theirs, so that pmdastap's stap.probes.*
+ * and stap.scripts.errors see both.  No BPF program writes a user-context
+ * probe's entry: reading and writing it back loses nothing.
+ */
+static void count_run(struct stp_script *s, int i, uint64_t ns, uint64_t errors)
+{
+	size_t stride = (sizeof(struct stp_probe_stats) + 7) & ~(size_t)7;
+	int fd = s->obj ? bpf_object__find_map_fd_by_name(s->obj, STP_PROBE_STATS_MAP) : -1;
+	uint32_t key = (uint32_t)i;
+	char *vals;
+	struct stp_probe_stats *mine;
+
+	if (fd < 0 || s->ncpus <= 0 || !(vals = calloc((size_t)s->ncpus, stride)))
+		return;
+	if (bpf_map_lookup_elem(fd, &key, vals) == 0) {
+		mine = (struct stp_probe_stats *)vals;	/* CPU 0's: any one will do */
+		mine->hits++;
+		mine->run_ns += ns;
+		mine->errors += errors;
+		bpf_map_update_elem(fd, &key, vals, BPF_ANY);
+	}
+	free(vals);
+}
+
 void stp_uctx_run(struct stp_script *s, int i)
 {
 	const struct stp_meta_probe *p = &s->meta->probes[i];
+	long errors = s->errors + s->suppressed;
+	uint64_t t0;
 
-	if (p->handler)
-		p->handler(s->uctx);	/* errors went to on_error already */
+	if (!p->handler)
+		return;
+	t0 = now_ns();
+	p->handler(s->uctx);	/* errors went to on_error already */
+	count_run(s, i, now_ns() - t0, (uint64_t)(s->errors + s->suppressed - errors));
 }

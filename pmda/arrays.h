@@ -1,0 +1,42 @@
+/*
+ * arrays.h - what fetch.c takes from arrays.c: reading a whole map in
+ * batches, and culling the instances of keys that went away.
+ */
+#ifndef STAP_ARRAYS_H
+#define STAP_ARRAYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pcp/pmapi.h>
+
+/*
+ * Every element of the hash map FD (at most MAX) into *KEYS (KSIZE bytes
+ * each) and *VALS (VSIZE bytes each: all CPUs' for a per-CPU map), both
+ * malloc'd; the count, or -1 when the kernel has no batch lookup for it
+ * (the caller walks the map key by key instead).
+ */
+int stap_batch_read(int fd, size_t ksize, size_t vsize, uint32_t max, char **keys, char **vals);
+
+/*
+ * The instances of an array's keys: those of keys gone from the map are
+ * made inactive, never forgotten at once, so a key that comes back gets
+ * its old id (and pmlogger archives stay consistent).  At most `keep`
+ * inactive instances are kept (and saved); beyond that the ones that went
+ * away first are culled.
+ */
+struct stap_prune {
+	int *gone;			/* a ring of instance ids, in the order they went away */
+	int head, len, cap;
+	int *prev;			/* the instances active after the last indexing */
+	int nprev;
+	int keep;
+};
+
+/* Indexing starts: instances not added again become inactive. */
+void stap_prune_begin(struct stap_prune *pr, pmInDom indom);
+/* After indexing: INSTS (N) are active now; cull beyond the bound; save when changed. */
+void stap_prune_end(struct stap_prune *pr, pmInDom indom, const int *insts, int n);
+void stap_prune_free(struct stap_prune *pr);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * compile_int.h - inside pass 4: running a compiler (compile.c), and the
+ * pieces made once and shared by every build in the cache
+ * (compile_shared.c):
+ *
+ *	<root>/bpf-<release>-<hash>.h	the kernel side's fixed prefix:
+ *					vmlinux.h and libbpf's headers
+ *	<root>/bpf-<release>-<hash>.pch	that prefix, precompiled by clang
+ *	<root>/tapset-<hash>.c, .o	runtime/user/tapset_user.c, compiled
+ *					with a script's limits and -D options
+ *
+ * Each is named by a hash of what it is made from (the compiler, its
+ * flags, the limits, the runtime's files) and written under a temporary
+ * name then renamed, like vmlinux.h.  Clang checks a PCH's inputs (size
+ * and time of every header) when it is used; a PCH that is missing, not
+ * a PCH, or refused by clang is rebuilt, never used.
+ */
+#ifndef PMSTAP_COMPILE_INT_H
+#define PMSTAP_COMPILE_INT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "arena.h"
+#include "session.h"
+
+/* A compiler (or bpftool) run as a child process. */
+struct tool {
+	const char *name;	/* for messages: "clang" */
+	struct vec argv;	/* char *, NULL-terminated once started */
+	const char *out;	/* where its stdout goes */
+	const char *err;	/* and its stderr (may be the same file) */
+	pid_t pid;
+	double cpu_ms;		/* its CPU time, user and system, for -vv */
+};
+
+void tool_arg(struct tool *t, const char *a);
+bool tool_start(struct tool *t);
+bool tool_finish(struct tool *t);	/* true when it exited with status 0 */
+bool tool_log_has(const struct tool *t, const char *text);
+
+bool compile_empty_file(const char *path);
+void compile_show_file(const char *path);
+
+/* The flags both the PCH and the script's clang run use, before -D/-I. */
+void compile_bpf_flags(struct tool *t);
+
+/* -I ROOT -I <runtime> and the multiarch directory: after the build's own -I. */
+void compile_bpf_search(struct tool *t, struct session *s, const char *root);
+
+/* The kernel-side prefix: its PCH, or a job making it. */
+struct compile_pch {
+	const char *path;	/* the .pch */
+	bool ready;		/* path exists and looks whole: use it */
+	bool building;		/* job below makes it (not to be used this time) */
+	struct tool job;
+	const char *tmp;	/* the job's output, renamed to path when done */
+};
+
+/*
+ * Find or start making the PCH of vmlinux.h (VMLINUX, in ROOT) and libbpf's
+ * headers; false when this build cannot use one (another -D than stap's
+ * limits) or the prefix could not be written.
+ */
+bool compile_pch_prepare(struct session *s, const char *root, const char *vmlinux,
+			 const char *clang, struct compile_pch *p);
+
+/* Wait for a PCH job started by compile_pch_prepare() and put it in place. */
+void compile_pch_finish(struct compile_pch *p);
+
+/* The tapset services object for a build's script.c, or a job making it. */
+struct compile_tapset {
+	const char *object;	/* <root>/tapset-<hash>.o */
+	bool building;
+	struct tool job;
+	const char *tmp;
+};
+
+/*
+ * When DIR's script.c can take the tapset services from an object built
+ * once (it is not guru code and has the usual shape), find or start
+ * building that object, and make script.c's #include of tapset_user.c
+ * find an empty stand-in in DIR.  False: compile script.c whole.
+ */
+bool compile_tapset_prepare(struct session *s, const char *dir, const char *root,
+			    const char *cc, struct compile_tapset *t);
+
+/* Wait for a job started by compile_tapset_prepare(); false if it failed. */
+bool compile_tapset_finish(struct compile_tapset *t);
+
+/* Undo compile_tapset_prepare()'s stand-in in DIR: script.c compiles whole again. */
+void compile_tapset_undo(const char *dir);
+
+#endif

@@ -1,0 +1,308 @@
+/*
+ * compile_shared.c - pass 4's pieces made once and shared by every build
+ * in the cache: the kernel side's headers precompiled (vmlinux.h and
+ * libbpf's, most of clang's time), and runtime/user/tapset_user.c
+ * compiled for a script's limits (most of cc's time).  See compile_int.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "arena.h"
+#include "cache.h"
+#include "compile.h"
+#include "compile_int.h"
+#include "sysroot.h"
+
+/* ---- helpers ---- */
+
+/* 16 hex digits of the SHA-256 of the NUL-separated ITEMS. */
+static const char *short_hash(const char *const *items, int n)
+{
+	struct cache_sha256 c;
+	unsigned char d[32];
+	char *out = arena_alloc(17);
+
+	cache_sha256_init(&c);
+	for (int i = 0; i < n; i++)
+		cache_sha256_update(&c, items[i], strlen(items[i]) + 1);
+	cache_sha256_final(&c, d);
+	for (int i = 0; i < 8; i++)
+		sprintf(out + 2 * i, "%02x", d[i]);
+	return out;
+}
+
+/* The tool's argv so far, one string: part of what names its output. */
+static const char *argv_text(const struct tool *t)
+{
+	const char *text = "";
+
+	for (int i = 0; i < t->argv.len; i++)
+		text = arena_printf("%s%s ", text, (const char *)VEC_AT(&t->argv, i));
+	return text;
+}
+
+/* Does PATH start with the LEN bytes MAGIC (and so is not empty or cut short)? */
+static bool starts_with(const char *path, const char *magic, size_t len)
+{
+	char buf[8];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool ok = fd >= 0 && read(fd, buf, len) == (ssize_t)len && memcmp(buf, magic, len) == 0;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* Write TEXT to PATH unless it is there: under a temporary name, renamed. */
+static bool write_once(const char *path, const char *text)
+{
+	char *tmp;
+	int fd;
+	size_t len = strlen(text);
+	bool ok;
+
+	if (access(path, F_OK) == 0)
+		return true;
+	tmp = arena_printf("%s.XXXXXX", path);
+	if ((fd = mkstemp(tmp)) < 0)
+		return false;
+	ok = write(fd, text, len) == (ssize_t)len;
+	ok = close(fd) == 0 && ok && rename(tmp, path) == 0;
+	if (!ok)
+		unlink(tmp);
+	return ok;
+}
+
+/* A temporary name beside PATH for a job's output; NULL after an error. */
+static const char *temp_beside(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *tmp = arena_printf("%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
+	int fd = mkstemp(tmp);
+
+	if (fd < 0)
+		return NULL;
+	close(fd);
+	return tmp;
+}
+
+/* A job's end: its output renamed to PATH when it succeeded, else removed. */
+static bool job_done(struct tool *job, const char *tmp, const char *path, const char *magic)
+{
+	bool ok = tool_finish(job) && starts_with(tmp, magic, 4) && rename(tmp, path) == 0;
+
+	if (!ok)
+		unlink(tmp);
+	unlink(job->err);
+	return ok;
+}
+
+static const char *kernel_release(void)
+{
+	return sys_kernel_release();	/* PMSTAP_SYSROOT's, if set */
+}
+
+/* ---- the kernel side's prefix ---- */
+
+/*
+ * What stp.bpf.h includes first and the generated file cannot change:
+ * the same lines, so that its own #include finds them done (include guards).
+ */
+static const char *prefix_text(const char *vmlinux)
+{
+	return arena_printf("/* the fixed headers of every script.bpf.c, precompiled once (pmstap) */\n"
+			    "#define context stp_vmlinux_context\n"
+			    "#include \"%s\"\n"
+			    "#undef context\n"
+			    "#include <bpf/bpf_helpers.h>\n"
+			    "#include <bpf/bpf_tracing.h>\n"
+			    "#include <bpf/bpf_core_read.h>\n",
+			    strrchr(vmlinux, '/') + 1);
+}
+
+/*
+ * -D options are seen by vmlinux.h and libbpf's headers without a PCH, not
+ * with one: only stap's limits (MAX..., STP_...), which those headers never
+ * test, keep the PCH; so does no guru code (it could come first).
+ */
+static bool pch_usable(struct session *s)
+{
+	if (s->guru || getenv("PMSTAP_NO_PCH"))
+		return false;
+	for (int i = 0; i < s->defines.len; i++) {
+		const char *d = VEC_AT(&s->defines, i);
+
+		if (strncmp(d, "MAX", 3) != 0 && strncmp(d, "STP_", 4) != 0)
+			return false;
+	}
+	return true;
+}
+
+static void pch_command(struct tool *t, struct session *s, const char *root, const char *clang)
+{
+	t->name = "clang (PCH)";
+	tool_arg(t, clang);
+	compile_bpf_flags(t);
+	compile_bpf_search(t, s, root);
+	tool_arg(t, "-x");
+	tool_arg(t, "c-header");
+}
+
+bool compile_pch_prepare(struct session *s, const char *root, const char *vmlinux,
+			 const char *clang, struct compile_pch *p)
+{
+	const char *text = prefix_text(vmlinux), *items[4], *base, *header;
+	struct tool *t = &p->job;
+
+	*p = (struct compile_pch){ 0 };
+	if (!pch_usable(s))
+		return false;
+	pch_command(t, s, root, clang);
+	items[0] = argv_text(t);
+	items[1] = cache_file_id(clang);
+	items[2] = cache_file_id(vmlinux);
+	items[3] = text;
+	base = arena_printf("%s/bpf-%s-%s", root, kernel_release(), short_hash(items, 4));
+	header = arena_printf("%s.h", base);
+	p->path = arena_printf("%s.pch", base);
+	if (starts_with(p->path, "CPCH", 4)) {
+		if (s->verbose >= 2)
+			fprintf(stderr, "Pass 4: using the precompiled kernel headers %s\n", p->path);
+		p->ready = true;
+		utimensat(AT_FDCWD, p->path, NULL, 0);	/* used: kept by the cleanup */
+		return true;
+	}
+	if (!write_once(header, text) || !(p->tmp = temp_beside(p->path)))
+		return false;
+	tool_arg(t, header);
+	tool_arg(t, "-o");
+	tool_arg(t, p->tmp);
+	t->out = t->err = arena_printf("%s.log", p->tmp);
+	if (s->verbose >= 2)
+		fprintf(stderr, "Pass 4: precompiling the kernel headers into %s\n", p->path);
+	p->building = tool_start(t);
+	if (!p->building)
+		unlink(p->tmp);
+	return p->building;
+}
+
+void compile_pch_finish(struct compile_pch *p)
+{
+	if (p->building)
+		job_done(&p->job, p->tmp, p->path, "CPCH");
+	p->building = false;
+}
+
+/* ---- the tapset services' object ---- */
+
+/*
+ * The #define lines that open script.c (its limits and -D options), when
+ * script.c has the shape emit_user.c gives it: those lines, then
+ * <stddef.h> and user/stp_user.h, and tapset_user.c included last.
+ */
+static const char *script_defines(const char *dir)
+{
+	char *text = arena_read_file(arena_printf("%s/%s", dir, COMPILE_USER_SOURCE), NULL);
+	const char *defines = "";
+	char *line, *next;
+
+	if (!text || !strstr(text, "\n#include \"user/tapset_user.c\"\n"))
+		return NULL;
+	for (line = text; line && *line; line = next) {
+		if ((next = strchr(line, '\n')))
+			*next++ = '\0';
+		if (strcmp(line, "#include <stddef.h>") == 0)
+			return defines;
+		if (strncmp(line, "#define ", 8) == 0)
+			defines = arena_printf("%s%s\n", defines, line);
+		else if (*line && strncmp(line, "/*", 2) != 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+static void tapset_command(struct tool *t, struct session *s, const char *cc)
+{
+	t->name = "cc (tapset object)";
+	tool_arg(t, cc);
+	tool_arg(t, "-O2");
+	tool_arg(t, "-g");
+	tool_arg(t, "-fPIC");
+	tool_arg(t, "-fwrapv");
+	for (int i = 0; i < s->defines.len; i++)
+		tool_arg(t, arena_printf("-D%s", (char *)VEC_AT(&s->defines, i)));
+	tool_arg(t, arena_printf("-I%s", s->runtime_dir));
+	tool_arg(t, "-c");
+}
+
+/* DIR/user/tapset_user.c: found before the runtime's by script.c's #include "...". */
+static bool stand_in(const char *dir, const char *object)
+{
+	const char *sub = arena_printf("%s/user", dir);
+
+	return (mkdir(sub, 0755) == 0 || errno == EEXIST) &&
+	       write_once(arena_printf("%s/tapset_user.c", sub),
+			  arena_printf("/* empty: the tapset services are linked in from %s */\n",
+				       object));
+}
+
+void compile_tapset_undo(const char *dir)
+{
+	unlink(arena_printf("%s/user/tapset_user.c", dir));
+	rmdir(arena_printf("%s/user", dir));
+}
+
+bool compile_tapset_prepare(struct session *s, const char *dir, const char *root,
+			    const char *cc, struct compile_tapset *ts)
+{
+	const char *defines = script_defines(dir), *items[4], *base, *source;
+	struct tool *t = &ts->job;
+
+	*ts = (struct compile_tapset){ 0 };
+	if (s->guru || !defines || getenv("PMSTAP_NO_TAPSET_OBJECT"))
+		return false;
+	tapset_command(t, s, cc);
+	items[0] = argv_text(t);
+	items[1] = cache_file_id(cc);
+	items[2] = defines;
+	items[3] = cache_runtime_digest(s);
+	base = arena_printf("%s/tapset-%s", root, short_hash(items, 4));
+	ts->object = arena_printf("%s.o", base);
+	if (!stand_in(dir, ts->object))
+		goto whole;
+	if (starts_with(ts->object, "\177ELF", 4)) {
+		utimensat(AT_FDCWD, ts->object, NULL, 0);
+		return true;
+	}
+	source = arena_printf("%s.c", base);
+	if (!write_once(source, arena_printf("/* tapset_user.c for scripts with these limits: "
+					     "linked into their script.so (pmstap) */\n%s\n"
+					     "#include <stddef.h>\n#include \"user/stp_user.h\"\n"
+					     "#include \"user/tapset_user.c\"\n", defines)) ||
+	    !(ts->tmp = temp_beside(ts->object)))
+		goto whole;
+	tool_arg(t, source);
+	tool_arg(t, "-o");
+	tool_arg(t, ts->tmp);
+	t->out = t->err = arena_printf("%s.log", ts->tmp);
+	if ((ts->building = tool_start(t)))
+		return true;
+	unlink(ts->tmp);
+whole:
+	compile_tapset_undo(dir);
+	*ts = (struct compile_tapset){ 0 };
+	return false;
+}
+
+bool compile_tapset_finish(struct compile_tapset *ts)
+{
+	bool ok = !ts->building || job_done(&ts->job, ts->tmp, ts->object, "\177ELF");
+
+	ts->building = false;
+	return ok;
+}
