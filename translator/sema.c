@@ -320,6 +320,7 @@ static void resolve_all(struct sema *sm)
 		sema_pull_func(sm, VEC_AT(&sm->script->funcs, i));
 	for (;;) {
 		if (probes < sm->prog->probes.len) {
+			sema_entry_rewrite(sm, VEC_AT(&sm->prog->probes, probes));
 			resolve_probe(sm, VEC_AT(&sm->prog->probes, probes++));
 		} else if (funcs < sm->pending.len) {
 			struct func *f = VEC_AT(&sm->pending, funcs++);

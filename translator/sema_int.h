@@ -148,6 +148,9 @@ struct expr *resolve_copy_expr(const struct expr *e);
 void resolve_probe(struct sema *sm, struct derived_probe *dp);
 void resolve_func(struct sema *sm, struct func *f);
 
+/* sema_entry.c: @entry in return probes, saved by a companion at the entry */
+void sema_entry_rewrite(struct sema *sm, struct derived_probe *dp);
+
 /* sema_use.c */
 void use_elide_and_collect(struct sema *sm);
 void use_finish(struct sema *sm);

@@ -7,21 +7,32 @@
  * Listens on 127.0.0.1 (an ephemeral port) with a backlog of 0, so the
  * accept queue is full as soon as it holds one connection.  Connects A
  * and waits until the listener has it queued; connects B, whose SYN the
- * listener drops (the queue is full); accepts A, so that B's SYN, sent
- * again when the client's retransmission timer fires (about 1 s), is
- * taken; accepts B; closes everything.  Two connections opened and
- * accepted, at least one SYN retransmitted.  Exits 0, or 1 with a
- * message when a step fails or takes more than 10 s.
+ * listener drops (the queue is full); waits until that drop has
+ * happened; accepts A, so that B's SYN, sent again when the client's
+ * retransmission timer fires (about 1 s), is taken; accepts B; closes
+ * everything.  Two connections opened and accepted, at least one SYN
+ * retransmitted.  Exits 0, or 1 with a message when a step fails or
+ * takes more than 10 s.
+ *
+ * The wait for the drop is what makes the retransmission certain: the
+ * SYN travels through the loopback device and may be handled later, on
+ * another CPU, so accepting A at once could empty the queue before B's
+ * SYN arrives.  The drop shows in the namespace's TcpExt ListenOverflows
+ * counter (/proc/net/netstat), or failing that in B's own TCP_INFO once
+ * the SYN has been sent again (while A still fills the queue: B then
+ * gets in at its next try, about 3 s in).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define STEP_MS 10000
@@ -86,11 +97,62 @@ static int accept_one(int lfd, const char *what)
 	return fd;
 }
 
+/* TcpExt's ListenOverflows from /proc/net/netstat, or -1 when it cannot be read. */
+static long listen_overflows(void)
+{
+	char names[4096], values[4096], *n, *v, *ns, *vs;
+	FILE *f = fopen("/proc/net/netstat", "r");
+	long found = -1;
+
+	if (!f)
+		return -1;
+	while (found < 0 && fgets(names, sizeof(names), f) && fgets(values, sizeof(values), f)) {
+		if (strncmp(names, "TcpExt:", 7) || strncmp(values, "TcpExt:", 7))
+			continue;
+		n = strtok_r(names, " \n", &ns);
+		v = strtok_r(values, " \n", &vs);
+		while ((n = strtok_r(NULL, " \n", &ns)) && (v = strtok_r(NULL, " \n", &vs)))
+			if (!strcmp(n, "ListenOverflows"))
+				found = atol(v);
+	}
+	fclose(f);
+	return found;
+}
+
+/* Has FD (a socket still connecting) sent its SYN again? */
+static int syn_retransmitted(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
+		die("getsockopt TCP_INFO");
+	return ti.tcpi_total_retrans > 0 || ti.tcpi_retransmits > 0;
+}
+
+/* Wait until the listener has dropped FD's SYN: see the comment at the top. */
+static void syn_dropped(int fd, long before)
+{
+	struct timespec ms = { 0, 1000000 };
+
+	for (int i = 0; i < STEP_MS; i++) {
+		long now = listen_overflows();
+
+		if ((before >= 0 && now > before) || syn_retransmitted(fd))
+			return;
+		nanosleep(&ms, NULL);
+	}
+	fprintf(stderr, "metrics_tcp: the listener did not drop connection B's SYN\n");
+	exit(1);
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t len = sizeof(sa);
 	int lfd, a, b, sa_fd, sb_fd;
+	long overflows;
 
 	(void)argv;
 	if (argc != 1) {
@@ -111,7 +173,9 @@ int main(int argc, char **argv)
 	a = connect_to(&sa);
 	connected(a, "connection A");
 	wait_for(lfd, POLLIN, "A queued at the listener");
+	overflows = listen_overflows();
 	b = connect_to(&sa);
+	syn_dropped(b, overflows);
 	sa_fd = accept_one(lfd, "accept A");
 	connected(b, "connection B");
 	sb_fd = accept_one(lfd, "accept B");

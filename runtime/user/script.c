@@ -335,6 +335,11 @@ static const char *load_reason(const struct stp_meta_probe *p, int err, bool *sh
 		return "this kernel refuses fentry/fexit programs (operation not permitted)";
 	if (err == -EPERM)
 		return "the kernel refused the program (operation not permitted)";
+	if ((err == -EACCES || err == -EINVAL) &&
+	    strstr(bpf_log.buf, "cannot use helper bpf_probe_write_user"))
+		return "this kernel does not let BPF programs write user memory (no "
+		       "bpf_probe_write_user: kernel lockdown), so the probe's writes to target "
+		       "variables cannot run here";
 	if (err == -EACCES || err == -EINVAL) {
 		*show_log = true;
 		return "the BPF verifier rejected the program";
@@ -550,6 +555,15 @@ static int init_rt_info(struct stp_script *s)
 	rt_init(rt, s->target, s->opts.nargs, s->opts.args);
 	if (user_init)
 		user_init(rt);
+	/*
+	 * After load, libbpf's initial value is its own copy, no longer
+	 * the map's memory (libbpf before 1.5 maps it only for skeletons):
+	 * write it to the map for kernel context.
+	 */
+	if (bpf_map_update_elem(bpf_map__fd(map), &(int){ 0 }, rt, BPF_ANY) != 0) {
+		stp_msg(s, "error", "cannot update map %s: %s", STP_RT_SECTION, strerror(errno));
+		return -errno;
+	}
 	return 0;
 }
 

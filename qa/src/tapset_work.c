@@ -1,0 +1,72 @@
+/*
+ * tapset_work - the workload of the tapset function table (qa/tapset)
+ *
+ *	tapset_work [ARG...]
+ *
+ * The arguments are ignored (the cmdline rows read them back).
+ * Gives each kernel-context row of qa/tapset/cases one known event, in
+ * this order, then exits 0:
+ *
+ *	getppid()			the k rows
+ *	tw_args(7, -3, 0x123456789, "arg")	the p rows (a uprobe), and the
+ *					pr rows at its return (returns 42)
+ *	write(77, &tw_data, 64)		the w rows: $buf points at tw_data,
+ *					whose bytes the rows know (below)
+ *	close(77), close(77)		the r rows: the second returns -EBADF
+ *
+ * fd 77 is /dev/null.  System calls go through syscall(2) so that no C
+ * library can cache or skip them.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define TW_FD 77
+
+/* Offsets are part of the contract with qa/tapset/cases: do not move. */
+static struct {
+	char str[16];		/*  0: "hello, tapset" */
+	int64_t minus2;		/* 16: -2 (bytes fe ff ff ff ff ff ff ff) */
+	uint64_t ramp;		/* 24: 0x0102030405060708 */
+	char quoted[16];	/* 32: "a\tb\"c\n" */
+	char bytes[16];		/* 48: 0x81 0x7f 'x' 0 ... */
+} tw_data = {
+	.str = "hello, tapset",
+	.minus2 = -2,
+	.ramp = 0x0102030405060708ULL,
+	.quoted = "a\tb\"c\n",
+	.bytes = { (char)0x81, 0x7f, 'x' },
+};
+
+/* The uprobe target: kept out of line, its arguments in registers. */
+long tw_args(int a, long b, long c, const char *s);
+__attribute__((noinline)) long tw_args(int a, long b, long c, const char *s)
+{
+	__asm__ volatile("" : : "r"(s) : "memory");
+	return a + b + c - 0x123456789 + 38;	/* 42 */
+}
+
+int main(int argc, char **argv)
+{
+	int fd = open("/dev/null", O_WRONLY);
+
+	if (fd < 0 || dup2(fd, TW_FD) != TW_FD) {
+		perror("tapset_work: /dev/null");
+		return 1;
+	}
+	(void)argc;
+	(void)argv;
+	close(fd);
+	syscall(SYS_getppid);
+	if (tw_args(7, -3, 0x123456789L, "arg") != 42)
+		return 1;
+	if (syscall(SYS_write, TW_FD, &tw_data, sizeof(tw_data)) != (long)sizeof(tw_data))
+		return 1;
+	syscall(SYS_close, TW_FD);
+	syscall(SYS_close, TW_FD);
+	return 0;
+}
