@@ -3,6 +3,8 @@
 #
 #   mk/deps.sh           packages, then tracefs mounted
 #   mk/deps.sh --pmcd    the same, and pmcd running
+#   mk/deps.sh --guest   the same, and what qa/guest needs to boot Debian's
+#                        own kernel under qemu (make check-guest)
 #
 # Idempotent and quiet when everything is present.  pcp's postinst calls
 # systemctl, which fails when systemd is not PID 1 (containers, CI VMs):
@@ -12,7 +14,10 @@ set -eu
 PACKAGES="make gcc clang llvm pkg-config
 	pcp libpcp3-dev libpcp-pmda3-dev
 	libbpf-dev bpftool libdw-dev libelf-dev
-	libcunit1-dev libclang-rt-14-dev"
+	libcunit1-dev libclang-rt-14-dev
+	systemtap-sdt-dev"
+GUEST_PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static cpio kmod xz-utils"
+[ "${1:-}" = --guest ] && PACKAGES="$PACKAGES $GUEST_PACKAGES"
 
 missing=""
 for p in $PACKAGES; do

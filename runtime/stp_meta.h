@@ -70,7 +70,22 @@ struct stp_meta_global {
 	bool exported;			/* export global, or every global of a script with no export */
 	const char *doc;		/* the doc comment's text, or NULL */
 	struct stp_loc loc;
+
+	/*
+	 * Slotted arrays (of longs or strings, not a%): `map` maps each key to
+	 * a uint32_t slot, and the values live in values_map, a BPF_F_MMAPABLE
+	 * array of max_entries + STP_SLOT_FIRST elements of value_size bytes
+	 * (8-byte aligned); free_map is a queue of freed slots.  NULL: the
+	 * values are in `map` itself.  See runtime/bpf/stp_slots.bpf.h.
+	 */
+	const char *values_map;
+	const char *free_map;
 };
+
+/* The head elements of a values_map: then slots STP_SLOT_FIRST... */
+#define STP_SLOT_GEN 0		/* int64: bumped after every key insert or delete */
+#define STP_SLOT_NEXT 1		/* int64: slots never used start at STP_SLOT_FIRST + this */
+#define STP_SLOT_FIRST 2
 
 /* Where a handler runs. */
 enum stp_context {
@@ -113,6 +128,16 @@ struct stp_meta_probe {
 	const char *tp_name;
 	const char *target;		/* kfunc / uprobe: function or path:offset */
 	bool optional;			/* the point ended in '?': skipped where it cannot load or attach */
+	/* STP_PROBE_UPROBE: process(..).function/.statement/.mark */
+	const char *uprobe_path;	/* the ELF file (executable or library) */
+	uint64_t uprobe_offset;		/* file offset of the probed instruction */
+	bool uprobe_return;		/* a uretprobe */
+	uint64_t uprobe_ref_ctr_offset;	/* SDT semaphore's file offset, raised while attached; 0: none */
+	int64_t uprobe_pid;		/* process(PID): only that process; 0: any */
+	bool uprobe_target;		/* -c/-x given: only target()'s process */
+	/* STP_PROBE_KFUNC: kernel.function, module().function, kprobe.function (target: the function) */
+	bool kprobe;			/* a kprobe at target; else fentry/fexit, as the program's section says */
+	bool kprobe_return;		/* a .return: kretprobe or fexit */
 };
 
 /* A printf/print format used by kernel-context code: records carry its index. */
@@ -170,7 +195,27 @@ enum stp_rec_kind {
 	STP_REC_ERROR,
 	STP_REC_WARN,
 	STP_REC_EXIT,
+	STP_REC_STACK,	/* see STP_REC_STACK below */
 };
+
+/*
+ * STP_REC_STACK: print_stack() and friends.  id = STP_STACK_* flags
+ * (stp_tapset.h) and STP_REC_STACK_ADDRS; the payload is the task's pid
+ * (8 bytes), then either a string of hex addresses as backtrace() gives
+ * them, or, with STP_REC_STACK_ADDRS, 8-byte addresses to the record's end.
+ * runtime/user/symbolize.c prints them symbolized.
+ */
+#define STP_REC_STACK_ADDRS 0x100
+
+/*
+ * A string argument of STP_REC_PRINTF whose u16 length has this bit set
+ * is symbols to name, printed from kernel context (symname(a),
+ * sprint_ubacktrace()...): the other 15 bits count a payload of a u8
+ * style (STP_SYM_* of stp_tapset.h), a u8 of STP_STACK_* flags, the
+ * task's pid (8 bytes), then 8-byte addresses to the payload's end.
+ * The runner names them (runtime/user/stack_print.c).
+ */
+#define STP_REC_SYMS 0x8000
 
 struct stp_rec_hdr {
 	uint16_t kind;
@@ -199,6 +244,8 @@ struct stp_counters {
 struct stp_probe_stats {
 	uint64_t hits;			/* handler runs */
 	uint64_t run_ns;		/* time spent in the handler */
+	uint64_t errors;		/* raised by user-context handlers (the runner counts
+					   them here; kernel handlers' are in stp_counters) */
 };
 
 #endif

@@ -244,6 +244,13 @@ STP_SERVICE void stp_text_str(struct context *c, char *out, const char *in,
  */
 STP_SERVICE int64_t stp_read_user_int(struct context *c, uint64_t addr, int64_t size, int64_t is_signed);
 STP_SERVICE int64_t stp_read_kernel_int(struct context *c, uint64_t addr, int64_t size, int64_t is_signed);
+/*
+ * Guru mode, BPF only: the SIZE (1, 2, 4 or 8) low bytes of VALUE to ADDR
+ * in the current task's user memory (bpf_probe_write_user; the kernel logs
+ * a warning when a program that can write is loaded).  A fault raises
+ * "user write fault at 0xADDR".
+ */
+STP_SERVICE void stp_write_user_int(struct context *c, uint64_t addr, int64_t size, int64_t value);
 
 /*
  * The NUL-terminated string at ADDR, at most N bytes of it (and at most
@@ -285,5 +292,91 @@ STP_SERVICE void stp_abort(struct context *c);
  * and says so once with a warning.
  */
 STP_SERVICE void stp_printk(struct context *c, int64_t level, const char *msg);
+
+/*
+ * Backtraces (tapset/backtrace.stp).  Kernel context captures addresses;
+ * names come from user space (runtime/user/symbolize.c: /proc/kallsyms
+ * for the kernel, libdwfl for a process), which formats the records
+ * stp_print_stack() sends.  In user context (begin, end, timer) there is
+ * no probed task: stp_backtrace() gives "" and stp_print_stack() of an
+ * empty stack prints nothing.
+ */
+
+/* Flags of stp_print_stack() and stp_sym_sprint() (enum order is the record's). */
+#define STP_STACK_USER 1	/* user addresses (of the current task), else kernel */
+
+/* The styles stp_sym_sprint() writes, as stap's _STP_SYM_* do. */
+#define STP_SYM_NAME 0		/* "sym", or "0xADDR" when unknown: symname() */
+#define STP_SYM_DATA 1		/* "sym+0xOFF/0xSIZE [module]": symdata() */
+#define STP_SYM_LINES 2		/* "sym+0xOFF/0xSIZE [module]" a line each: sprint_stack() */
+
+/*
+ * The current task's stack as hex addresses, innermost first, separated
+ * by single spaces ("0xffffffff81234567 0x..."), as many as fit OUT;
+ * user addresses when USER.  "" where there is none.
+ */
+STP_SERVICE void stp_backtrace(struct context *c, char *out, int64_t user);
+
+/*
+ * Print STK (addresses as stp_backtrace() writes them) symbolized, one
+ * line per address: " 0xADDR : sym+0xOFF/0xSIZE [module]".  FLAGS:
+ * STP_STACK_USER.  An empty STK prints the current stack.
+ */
+STP_SERVICE void stp_print_stack(struct context *c, const char *stk, int64_t flags);
+
+/*
+ * STK (one address or several, as above) symbolized in STYLE into OUT.
+ * Only user space knows symbols: kernel context raises an error.
+ */
+STP_SERVICE void stp_sym_sprint(struct context *c, char *out, const char *stk, int64_t style,
+				int64_t flags);
+
+/* The user-space address the current task was at (its saved user IP), or 0. */
+STP_SERVICE uint64_t stp_uaddr(struct context *c);
+
+/*
+ * Tasks (tapset/task.stp).  A task is a number: in kernel context the
+ * address of its struct task_struct (as in stap), in user context its
+ * thread id, since user space cannot follow kernel pointers and reads
+ * /proc/ID/ instead.  A task taken in one context means nothing in the
+ * other.  A task that cannot be read raises "kernel read fault at 0xADDR"
+ * (kernel) or "no task ID" (user) and gives 0.
+ */
+enum stp_task_field {
+	STP_TASK_PID,		/* its process id (tgid) */
+	STP_TASK_TID,		/* its thread id */
+	STP_TASK_PARENT,	/* its parent, a task */
+	STP_TASK_STATE,		/* its state bits: 0 running, 1 sleeping, 2 disk sleep, 4 stopped, ... */
+	STP_TASK_UID, STP_TASK_EUID, STP_TASK_GID, STP_TASK_EGID,
+	STP_TASK_PRIO,		/* priority: prio - 100, 0..39 for normal tasks (20 + nice) */
+	STP_TASK_NICE,		/* nice: -20..19 */
+	STP_TASK_CPU,		/* the CPU it last ran on */
+	STP_TASK_OPEN_FILES,	/* open file descriptors */
+	STP_TASK_MAX_FILES,	/* the size of its descriptor table */
+	STP_TASK_START_TIME,	/* when it started: ns of the monotonic clock since boot */
+};
+STP_SERVICE int64_t stp_task_current(struct context *c);
+STP_SERVICE int64_t stp_task_field(struct context *c, int64_t task, int64_t field);
+STP_SERVICE void stp_task_execname(struct context *c, char *out, int64_t task);
+/* The task of process PID: in kernel context only the current task or one of its ancestors. */
+STP_SERVICE int64_t stp_pid2task(struct context *c, int64_t pid);
+
+/*
+ * Registers of a user-space probe (process(..).function, .statement,
+ * .mark; tapset/registers.stp): the task's user registers where the probe
+ * hit, on x86-64.  Other probes raise an error ("registers are not
+ * available ...") and get 0.
+ */
+enum stp_reg {
+	STP_REG_AX, STP_REG_BX, STP_REG_CX, STP_REG_DX, STP_REG_SI, STP_REG_DI,
+	STP_REG_BP, STP_REG_SP, STP_REG_R8, STP_REG_R9, STP_REG_R10, STP_REG_R11,
+	STP_REG_R12, STP_REG_R13, STP_REG_R14, STP_REG_R15, STP_REG_IP, STP_REG_FLAGS,
+	STP_REG_COUNT
+};
+
+/* Register REG (enum stp_reg), all 64 bits. */
+STP_SERVICE int64_t stp_uregister(struct context *c, int64_t reg);
+/* Argument N (from 1) by the x86-64 calling convention: rdi, rsi, rdx, rcx, r8, r9, then the stack. */
+STP_SERVICE int64_t stp_uarg(struct context *c, int64_t n);
 
 #endif

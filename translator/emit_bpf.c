@@ -10,6 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "emit_int.h"
+#include "emit_kprobe.h"
+#include "emit_proc.h"
+#include "emit_uprobe.h"
+#include "emit_dwarf.h"
+#include "sysroot.h"
 
 bool emit_probe_in_kernel(const struct derived_probe *dp)
 {
@@ -272,6 +277,12 @@ const char *emit_target(struct emitter *E, struct expr *e)
 		emit_unsupported(E, e->loc, arena_printf("target variable '%s' here", e->name), NULL);
 		return e->type == TYPE_STRING ? "\"\"" : "0";
 	}
+	if (dp->kind == PROBE_KFUNC && dp->kfunc)
+		return emit_kprobe_target(E, e);
+	if (dp->kind == PROBE_UMARK)
+		return emit_uprobe_target(E, e);
+	if (dp->kind == PROBE_UFUNC || dp->kind == PROBE_USTATEMENT)
+		return emit_dwarf_target(E, e);
 	if (dp->kind != PROBE_TRACE) {
 		emit_unsupported(E, e->loc, arena_printf("target variable '%s' in a %s probe", e->name,
 							 dp->point), NULL);
@@ -413,7 +424,11 @@ static void foreach_vars(struct emitter *E, struct stmt *s, struct eglobal *g)
 	if (s->value) {
 		const char *ref = emit_var_ref(E, s->value->decl);
 
-		if (g->d->type == TYPE_STRING)
+		if (emit_slotted(g) && g->d->type == TYPE_STRING)
+			emit_line(E, "stp_strcpy(%s, stp_slot_str(&gv_%s, *val));", ref, g->cname);
+		else if (emit_slotted(g))
+			emit_line(E, "%s = stp_slot_long(&gv_%s, *val);", ref, g->cname);
+		else if (g->d->type == TYPE_STRING)
 			emit_line(E, "stp_strcpy(%s, *val);", ref);
 		else
 			emit_line(E, "%s = *val;", ref);
@@ -460,6 +475,8 @@ void emit_bpf_foreach(struct emitter *E, struct stmt *s)
 	emit_line(E, "return 0;");
 	emit_cfunc_end(E, cf, &body);
 	vt = g->d->type == TYPE_STRING ? "char (*val)[MAXSTRINGLEN]" : "int64_t *val";
+	if (emit_slotted(g))
+		vt = "uint32_t *val";	/* the slot of the value */
 	fprintf(E->defs, "/* foreach at %s */\n", emit_loc_text(s->loc));
 	callback_out(E, cf, arena_printf("static long foreach_%d(void *map, const struct key_%s *key, "
 					 "%s, struct stp_env *e)", n, g->cname, vt), "", body);
@@ -473,6 +490,7 @@ struct section {
 	const char *sec;
 	const char *ctype;	/* the program's context parameter */
 	enum stp_probe_kind kind;
+	const char *prologue;	/* C before stp_enter(), or NULL */
 };
 
 static bool probe_section(struct emitter *E, struct derived_probe *dp, struct section *sec)
@@ -496,15 +514,26 @@ static bool probe_section(struct emitter *E, struct derived_probe *dp, struct se
 		sec->ctype = "struct bpf_perf_event_data *";
 		sec->kind = dp->kind == PROBE_PROFILE ? STP_PROBE_PROFILE : STP_PROBE_PERF;
 		return true;
+	case PROBE_UFUNC:
+	case PROBE_USTATEMENT:
+	case PROBE_UMARK:
+		return emit_uprobe_section(E, dp, &sec->sec, &sec->ctype, &sec->kind);
+	case PROBE_PROCESS_BEGIN:
+	case PROBE_PROCESS_END:
+	case PROBE_THREAD_BEGIN:
+	case PROBE_THREAD_END:
+		return emit_proc_section(E, dp, &sec->sec, &sec->ctype, &sec->kind, &sec->prologue);
 	case PROBE_KFUNC:
 	case PROBE_KSTATEMENT:
-		if (access("/sys/kernel/tracing/kprobe_events", F_OK) != 0) {
+		if (access(sys_path("/sys/kernel/tracing/kprobe_events"), F_OK) != 0) {
 			diag_error(dp->orig->loc, "probe point '%s' is not available on this kernel: "
 				   "it has no kprobes", dp->point);
 			diag_hint("a tracepoint may fire at the same place: pmstap -l "
 				  "'kernel.trace(\"*\")' lists them");
 			return false;
 		}
+		if (dp->kind == PROBE_KFUNC && dp->kfunc)
+			return emit_kprobe_section(E, dp, &sec->sec, &sec->ctype, &sec->kind);
 		/* fall through */
 	default:
 		diag_error(dp->orig->loc, "probe point '%s' is not supported by the bpf runtime yet",
@@ -528,7 +557,7 @@ static void probe_body(struct emitter *E, struct derived_probe *dp)
 
 static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 {
-	struct section sec;
+	struct section sec = { 0 };
 	struct cfunc *cf;
 	char *body;
 	FILE *out = E->defs;
@@ -544,7 +573,12 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 	emit_cfunc_end(E, cf, &body);
 	emit_frame_decl(E, E->frame);
 	fprintf(out, "/* probe %s at %s */\n", dp->point, emit_loc_text(dp->probe->loc));
-	fprintf(out, "SEC(\"%s\")\nint probe_%d(%sctx)\n{\n", sec.sec, index, sec.ctype);
+	if (emit_proc_existing(dp))
+		fprintf(out, "static __always_inline int probe_%d_run(%sctx)\n{\n", index, sec.ctype);
+	else
+		fprintf(out, "SEC(\"%s\")\nint probe_%d(%sctx)\n{\n", sec.sec, index, sec.ctype);
+	if (sec.prologue)
+		fputs(sec.prologue, out);
 	fprintf(out, "\tstruct context *c = stp_enter(%d);\n", index);
 	fprintf(out, "\tstruct %s *f __attribute__((unused));\n", E->frame->name);
 	if (cf->uses_g)
@@ -560,6 +594,8 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 	fputs(body, out);
 	free(body);
 	fprintf(out, "out: __attribute__((unused));\n\tstp_leave(c);\n\treturn 0;\n}\n\n");
+	if (emit_proc_existing(dp))
+		emit_proc_programs(out, sec.sec, index);
 	E->dp = NULL;
 }
 
@@ -625,8 +661,7 @@ static void probe_points(struct emitter *E, FILE *out)
 	fprintf(out, "static __always_inline const char *stp_ctx_pp(struct context *c)\n{\n");
 	fprintf(out, "\treturn c->probe < STP_NPROBES ? stp_points + stp_point_at[c->probe] "
 		": \"\";\n}\n\n");
-	fprintf(out, "static __always_inline int64_t stp_ctx_is_return(struct context *c)\n{\n");
-	fprintf(out, "\treturn 0;\t/* no .return probes run in kernel context yet */\n}\n\n");
+	emit_uprobe_flags(E, out);
 }
 
 int emit_bpf_file(struct emitter *E, FILE *out)

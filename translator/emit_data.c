@@ -4,6 +4,7 @@
  * handles (user), and the expressions that read and write them.
  */
 #include <string.h>
+#include "emit_dwarf.h"
 #include "emit_int.h"
 
 /* ---- setup ------------------------------------------------------------------ */
@@ -92,6 +93,26 @@ static void add_global(struct emitter *E, struct vardecl *d, bool any_export)
 struct eglobal *emit_global(struct emitter *E, const struct vardecl *d)
 {
 	return hmap_get(&E->gmap, d);
+}
+
+/*
+ * Arrays of longs and strings keep their values in slots of an mmapable
+ * array (runtime/bpf/stp_slots.bpf.h), so that readers take them in
+ * place.  Not a% (an LRU map drops keys without telling, and their slots
+ * would leak) and not statistics (per CPU).
+ */
+bool emit_slotted(const struct eglobal *g)
+{
+	return g->array && !g->stats && !g->d->wrap;
+}
+
+/* "stp_map_OP(c, &g_a" or, for a slotted array in the kernel, "stp_slot_OP(c, <a's maps>". */
+static const char *map_call(struct emitter *E, struct eglobal *g, const char *op)
+{
+	if (E->ctx == ECTX_KERNEL && emit_slotted(g))
+		return arena_printf("stp_slot_%s(c, &g_%s, &gv_%s, &gf_%s", op, g->cname, g->cname,
+				    g->cname);
+	return arena_printf("stp_map_%s(c, &g_%s", op, g->cname);
 }
 
 /* @hist_* of global G at LOC: the same histogram everywhere. */
@@ -291,6 +312,21 @@ static const char *map_type(struct eglobal *g)
 	return g->d->wrap ? "BPF_MAP_TYPE_LRU_HASH" : "BPF_MAP_TYPE_HASH";
 }
 
+/* The rest of a slotted array's key map (its value: a slot), its values and its free slots. */
+static void decl_slots(FILE *out, struct eglobal *g)
+{
+	const char *vt = g->d->type == TYPE_STRING ? "char[MAXSTRINGLEN]" : "int64_t";
+
+	fprintf(out, "\t__type(value, uint32_t);\n} g_%s SEC(\".maps\");\n\n", g->cname);
+	fprintf(out, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n");
+	fprintf(out, "\t__uint(max_entries, STP_SLOT_FIRST + %lld);\n", (long long)g->max_entries);
+	fprintf(out, "\t__uint(map_flags, BPF_F_MMAPABLE);\n\t__type(key, uint32_t);\n");
+	fprintf(out, "\t__type(value, %s);\n} gv_%s SEC(\".maps\");\n\n", vt, g->cname);
+	fprintf(out, "struct {\n\t__uint(type, BPF_MAP_TYPE_QUEUE);\n");
+	fprintf(out, "\t__uint(max_entries, %lld);\n", (long long)g->max_entries);
+	fprintf(out, "\t__type(value, uint32_t);\n} gf_%s SEC(\".maps\");\n\n", g->cname);
+}
+
 static void decl_map(struct emitter *E, FILE *out, struct eglobal *g)
 {
 	if (E->ctx == ECTX_USER && g->stats) {
@@ -309,6 +345,10 @@ static void decl_map(struct emitter *E, FILE *out, struct eglobal *g)
 		fprintf(out, "\t__type(key, struct key_%s);\n", g->cname);
 	else
 		fprintf(out, "\t__type(key, uint32_t);\n");
+	if (emit_slotted(g)) {
+		decl_slots(out, g);
+		return;
+	}
 	if (g->stats)
 		fprintf(out, "\t__type(value, struct stat_%s);\n", g->cname);
 	else
@@ -499,19 +539,19 @@ static const char *assign_elem_long(struct emitter *E, struct expr *e, struct eg
 		const char *d = e->op[0] == '+' ? v : arena_printf("-(%s)", v);
 
 		t = used ? emit_long_temp(E) : NULL;
-		emit_line(E, "%s%sstp_map_add_long(c, &g_%s, %s, %s, %d, %s);", t ? t : "",
-			  t ? " = " : "", g->cname, key, d, site, full_msg(g));
+		emit_line(E, "%s%s%s, %s, %s, %d, %s);", t ? t : "", t ? " = " : "",
+			  map_call(E, g, "add_long"), key, d, site, full_msg(g));
 		emit_check(E, -1);
 		return t ? t : "0";
 	}
 	if (strcmp(e->op, "=") != 0) {
-		old = emit_snapshot(E, arena_printf("stp_map_get_long(c, &g_%s, %s)", g->cname, key),
+		old = emit_snapshot(E, arena_printf("%s, %s)", map_call(E, g, "get_long"), key),
 				    TYPE_LONG);
 		v = combine(E, arith_of(e->op), old, v, e->loc);
 	}
 	if (used)
 		v = emit_snapshot(E, v, TYPE_LONG);
-	emit_line(E, "stp_map_set_long(c, &g_%s, %s, %s, %d, %s);", g->cname, key, v, site,
+	emit_line(E, "%s, %s, %s, %d, %s);", map_call(E, g, "set_long"), key, v, site,
 		  full_msg(g));
 	emit_check(E, -1);
 	return v;
@@ -528,12 +568,12 @@ static const char *assign_elem_str(struct emitter *E, struct expr *e, struct egl
 	if (strcmp(e->op, ".=") == 0) {
 		const char *old = emit_str_temp(E);
 
-		emit_line(E, "stp_map_get_str(c, &g_%s, %s, %s);", g->cname, key, old);
+		emit_line(E, "%s, %s, %s);", map_call(E, g, "get_str"), key, old);
 		t = emit_str_temp(E);
 		emit_line(E, "stp_concat(%s, %s, %s);", t, old, v);
 		v = t;
 	}
-	emit_line(E, "stp_map_set_str(c, &g_%s, %s, %s, %d, %s);", g->cname, key, v, site,
+	emit_line(E, "%s, %s, %s, %d, %s);", map_call(E, g, "set_str"), key, v, site,
 		  full_msg(g));
 	emit_check(E, -1);
 	return v;
@@ -550,6 +590,8 @@ const char *emit_assign(struct emitter *E, struct expr *e, bool used)
 	if (l->kind == EXPR_SYMBOL)
 		return l->decl->type == TYPE_STRING ? assign_scalar_str(E, e)
 						    : assign_scalar_long(E, e, used);
+	if (l->kind == EXPR_TARGET || l->kind == EXPR_ATVAR || l->kind == EXPR_CAST)
+		return emit_dwarf_assign(E, e, used);
 	if (l->kind != EXPR_INDEX || !l->decl) {
 		emit_unsupported(E, l->loc, "assigning to a target variable", NULL);
 		return "0";
@@ -576,8 +618,8 @@ const char *emit_incdec(struct emitter *E, struct expr *e, bool used)
 		int site = emit_error_site(E, l->left->loc, arena_printf("array '%s' is full",
 									g->d->name));
 
-		emit_line(E, "%s%sstp_map_add_long(c, &g_%s, %s, %d, %d, %s);", t ? t : "",
-			  t ? " = " : "", g->cname, key, d, site, full_msg(g));
+		emit_line(E, "%s%s%s, %s, %d, %d, %s);", t ? t : "", t ? " = " : "",
+			  map_call(E, g, "add_long"), key, d, site, full_msg(g));
 		emit_check(E, -1);
 	} else if (l->kind == EXPR_SYMBOL && l->decl->scope == VAR_GLOBAL) {
 		ref = emit_var_ref(E, l->decl);
@@ -611,10 +653,10 @@ const char *emit_index_read(struct emitter *E, struct expr *e)
 	key = emit_key(E, g, &e->args);
 	if (g->d->type == TYPE_STRING) {
 		t = emit_str_temp(E);
-		emit_line(E, "stp_map_get_str(c, &g_%s, %s, %s);", g->cname, key, t);
+		emit_line(E, "%s, %s, %s);", map_call(E, g, "get_str"), key, t);
 		return t;
 	}
-	return arena_printf("stp_map_get_long(c, &g_%s, %s)", g->cname, key);
+	return arena_printf("%s, %s)", map_call(E, g, "get_long"), key);
 }
 
 /* The columns a slice fixes (not '*'), as a bit mask; 0 when there is no '*'. */
@@ -645,8 +687,7 @@ const char *emit_in(struct emitter *E, struct expr *e)
 	}
 	g = emit_global(E, a->decl);
 	if (!mask)
-		return arena_printf("stp_map_exists(c, &g_%s, %s)", g->cname,
-				    emit_key(E, g, &e->args));
+		return arena_printf("%s, %s)", map_call(E, g, "exists"), emit_key(E, g, &e->args));
 	if (E->ctx == ECTX_KERNEL) {
 		emit_unsupported(E, e->loc, "'in' with '*' keys",
 				 "test slices in an end or timer probe, which runs in user context");
@@ -729,6 +770,15 @@ const char *emit_hist_index(struct emitter *E, struct expr *e)
 
 /* ---- delete ------------------------------------------------------------------------------ */
 
+/* delete a, a slotted array in the kernel: a callback frees each key's slot. */
+static void clear_slots(struct emitter *E, struct eglobal *g)
+{
+	int n = ++E->seq;
+
+	fprintf(E->defs, "STP_SLOT_CLEARER(clear_%d, %s)\n\n", n, g->cname);
+	emit_line(E, "bpf_for_each_map_elem(&g_%s, clear_%d, NULL, 0);", g->cname, n);
+}
+
 static void delete_scalar(struct emitter *E, struct vardecl *d)
 {
 	const char *ref;
@@ -740,7 +790,10 @@ static void delete_scalar(struct emitter *E, struct vardecl *d)
 					 "delete them in an end or timer probe");
 			return;
 		}
-		emit_line(E, "stp_map_clear(c, &g_%s);", g->cname);
+		if (E->ctx == ECTX_KERNEL && emit_slotted(g))
+			clear_slots(E, g);
+		else
+			emit_line(E, "stp_map_clear(c, &g_%s);", g->cname);
 		return;
 	}
 	ref = emit_var_ref(E, d);
@@ -766,7 +819,7 @@ void emit_delete(struct emitter *E, struct stmt *s)
 	}
 	g = emit_global(E, e->decl);
 	if (!slice_mask(&e->args)) {
-		emit_line(E, "stp_map_delete(c, &g_%s, %s);", g->cname, emit_key(E, g, &e->args));
+		emit_line(E, "%s, %s);", map_call(E, g, "delete"), emit_key(E, g, &e->args));
 		return;
 	}
 	if (E->ctx == ECTX_KERNEL) {

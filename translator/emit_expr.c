@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <string.h>
 #include "emit_int.h"
+#include "emit_dwarf.h"
 
 /* ---- temporaries -------------------------------------------------------------- */
 
@@ -326,8 +327,10 @@ static const char *regex(struct emitter *E, struct expr *e)
 /* C ? A : B; a string result is copied into a temporary on either branch. */
 static const char *ternary(struct emitter *E, struct expr *e)
 {
-	int known = e->cond->kind == EXPR_DEFINED ? emit_btf_defined(e->cond->left) : -1;
+	int known = e->cond->kind == EXPR_DEFINED ? emit_dwarf_defined(E, e->cond->left) : -1;
 
+	if (known < 0 && e->cond->kind == EXPR_DEFINED)
+		known = emit_btf_defined(e->cond->left);
 	if (known >= 0)		/* @defined(@cast(...)->member) ? ... : ... */
 		return emit_expr(E, known ? e->left : e->right);
 	const char *c, *a, *b, *t;
@@ -385,9 +388,12 @@ static const char *expr(struct emitter *E, struct expr *e, bool used)
 	case EXPR_HIST:
 		emit_unsupported(E, e->loc, "a histogram outside print", NULL);
 		return "0";
-	case EXPR_CAST: return emit_btf_cast(E, e);
-	case EXPR_ATVAR: emit_unsupported(E, e->loc, "@var", NULL); break;
+	case EXPR_CAST:
+		return emit_dwarf_is_cast(E, e) ? emit_dwarf_cast(E, e) : emit_btf_cast(E, e);
+	case EXPR_ATVAR: return emit_dwarf_atvar(E, e);
 	case EXPR_DEFINED:
+		if (emit_dwarf_defined(E, e->left) >= 0)
+			return emit_dwarf_defined(E, e->left) ? "1LL" : "0LL";
 		if (emit_btf_defined(e->left) >= 0)
 			return emit_btf_defined(e->left) ? "1LL" : "0LL";
 		emit_unsupported(E, e->loc, "@defined on debuginfo", NULL);

@@ -190,6 +190,8 @@ bool emit_is_kernel(const struct emitter *E);
 /* emit_data.c */
 void emit_data_setup(struct emitter *E);
 struct eglobal *emit_global(struct emitter *E, const struct vardecl *d);
+/* An array whose values live in slots of an mmapable array (stp_slots.bpf.h). */
+bool emit_slotted(const struct eglobal *g);
 void emit_data_decls(struct emitter *E, FILE *out);
 const char *emit_key(struct emitter *E, struct eglobal *g, const struct vec *args);
 const char *emit_var_ref(struct emitter *E, struct vardecl *d);

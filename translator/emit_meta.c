@@ -7,6 +7,8 @@
  */
 #include <string.h>
 #include "emit_int.h"
+#include "emit_uprobe.h"
+#include "emit_kprobe.h"
 
 static const char *str_or_null(const char *s)
 {
@@ -66,6 +68,9 @@ static void global_layout(FILE *out, struct eglobal *g)
 	else
 		fprintf(out, "\t\t.value_size = sizeof(%s),\n", vt);
 	fprintf(out, "\t\t.max_entries = %lld,\n", g->array ? (long long)g->max_entries : 1LL);
+	if (emit_slotted(g))
+		fprintf(out, "\t\t.values_map = \"gv_%s\",\n\t\t.free_map = \"gf_%s\",\n", g->cname,
+			g->cname);
 	if (g->d->wrap)
 		fprintf(out, "\t\t.wrap = true,\n");
 	if (g->stats)
@@ -109,6 +114,7 @@ static const char *probe_kind(struct emitter *E, struct derived_probe *dp, int i
 	case STP_PROBE_RAW_TRACEPOINT: return "STP_PROBE_RAW_TRACEPOINT";
 	case STP_PROBE_PROFILE: return "STP_PROBE_PROFILE";
 	case STP_PROBE_PERF: return "STP_PROBE_PERF";
+	case STP_PROBE_UPROBE: return "STP_PROBE_UPROBE";
 	default: return "STP_PROBE_TRACEPOINT";
 	}
 }
@@ -133,6 +139,8 @@ static void probe_params(FILE *out, struct derived_probe *dp)
 		if (dp->perf_sample)
 			fprintf(out, "\t\t.perf_sample = %lld,\n", (long long)dp->perf_sample);
 	}
+	emit_uprobe_meta(out, dp);
+	emit_kprobe_meta(out, dp);
 	if (dp->kind == PROBE_TRACE)
 		fprintf(out, "\t\t.tp_system = \"%s\",\n\t\t.tp_name = \"%s\",\n", dp->tp->system,
 			dp->tp->name);

@@ -11,6 +11,7 @@
  */
 #include <string.h>
 #include "emit_int.h"
+#include "emit_symdefer.h"
 
 /* ---- formats ---------------------------------------------------------------- */
 
@@ -145,6 +146,10 @@ static void kernel_printf(struct emitter *E, const char *body, struct srcloc loc
 			break;
 		switch (conv_kind(d->conv)) {
 		case ARG_STRING:
+			if (emit_symdefer_rec(E, args[a], vals[a], &size)) {
+				a++;
+				break;
+			}
 			emit_line(E, "n = stp_rec_str(c, n, %s);", vals[a++]);
 			size += 2 + (int)E->maxstringlen;
 			break;
@@ -444,7 +449,8 @@ const char *emit_print_call(struct emitter *E, struct expr *e, bool used)
 	}
 	n = e->args.len - first;
 	vals = arena_alloc(sizeof(char *) * (size_t)(n + 1));
-	emit_exprs_ordered(E, args + first, n, vals);
+	emit_exprs_ordered(E, E->ctx == ECTX_KERNEL && !str ? emit_symdefer_args(args + first, n)
+						     : args + first, n, vals);
 	E->side_effects += !str;
 	for (int i = 0; E->ctx == ECTX_KERNEL && str && i < n; i++) {
 		/* bpf_snprintf reads %s from addresses: a literal's must be in a buffer */

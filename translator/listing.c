@@ -12,6 +12,7 @@
 #include <string.h>
 #include "arena.h"
 #include "listing.h"
+#include "listing_user.h"
 #include "program.h"
 #include "sema_int.h"	/* probes_point_text */
 
@@ -137,6 +138,8 @@ static struct vec probe_vars(const struct derived_probe *dp)
 	}
 	if (dp->kind == PROBE_TRACE && dp->tp)
 		tracepoint_vars(dp->tp, &v);
+	else
+		listing_user_vars(dp, &v);
 	return v;
 }
 

@@ -19,6 +19,8 @@
 #include <string.h>
 #include "diag.h"
 #include "sema_int.h"
+#include "probes_user.h"
+#include "probes_kfunc.h"
 
 /* ---- the builtin families ---- */
 
@@ -82,6 +84,15 @@ static const struct {
 	{ "process(a).statement(a)", PROBE_USTATEMENT },
 	{ "process(a).statement(a).nearest", PROBE_USTATEMENT },
 	{ "process(a).statement(n).absolute", PROBE_USTATEMENT },
+	{ "process.function(s)", PROBE_UFUNC },
+	{ "process.function(s).call", PROBE_UFUNC },
+	{ "process.function(s).return", PROBE_UFUNC },
+	{ "process.function(s).inline", PROBE_UFUNC },
+	{ "process.library(s).function(s)", PROBE_UFUNC },
+	{ "process.library(s).function(s).return", PROBE_UFUNC },
+	{ "process.statement(a)", PROBE_USTATEMENT },
+	{ "process.mark(s)", PROBE_UMARK },
+	{ "process.provider(s).mark(s)", PROBE_UMARK },
 	{ "process(a).mark(s)", PROBE_UMARK },
 	{ "process(a).provider(s).mark(s)", PROBE_UMARK },
 	{ "process(a).library(s).mark(s)", PROBE_UMARK },
@@ -435,36 +446,6 @@ static const char *function_name_part(const char *spec)
 	return arena_strndup(spec, strcspn(spec, "@:"));
 }
 
-static int build_function(struct expand *x, struct vec *comps, enum probe_kind k)
-{
-	const char *fn = str_arg(comps, "function"), *mod = str_arg(comps, "module");
-	struct probe_comp *fc = comp_named(comps, "function");
-	struct derived_probe *dp;
-	const char *similar = NULL;
-	int matches = 0;
-
-	if (k == PROBE_KFUNC && !mod) {
-		const char *name = function_name_part(fn);
-
-		matches = *name ? sys_kernel_function_matches(name, &similar) : 1;
-		if (!matches) {
-			if (x->optional)
-				return 0;
-			if (sema_error(fc->arg->loc, x->sm, "no match for probe point '%s'",
-				       probes_point_text(comps)) && similar)
-				diag_hint("did you mean '%s'?", similar);
-			return -1;
-		}
-	}
-	dp = make_probe(x, comps, k);
-	dp->function = fn;
-	dp->function_matches = matches;
-	dp->module = mod;
-	dp->statement = str_arg(comps, "statement");
-	dp->is_return = comp_named(comps, "return") != NULL;
-	return 1;
-}
-
 static struct vec copy_comps(struct vec *comps)
 {
 	struct vec c = { 0 };
@@ -478,8 +459,91 @@ static struct vec copy_comps(struct vec *comps)
 	return c;
 }
 
-/* One process probe; PATH (the file it names, when it names one) replaces the argument. */
-static void process_probe(struct expand *x, struct vec *comps, enum probe_kind k, const char *path)
+/* The point with its function("...") argument replaced by NAME. */
+static struct vec function_comps(struct vec *comps, const char *name)
+{
+	struct vec c = copy_comps(comps);
+	struct probe_comp *fc = comp_named(&c, "function");
+	struct expr *arg = ast_expr(EXPR_STRING, fc->arg->loc);
+
+	arg->str = name;
+	fc->arg = arg;
+	return c;
+}
+
+static void kfunc_probe(struct expand *x, struct vec *comps, const char *name, bool wild)
+{
+	struct vec c = wild ? function_comps(comps, name) : *comps;
+	const char *mod = str_arg(comps, "module");
+	struct derived_probe *dp = make_probe(x, &c, PROBE_KFUNC);
+	struct vec *params;
+	int ret;
+
+	dp->function = wild ? name : str_arg(comps, "function");
+	dp->function_matches = 1;
+	dp->module = mod;
+	dp->is_return = comp_named(comps, "return") != NULL;
+	dp->kfunc = mod ? arena_printf("%s:%s", mod, name) : name;
+	dp->kfunc_kprobe = strcmp(((struct probe_comp *)VEC_AT(comps, 0))->name, "kprobe") == 0 ||
+			   mod || !btf_kfunc(name, &params, &ret);
+}
+
+/*
+ * kernel.function("NAME"), module("M").function("NAME"), kprobe.function:
+ * one probe per function a wildcard matches (probes_kfunc.h).
+ */
+static int build_kfunc(struct expand *x, struct vec *comps)
+{
+	const char *fn = str_arg(comps, "function"), *mod = str_arg(comps, "module");
+	struct probe_comp *fc = comp_named(comps, "function");
+	const char *name = function_name_part(fn), *similar = NULL;
+	struct vec names = { 0 };
+	int n = *name ? sys_kernel_functions(mod, name, &names, &similar) : 0;
+
+	if (!n) {
+		if (x->optional)
+			return 0;
+		if (sema_error(fc->arg->loc, x->sm, "no match for probe point '%s'",
+			       probes_point_text(comps))) {
+			if (similar)
+				diag_hint("did you mean '%s'?", similar);
+			else if (mod)
+				diag_hint("is module '%s' loaded? /proc/kallsyms lists its functions "
+					  "while it is", mod);
+		}
+		return -1;
+	}
+	if (n > KFUNC_MAX_EXPANSION) {
+		if (sema_error(fc->arg->loc, x->sm, "'%s' matches more than the %d kernel "
+			       "functions one probe point may stand for", name, KFUNC_MAX_EXPANSION))
+			diag_hint("narrow the pattern; pmstap -l '%s' lists what it matches",
+				  probes_point_text(comps));
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		kfunc_probe(x, comps, VEC_AT(&names, i), has_wildcard(name));
+	return n;
+}
+
+/* kernel.statement, module().statement, kprobe.statement: passed on as written. */
+static int build_function(struct expand *x, struct vec *comps, enum probe_kind k)
+{
+	struct derived_probe *dp = make_probe(x, comps, k);
+
+	dp->function = str_arg(comps, "function");
+	dp->module = str_arg(comps, "module");
+	dp->statement = str_arg(comps, "statement");
+	dp->is_return = comp_named(comps, "return") != NULL;
+	return 1;
+}
+
+
+/*
+ * One process probe; PATH (the file it names, when it names one) replaces
+ * the argument.  User-space points resolve against the file
+ * (probes_user.c): returns how many probes were made, -1 after an error.
+ */
+static int process_probe(struct expand *x, struct vec *comps, enum probe_kind k, const char *path)
 {
 	struct vec c = copy_comps(comps);
 	struct probe_comp *pc = comp_named(&c, "process");
@@ -500,6 +564,9 @@ static void process_probe(struct expand *x, struct vec *comps, enum probe_kind k
 	dp->mark = str_arg(&c, "mark");
 	dp->statement = str_arg(&c, "statement");
 	dp->is_return = comp_named(&c, "return") != NULL;
+	if (k == PROBE_UFUNC || k == PROBE_USTATEMENT || k == PROBE_UMARK)
+		return probes_user_resolve(x->sm, dp, &c, x->optional);
+	return 1;
 }
 
 /* process("/lib*" "/libc.so.6"): one probe per file the pattern matches. */
@@ -513,10 +580,8 @@ static int process_glob(struct expand *x, struct vec *comps, enum probe_kind k,
 		for (size_t i = 0; i < g.gl_pathc; i++) {
 			struct stat st;
 
-			if (stat(g.gl_pathv[i], &st) == 0 && S_ISREG(st.st_mode)) {
-				process_probe(x, comps, k, arena_strdup(g.gl_pathv[i]));
-				n++;
-			}
+			if (stat(g.gl_pathv[i], &st) == 0 && S_ISREG(st.st_mode))
+				n += process_probe(x, comps, k, arena_strdup(g.gl_pathv[i])) > 0;
 		}
 		globfree(&g);
 	}
@@ -537,10 +602,8 @@ static int build_process(struct expand *x, struct vec *comps, enum probe_kind k)
 		sema_error(pc->arg->loc, x->sm, "a process id must be positive");
 		return -1;
 	}
-	if (!pc || !pc->arg || pc->arg->kind != EXPR_STRING) {
-		process_probe(x, comps, k, NULL);
-		return 1;
-	}
+	if (!pc || !pc->arg || pc->arg->kind != EXPR_STRING)
+		return process_probe(x, comps, k, NULL);
 	if (has_wildcard(pc->arg->str))
 		return process_glob(x, comps, k, pc);
 	path = sys_find_executable(pc->arg->str);
@@ -551,8 +614,7 @@ static int build_process(struct expand *x, struct vec *comps, enum probe_kind k)
 			   ? "no such file: '%s'" : "no executable '%s' in PATH", pc->arg->str);
 		return -1;
 	}
-	process_probe(x, comps, k, path);
-	return 1;
+	return process_probe(x, comps, k, path);
 }
 
 static int build(struct expand *x, const struct pattern *p, struct vec *comps)
@@ -567,6 +629,7 @@ static int build(struct expand *x, const struct pattern *p, struct vec *comps)
 	case PROBE_TRACE:
 		return build_trace(x, comps);
 	case PROBE_KFUNC:
+		return build_kfunc(x, comps);
 	case PROBE_KSTATEMENT:
 		return build_function(x, comps, p->kind);
 	case PROBE_PROCESS_BEGIN:

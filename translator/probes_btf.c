@@ -2,7 +2,8 @@
  * probes_btf.c - the kernel's BTF (/sys/kernel/btf/vmlinux), read once:
  * function names, the arguments of raw tracepoints (the parameters of
  * __probestub_NAME or __bpf_trace_NAME), and the types of $var->member
- * chains on them.
+ * chains on them; the parameters of kernel functions and the types of
+ * $param, $return and $$parms in kernel.function probes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 #include <linux/btf.h>
 #include "diag.h"
 #include "sema_int.h"
+#include "probes_kfunc.h"
+#include "sysroot.h"
 
 struct btf {
 	bool tried;
@@ -58,7 +61,7 @@ static bool btf_load(void)
 	if (btf.tried)
 		return btf.types != NULL;
 	btf.tried = true;
-	btf.data = arena_read_file("/sys/kernel/btf/vmlinux", &len);
+	btf.data = arena_read_file(sys_path("/sys/kernel/btf/vmlinux"), &len);
 	if (!btf.data || len < sizeof(h))
 		return false;
 	memcpy(&h, btf.data, sizeof(h));
@@ -335,4 +338,178 @@ enum type btf_chain_type(int id, const struct vec *comps, bool pretty, char **wh
 	}
 	*why = arena_printf("it is %s, not a number or a string", type_text(strip(cur), 0));
 	return TYPE_UNKNOWN;
+}
+
+/* ---- kernel functions ---- */
+
+struct kfunc_proto {
+	bool found;
+	struct vec params;	/* struct tp_arg * */
+	int ret;		/* BTF type of the return value; 0: void */
+};
+
+static struct kfunc_proto *kfunc_lookup(const char *name)
+{
+	static struct hmap funcs, protos;
+	static unsigned generation;
+	struct kfunc_proto *kp;
+	const struct btf_type *proto;
+	const struct btf_param *params;
+	intptr_t id;
+
+	if (generation != arena_generation()) {
+		funcs = (struct hmap){ .str_keys = true };
+		protos = (struct hmap){ .str_keys = true };
+		generation = arena_generation();
+	}
+	if ((kp = hmap_get(&protos, name)))
+		return kp;
+	kp = ARENA_NEW(struct kfunc_proto);
+	hmap_put(&protos, arena_strdup(name), kp);
+	if (!btf_load())
+		return kp;
+	if (!funcs.len)
+		for (int i = btf.n - 1; i > 0; i--)	/* the first of a name wins */
+			if (kind_of(btf.types[i]) == BTF_KIND_FUNC)
+				hmap_put(&funcs, name_of(btf.types[i]->name_off), (void *)(intptr_t)i);
+	id = (intptr_t)hmap_get(&funcs, name);
+	proto = id ? type_at(type_at((uint32_t)id)->type) : NULL;
+	if (kind_of(proto) != BTF_KIND_FUNC_PROTO)
+		return kp;
+	kp->found = true;
+	kp->ret = (int)proto->type;
+	params = (const struct btf_param *)(proto + 1);
+	for (unsigned i = 0; i < BTF_INFO_VLEN(proto->info); i++) {
+		struct tp_arg *a = ARENA_NEW(struct tp_arg);
+
+		if (!params[i].type)	/* a variadic function's "..." */
+			break;
+		a->name = *name_of(params[i].name_off) ? name_of(params[i].name_off)
+						       : arena_printf("arg%u", i + 1);
+		a->btf_id = (int)params[i].type;
+		a->ctype = type_text(params[i].type, 0);
+		vec_push(&kp->params, a);
+	}
+	return kp;
+}
+
+bool btf_kfunc(const char *name, struct vec **params, int *ret)
+{
+	struct kfunc_proto *kp = kfunc_lookup(name);
+
+	*params = &kp->params;
+	*ret = kp->ret;
+	return kp->found;
+}
+
+const char *btf_type_c(int id)
+{
+	return btf_load() ? type_text((uint32_t)id, 0) : "long";
+}
+
+bool kfunc_targets_checkable(const struct derived_probe *dp)
+{
+	return dp->kind == PROBE_KFUNC && dp->kfunc;
+}
+
+static char *param_list(const struct vec *params)
+{
+	char *list = NULL;
+
+	for (int i = 0; i < params->len; i++) {
+		const struct tp_arg *a = VEC_AT(params, i);
+
+		list = list ? arena_printf("%s, $%s", list, a->name) : arena_printf("$%s", a->name);
+	}
+	return list ? list : arena_strdup("none");
+}
+
+/* $$parms, $$vars, $$locals, $$return. */
+static bool kfunc_dollars(const struct derived_probe *dp, struct expr *e, char **why)
+{
+	const char *n = e->name + 2;
+
+	if (!strcmp(n, "parms") || !strcmp(n, "vars") || !strcmp(n, "locals") ||
+	    (!strcmp(n, "return") && dp->is_return)) {
+		e->type = TYPE_STRING;
+		return true;
+	}
+	*why = arena_printf("'%s' is not available at '%s'", e->name, dp->point);
+	return false;
+}
+
+static bool chain_type(int id, struct expr *e, char **why, const char **near)
+{
+	char *text = arena_strdup(e->name);
+	int at;
+
+	e->type = btf_chain_type(id, &e->comps, e->pretty, why, near, &at);
+	if (e->addr_of && at == e->comps.len)
+		e->type = TYPE_LONG;	/* &$p->member: the address of any member */
+	if (e->type)
+		return true;
+	for (int i = 0; i <= at && i < e->comps.len; i++) {
+		const struct target_comp *c = VEC_AT(&e->comps, i);
+
+		text = c->kind == COMP_MEMBER ? arena_printf("%s->%s", text, c->member)
+					      : arena_printf("%s[...]", text);
+	}
+	*why = arena_printf("cannot read '%s': %s", text, *why);
+	return false;
+}
+
+bool kfunc_target_type(const struct derived_probe *dp, struct expr *e, char **why,
+		       const char **near)
+{
+	struct vec *params = NULL;
+	int ret = 0;
+	bool btf_ok = !dp->kfunc_kprobe && btf_kfunc(dp->kfunc, &params, &ret);
+
+	*near = NULL;
+	if (e->name[1] == '$')
+		return kfunc_dollars(dp, e, why);
+	if (!strcmp(e->name, "$return")) {
+		if (!dp->is_return) {
+			*why = arena_printf("'$return' is only available in a .return probe");
+			return false;
+		}
+		if (!btf_ok) {
+			e->type = e->pretty ? TYPE_STRING : TYPE_LONG;
+			if (e->comps.len)
+				*why = arena_printf("'%s' has no members here: the type of what '%s' "
+						    "returns is unknown (no BTF)", e->name, dp->kfunc);
+			return !e->comps.len;
+		}
+		if (!ret) {
+			*why = arena_printf("'%s' returns nothing (void)", dp->kfunc);
+			return false;
+		}
+		return chain_type(ret, e, why, near);
+	}
+	if (!btf_ok) {
+		*why = dp->kfunc_kprobe && !dp->module
+		       ? arena_printf("'%s' is not available at '%s': kprobe.function probes "
+				      "have no target variables but $return", e->name, dp->point)
+		       : arena_printf("'%s' is not available at '%s': the kernel's BTF does not "
+				      "describe '%s'", e->name, dp->point, dp->kfunc);
+		return false;
+	}
+	for (int i = 0; i < params->len; i++) {
+		struct tp_arg *a = VEC_AT(params, i);
+
+		if (!strcmp(a->name, e->name + 1))
+			return chain_type(a->btf_id, e, why, near);
+	}
+	*why = arena_printf("function '%s' has no parameter '%s' (its parameters: %s)",
+			    dp->kfunc, e->name, param_list(params));
+	{
+		const char **names = arena_alloc(sizeof(char *) * (size_t)(params->len + 1));
+
+		for (int i = 0; i < params->len; i++)
+			names[i] = ((struct tp_arg *)VEC_AT(params, i))->name;
+		*near = diag_similar(e->name + 1, names, params->len);
+		if (*near)
+			*near = arena_printf("$%s", *near);
+	}
+	return false;
 }

@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include "diag.h"
 #include "sema_int.h"
+#include "probes_kfunc.h"
+#include "sysroot.h"
 
 /* ---- tracefs ---- */
 
@@ -172,7 +174,7 @@ static void symset_add(struct symset *ss, const char *name)
 
 static void load_kallsyms(struct symset *ss)
 {
-	FILE *f = fopen("/proc/kallsyms", "r");
+	FILE *f = fopen(sys_path("/proc/kallsyms"), "r");
 	char line[512], type, name[256];
 
 	if (!f)
@@ -212,6 +214,29 @@ static const char *similar_name(struct symset *ss, const char *pattern)
 	return diag_similar(pattern, (const char *const *)near.items, near.len);
 }
 
+static struct symset btf_funcs, ksyms;
+
+/* The function names of BTF and of /proc/kallsyms, each read when first needed. */
+static struct symset *function_set(bool want_ksyms)
+{
+	static unsigned generation;
+
+	if (generation != arena_generation()) {
+		btf_funcs = (struct symset){ .set = { .str_keys = true } };
+		ksyms = btf_funcs;
+		generation = arena_generation();
+	}
+	if (!btf_funcs.loaded) {
+		btf_funcs.loaded = true;
+		btf_function_names(&btf_funcs.names, &btf_funcs.set);
+	}
+	if (want_ksyms && !ksyms.loaded) {
+		ksyms.loaded = true;
+		load_kallsyms(&ksyms);
+	}
+	return want_ksyms ? &ksyms : &btf_funcs;
+}
+
 /*
  * How many kernel functions PATTERN (a name or a wildcard) matches: BTF
  * first, /proc/kallsyms when BTF has none.  *SIMILAR gets a close name
@@ -219,31 +244,96 @@ static const char *similar_name(struct symset *ss, const char *pattern)
  */
 int sys_kernel_function_matches(const char *pattern, const char **similar)
 {
-	static struct symset btf, ksyms;
-	static unsigned generation;
-	int n;
+	struct symset *btf = function_set(false), *ks;
+	int n = count_matches(btf, pattern);
 
-	if (generation != arena_generation()) {
-		btf = (struct symset){ .set = { .str_keys = true } };
-		ksyms = btf;
-		generation = arena_generation();
-	}
-	if (!btf.loaded) {
-		btf.loaded = true;
-		btf_function_names(&btf.names, &btf.set);
-	}
-	n = count_matches(&btf, pattern);
 	if (n)
 		return n;
-	if (!ksyms.loaded) {
-		ksyms.loaded = true;
-		load_kallsyms(&ksyms);
-	}
-	n = count_matches(&ksyms, pattern);
+	ks = function_set(true);
+	n = count_matches(ks, pattern);
 	if (!n && similar)
 		*similar = strpbrk(pattern, "*?[") ? NULL
-			   : similar_name(btf.names.len ? &btf : &ksyms, pattern);
+			   : similar_name(btf->names.len ? btf : ks, pattern);
 	return n;
+}
+
+/*
+ * The functions ftrace can trace (so fentry and kprobes at a function's
+ * entry): tracefs' available_filter_functions, "name" or "name [module]"
+ * a line.  NULL when it cannot be read (tracefs not mounted, not root).
+ */
+static struct hmap *traceable_functions(void)
+{
+	static struct hmap set;
+	static unsigned generation;
+	static bool tried, ok;
+	FILE *f;
+	char line[512], name[256];
+
+	if (generation != arena_generation()) {
+		set = (struct hmap){ .str_keys = true };
+		tried = ok = false;
+		generation = arena_generation();
+	}
+	if (tried)
+		return ok ? &set : NULL;
+	tried = true;
+	f = fopen(sys_path("/sys/kernel/tracing/available_filter_functions"), "r");
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%255s", name) == 1)
+			hmap_put(&set, arena_strdup(name), (void *)1);
+	fclose(f);
+	ok = set.len > 0;
+	return ok ? &set : NULL;
+}
+
+/* The functions of MODULE, from /proc/kallsyms ("addr t name [module]"). */
+static void module_functions(const char *module, struct symset *ss)
+{
+	FILE *f = fopen(sys_path("/proc/kallsyms"), "r");
+	char line[512], type, name[256], mod[128];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %c %255s [%127[^]]]", &type, name, mod) == 3 &&
+		    (type == 't' || type == 'T') && strcmp(mod, module) == 0)
+			symset_add(ss, arena_strdup(name));
+	fclose(f);
+}
+
+int sys_kernel_functions(const char *module, const char *pattern, struct vec *names,
+			 const char **similar)
+{
+	struct symset mods = { .set = { .str_keys = true } }, *ss;
+	struct hmap *ok = strpbrk(pattern, "*?[") ? traceable_functions() : NULL;
+	int before = names->len;
+
+	if (module) {
+		module_functions(module, &mods);
+		ss = &mods;
+	} else {
+		ss = function_set(false);
+		if (!count_matches(ss, pattern))
+			ss = function_set(true);
+	}
+	if (!strpbrk(pattern, "*?[")) {
+		if (hmap_get(&ss->set, pattern))
+			vec_push(names, (void *)pattern);
+	} else {
+		for (int i = 0; i < ss->names.len; i++) {
+			const char *n = VEC_AT(&ss->names, i);
+
+			if (fnmatch(pattern, n, 0) == 0 && (!ok || hmap_get(ok, n)))
+				vec_push(names, (void *)n);
+		}
+	}
+	if (names->len == before && similar)
+		*similar = strpbrk(pattern, "*?[") || !ss->names.len ? NULL
+			   : similar_name(ss, pattern);
+	return names->len - before;
 }
 
 /* ---- executables ---- */

@@ -140,6 +140,13 @@ struct derived_probe {
 	uint64_t offset;	/* the file offset a uprobe attaches at */
 	const char *elf_path;	/* the ELF file probed: dp->path, or the .library() it names */
 	const char *dwarf_path;	/* the file that holds its DWARF (elf_path or a separate debug file); NULL: none */
+	uint64_t ref_ctr_offset;	/* PROBE_UMARK: the file offset of its semaphore, or 0 */
+	const struct sdt_note *sdt;	/* PROBE_UMARK: its .note.stapsdt entry (sdt.h) */
+	bool pid_target;	/* only in target()'s process tree (-c/-x, or no process path) */
+
+	/* kernel functions (PROBE_KFUNC), once resolved (probes_kfunc.h) */
+	const char *kfunc;	/* the function probed, no wildcard: "ksys_read"; NULL if unresolved */
+	bool kfunc_kprobe;	/* a kprobe/kretprobe (kprobe.function, module(), no BTF); else fentry/fexit */
 };
 
 /* Functions of one name and arity, in the order next walks them (priority). */

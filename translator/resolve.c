@@ -12,6 +12,9 @@
 #include <string.h>
 #include "diag.h"
 #include "sema_int.h"
+#include "sema_write.h"
+#include "probes_user.h"
+#include "probes_kfunc.h"
 
 /* ---- copies ---- */
 
@@ -434,7 +437,8 @@ static bool kind_has_targets(enum probe_kind k)
 /* Can this pass tell which $vars exist at DP? */
 static bool targets_checkable(const struct derived_probe *dp)
 {
-	return !dp || dp->kind == PROBE_TRACE || !kind_has_targets(dp->kind);
+	return !dp || dp->kind == PROBE_TRACE || dp->kind == PROBE_UMARK ||
+	       kfunc_targets_checkable(dp) || !kind_has_targets(dp->kind);
 }
 
 /* Report a target problem, or only note the failure inside @defined(). */
@@ -583,6 +587,18 @@ static void resolve_trace_target(struct scope *sc, struct expr *e, struct tracep
 			   e->name);
 }
 
+/* $param..., $return, $$parms of a kernel function, typed through BTF (probes_kfunc.h). */
+static void resolve_kfunc_target(struct scope *sc, struct expr *e)
+{
+	char *why = NULL;
+	const char *near = NULL;
+
+	if (kfunc_target_type(sc->dp, e, &why, &near) || !target_fail(sc))
+		return;
+	if (sema_error(e->loc, sc->sm, "%s", why) && near)
+		diag_hint("did you mean '%s'?", near);
+}
+
 static void resolve_target(struct scope *sc, struct expr *e)
 {
 	struct derived_probe *dp = sc->dp;
@@ -603,6 +619,11 @@ static void resolve_target(struct scope *sc, struct expr *e)
 	}
 	if (dp->kind == PROBE_TRACE) {
 		resolve_trace_target(sc, e, dp->tp);
+	} else if (dp->kind == PROBE_UMARK) {
+		if (!sdt_target_type(sc->sm, dp, e) && target_fail(sc))
+			sema_error(e->loc, sc->sm, "mark '%s' has no '%s'", dp->mark, e->name);
+	} else if (kfunc_targets_checkable(dp)) {
+		resolve_kfunc_target(sc, e);
 	} else if (!kind_has_targets(dp->kind)) {
 		if (target_fail(sc))
 			sema_error(e->loc, sc->sm, "target variable '%s' is not available at probe point '%s'",
@@ -708,9 +729,11 @@ static void rx_lvalue(struct scope *sc, struct expr *e, const char *op)
 		resolve_target(sc, e);
 		if (sc->dp && sc->dp->kind == PROBE_TRACE)
 			sema_error(e->loc, sc->sm, "tracepoint field '%s' is read-only", e->name);
-		else if (!sc->sm->s->guru)
-			sema_error(e->loc, sc->sm, "writing to target variable '%s' needs guru mode (-g)",
-				   e->name);
+		else
+			sema_target_write(sc->sm, sc->dp, e, op);
+	} else if (e->kind == EXPR_ATVAR || e->kind == EXPR_CAST) {
+		rx(sc, &e);
+		sema_target_write(sc->sm, sc->dp, e, op);
 	} else {
 		sema_error(e->loc, sc->sm, "'%s' needs a variable or an array element on its left", op);
 		rx(sc, &e);

@@ -43,8 +43,10 @@ done
 [ -n "$dirs" ] || dirs="parseok parseko semok semko"
 
 pmstap=$build/bin/pmstap
-tmp=$build/tmp/qa-translator
+# A folder per run: two runs at once must not read each other's outputs.
+tmp=$build/tmp/qa-translator.$$
 mkdir -p "$tmp" "$build/results"
+trap 'rm -rf "$tmp"' EXIT
 if [ ! -x "$pmstap" ]; then
 	echo "qa/translator: $pmstap is not built" >&2
 	exit 2

@@ -373,4 +373,6 @@ static __always_inline void stp_map_stat_add(struct context *c, void *map, const
 	stp_stat_update(p, cfg, val);
 }
 
+#include "stp_slots.bpf.h"	/* arrays whose values live in an mmapable array */
+
 #endif

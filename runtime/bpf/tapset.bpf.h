@@ -48,6 +48,9 @@
 /* The runner's answers; see struct stp_rt_info. */
 struct stp_rt_info stp_rt SEC(STP_RT_SECTION);
 
+/* process/thread probes: stp__task(c), the task a hit is about, or NULL */
+#include "stp_proc.bpf.h"
+
 /* Set once printk() in kernel context has said where its output goes. */
 int stp_printk_warned;
 
@@ -71,18 +74,24 @@ int stp_printk_warned;
 
 STP_SERVICE int64_t stp_pid(struct context *c)
 {
-	return (int64_t)(bpf_get_current_pid_tgid() >> 32);
+	struct task_struct *t = stp__task(c);
+
+	return t ? BPF_CORE_READ(t, tgid) : (int64_t)(bpf_get_current_pid_tgid() >> 32);
 }
 
 STP_SERVICE int64_t stp_tid(struct context *c)
 {
-	return (int64_t)(__u32)bpf_get_current_pid_tgid();
+	struct task_struct *t = stp__task(c);
+
+	return t ? BPF_CORE_READ(t, pid) : (int64_t)(__u32)bpf_get_current_pid_tgid();
 }
 
 STP_SERVICE int64_t stp_ppid(struct context *c)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = stp__task(c);
 
+	if (!t)
+		t = bpf_get_current_task_btf();
 	return BPF_CORE_READ(t, real_parent, tgid);
 }
 
@@ -133,14 +142,17 @@ STP_SERVICE int64_t stp_egid(struct context *c)
 
 STP_SERVICE void stp_execname(struct context *c, char *out)
 {
-	if (bpf_get_current_comm(out, STP_COMM_LEN))
+	struct task_struct *t = stp__task(c);
+
+	if (t ? bpf_probe_read_kernel_str(out, STP_COMM_LEN, &t->comm) < 0 :
+		bpf_get_current_comm(out, STP_COMM_LEN) != 0)
 		out[0] = '\0';
 	out[STP_COMM_LEN - 1] = '\0';
 }
 
 STP_SERVICE void stp_pexecname(struct context *c, char *out)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = stp__task(c) ?: bpf_get_current_task_btf();
 	struct task_struct *parent = BPF_CORE_READ(t, real_parent);
 
 	out[0] = '\0';
@@ -385,6 +397,21 @@ STP_SERVICE int64_t stp_read_kernel_int(struct context *c, uint64_t addr, int64_
 	return stp__read_int(c, bpf_probe_read_kernel, "kernel", addr, size, is_signed);
 }
 
+STP_SERVICE void stp_write_user_int(struct context *c, uint64_t addr, int64_t size, int64_t value)
+{
+	void *p = (void *)addr;
+	long err;
+
+	switch (size) {	/* the helper wants a size the verifier knows */
+	case 1: err = bpf_probe_write_user(p, &value, 1); break;
+	case 2: err = bpf_probe_write_user(p, &value, 2); break;
+	case 4: err = bpf_probe_write_user(p, &value, 4); break;
+	default: err = bpf_probe_write_user(p, &value, 8); break;
+	}
+	if (err)
+		stp__raisef(c, "user write fault at 0x%llx", (unsigned long long)addr);
+}
+
 #define stp__read_str(c, read, what, out, addr, n)                                         \
 	({                                                                                 \
 		int64_t __n = (n), __r;                                                    \
@@ -448,6 +475,73 @@ STP_SERVICE void stp_printk(struct context *c, int64_t level, const char *msg)
 				 "(/sys/kernel/tracing/trace_pipe), not to the kernel log");
 	}
 	bpf_printk("<%lld>%s", level, msg);
+}
+
+/* backtraces: stp_backtrace(), stp_print_stack(), stp_sym_sprint(), stp_uaddr() */
+#include "stp_stack.bpf.h"
+#include "stp_task.bpf.h"
+
+/* ---- registers of uprobes (the generated file defines STP_CTX_UREGS) ---- */
+
+static __always_inline struct pt_regs *stp__uregs(struct context *c)
+{
+#ifdef STP_CTX_UREGS
+	if (stp_ctx_uregs(c))
+		return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+#endif
+	stp_raise_msg(c, "registers are not available here: only in process(...) probes");
+	return 0;
+}
+
+STP_SERVICE int64_t stp_uregister(struct context *c, int64_t reg)
+{
+	struct pt_regs *r = stp__uregs(c);
+
+	if (!r)
+		return 0;
+	switch (reg) {
+	case STP_REG_AX: return r->ax;
+	case STP_REG_BX: return r->bx;
+	case STP_REG_CX: return r->cx;
+	case STP_REG_DX: return r->dx;
+	case STP_REG_SI: return r->si;
+	case STP_REG_DI: return r->di;
+	case STP_REG_BP: return r->bp;
+	case STP_REG_SP: return r->sp;
+	case STP_REG_R8: return r->r8;
+	case STP_REG_R9: return r->r9;
+	case STP_REG_R10: return r->r10;
+	case STP_REG_R11: return r->r11;
+	case STP_REG_R12: return r->r12;
+	case STP_REG_R13: return r->r13;
+	case STP_REG_R14: return r->r14;
+	case STP_REG_R15: return r->r15;
+	case STP_REG_IP: return r->ip;
+	case STP_REG_FLAGS: return r->flags;
+	default:
+		stp_raise_msg(c, "no such register");
+		return 0;
+	}
+}
+
+STP_SERVICE int64_t stp_uarg(struct context *c, int64_t n)
+{
+	static const int regs[] = { STP_REG_DI, STP_REG_SI, STP_REG_DX, STP_REG_CX,
+				    STP_REG_R8, STP_REG_R9 };
+	int64_t v = 0;
+	uint64_t sp;
+
+	if (n >= 1 && n <= 6)
+		return stp_uregister(c, regs[n - 1]);
+	if (n < 1 || n > 64) {
+		stp_raise_msg(c, "argument number out of range");
+		return 0;
+	}
+	/* past the sixth: on the stack, above the return address */
+	sp = (uint64_t)stp_uregister(c, STP_REG_SP);
+	if (!c->error && bpf_probe_read_user(&v, 8, (void *)(sp + 8 * (uint64_t)(n - 6))))
+		stp_raise_msg(c, "cannot read the argument from the user stack");
+	return v;
 }
 
 #endif

@@ -21,6 +21,8 @@
 #include <bpf/libbpf.h>
 
 #include "script_int.h"
+#include "attach_kprobe.h"
+#include "proc_attach.h"
 
 #define PROFILE_PERIOD_NS 4000000	/* timer.profile when HZ is unknown: 250 */
 #define PERF_DEFAULT_SAMPLE 1000000	/* perf.*: stap's default sample period */
@@ -143,8 +145,14 @@ static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
 
 	if (p->kind == STP_PROBE_PROFILE || p->kind == STP_PROBE_PERF)
 		return attach_perf(s, i, prog);
+	if (stp_proc_probe(p, prog))
+		return stp_proc_attach(s, i, prog);
 	if (p->kind == STP_PROBE_TRACEPOINT && p->tp_system && p->tp_name)
 		link = bpf_program__attach_tracepoint(prog, p->tp_system, p->tp_name);
+	else if (p->kind == STP_PROBE_UPROBE)
+		link = stp_attach_uprobe(s, p, prog);
+	else if (p->kind == STP_PROBE_KFUNC)
+		link = stp_attach_kprobe(p, prog);
 	else if (p->kind == STP_PROBE_RAW_TRACEPOINT &&
 		 bpf_program__type(prog) == BPF_PROG_TYPE_RAW_TRACEPOINT && p->tp_name)
 		link = bpf_program__attach_raw_tracepoint(prog, p->tp_name);

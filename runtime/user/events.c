@@ -27,6 +27,7 @@
 #include <bpf/libbpf.h>
 
 #include "script_int.h"
+#include "symbolize.h"
 
 #define OUT_BUFSIZE 65536
 #define PRINT_BUFSIZE 8192	/* one printf's output at most, as stap's STP_BUFFER_SIZE */
@@ -227,6 +228,8 @@ static int read_string(struct reader *r, struct stp_value *v)
 		return -1;
 	memcpy(&n, r->p, sizeof(n));
 	r->p += sizeof(n);
+	if (n & STP_REC_SYMS)	/* symbols to name: symname() in kernel context... */
+		return stp_sym_read_deferred(&r->p, r->end, n, v);
 	if (r->end - r->p < n)
 		return -1;
 	*v = stp_value_string(r->p, n);
@@ -307,6 +310,9 @@ int stp_events_record(void *ctx, void *data, size_t size)
 	case STP_REC_EXIT:
 		stp_request_stop(s, STP_STATE_STOPPING);
 		rc = 0;
+		break;
+	case STP_REC_STACK:	/* print_stack() and friends: symbolize.h */
+		rc = stp_sym_print_record(s, h.id, r.p, (size_t)(r.end - r.p));
 		break;
 	}
 	if (rc < 0)

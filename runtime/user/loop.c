@@ -33,6 +33,7 @@
 
 #include "script_int.h"
 #include "uctx_glue.h"
+#include "proc_attach.h"
 
 #define MAX_TIMER_RUNS 64	/* handler runs for one wakeup of an overrun timer */
 
@@ -344,6 +345,7 @@ int stp_script__run(struct stp_script *s)
 		s->state = STP_STATE_RUNNING;
 		if (stp_control_set(s, STP_STATE_RUNNING) < 0 || timers_start(s) < 0)
 			stp_request_stop(s, STP_STATE_STOPPING);
+		stp_proc_existing(s);
 		stp_out_flush(s);
 		stp_target_release(s);
 		event_loop(s);

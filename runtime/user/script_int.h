@@ -96,6 +96,11 @@ int stp_attach_probe(struct stp_script *s, int i);
 void stp_detach_all(struct stp_script *s);
 bool stp_kprobes_available(void);
 
+/* attach_uprobe.c */
+struct bpf_program;
+struct bpf_link *stp_attach_uprobe(struct stp_script *s, const struct stp_meta_probe *p,
+				   struct bpf_program *prog);
+
 /* events.c */
 int stp_out_open(struct stp_script *s);
 void stp_out_flush(struct stp_script *s);

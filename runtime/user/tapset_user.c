@@ -710,3 +710,22 @@ void stp_rt_info_init(struct stp_rt_info *r, int64_t target, int argc, const cha
 	r->ncpus = possible_cpus();
 	rt_set_args(r, argc, argv);
 }
+
+/* backtraces: stp_backtrace(), stp_print_stack(), stp_sym_sprint(), stp_uaddr() */
+#include "tapset_stack_user.c"
+
+/* registers: only uprobes, which run in kernel context, have them */
+STP_SERVICE int64_t stp_uregister(struct context *c, int64_t reg)
+{
+	stp_raise_msg(c, "registers are not available in user context (begin, end, error, timer "
+			 "probes)");
+	return 0;
+}
+
+STP_SERVICE int64_t stp_uarg(struct context *c, int64_t n)
+{
+	return stp_uregister(c, 0);
+}
+
+/* the task services (tapset/task.stp) */
+#include "tapset_task.c"

@@ -1,0 +1,20 @@
+# 363: kernel.function("ksys_*"): one probe per function; @defined($fd) per function
+listed=$($PMSTAP -l 'kernel.function("ksys_*")' | wc -l)
+cat >"$tmp/t.stp" <<'END'
+global hits
+probe kernel.function("ksys_*") {
+	if (@defined($fd) && $fd == 42)
+		hits[pp()]++
+}
+probe end {
+	foreach (p+ in hits)
+		printf("%s hits=%d\n", p, hits[p])
+}
+END
+$PMSTAP -v "$tmp/t.stp" -c "$QA_BIN/read_sizes 2x6" 2>"$tmp/err"
+rc=$?
+attached=$(sed -n 's/.*attached \([0-9]*\) kernel probes.*/\1/p' "$tmp/err")
+echo "functions listed: $([ "$listed" -ge 5 ] && echo "5 or more" || echo "$listed")"
+echo "probes attached = functions listed: $([ "$attached" = "$listed" ] && echo yes || echo "no ($attached, $listed)")"
+[ $rc = 0 ] || cat "$tmp/err" >&2
+exit $rc

@@ -1,0 +1,221 @@
+/*
+ * stp_proc.bpf.h - process.begin/end and thread.begin/end in kernel
+ * context: which task a hit is about, and the filters of
+ * process("PATH") and process(PID).
+ *
+ * Each such probe is one raw tracepoint program that the runner attaches
+ * to the sched tracepoints its kind needs (runtime/user/proc_attach.c):
+ *
+ *	process.begin	sched_process_fork (a new thread group: the child)
+ *			and sched_process_exec (the task, with its new image)
+ *	process.end	sched_process_exit of the group's last thread
+ *	thread.begin	sched_process_fork of a thread that is not a leader
+ *	thread.end	sched_process_exit of a thread that is not a leader
+ *
+ * The program tells fork from exec by its arguments: fork passes
+ * (parent, child), two task pointers; exec passes (task, old_pid, bprm),
+ * and a pid is never a kernel address.
+ *
+ * process.end also fires when a process execs, for its old image, as
+ * stap's does: its program is attached to sched_prepare_exec too (Linux
+ * 6.10 and later), which passes (task, bprm) while the task still has
+ * its old executable and name; an exit passes (task, group_dead).
+ *
+ * Processes that run already when the script starts get process.begin
+ * once each (threads other than a leader, thread.begin), as stap's
+ * startup does: the handler of such a probe is also a BPF task iterator
+ * (SEC("iter/task"), emitted by translator/emit_proc.c) that the runner
+ * runs once after the begin probes (proc_attach.c).  The iterator hands
+ * the handler (task, STP_PROC_EXISTING) as if it were a tracepoint's
+ * arguments; the prologue then leaves out kernel threads, exiting
+ * tasks, tasks born once the handlers run (their fork is a hit of its
+ * own) and, with -c, the runner's child that has not exec'd the
+ * command yet.
+ *
+ * During a hit, pid(), tid(), execname() and the other task services of
+ * tapset.bpf.h read the task the hit is about (the child of a fork), not
+ * the current one: stp_proc_begin() notes it per CPU with the probe's
+ * index, and stp__task() finds it only while that probe runs.
+ *
+ * Included by tapset.bpf.h after stp_rt, before the services.
+ */
+#ifndef STP_PROC_BPF_H
+#define STP_PROC_BPF_H
+
+/* What a probe is about: its kind, as the generated code passes it. */
+enum stp_proc_kind {
+	STP_PROC_BEGIN,
+	STP_PROC_END,
+	STP_THREAD_BEGIN,
+	STP_THREAD_END,
+};
+
+/* Per probe, filled by the runner at attach time (proc_attach.c). */
+struct stp_proc_exe {
+	uint64_t dev;		/* process("PATH"): PATH's file, the kernel's dev_t */
+	uint64_t ino;		/* (major << 20 | minor) and inode; 0: no PATH */
+	uint64_t since;		/* CLOCK_MONOTONIC ns: the iterator leaves out tasks born since */
+	uint64_t skip_dev;	/* -c: the runner's own executable, which the */
+	uint64_t skip_ino;	/* command's process has until it execs; 0: none */
+};
+
+/* The second "argument" the task iterator passes: not a pid, not an address. */
+#define STP_PROC_EXISTING 0xffffffffULL
+
+/* What a hit is. */
+enum stp_proc_hit {
+	STP_HIT_EVENT,		/* fork, exec or exit */
+	STP_HIT_EXEC_END,	/* sched_prepare_exec: the old image ends */
+	STP_HIT_EXISTING,	/* a task of the iterator: it ran already */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, STP_NPROBES);
+	__type(key, uint32_t);
+	__type(value, struct stp_proc_exe);
+} stp_proc_exes SEC(".maps");
+
+/*
+ * Per CPU: the probe running and the task it is about.  The task is kept
+ * as void *: a global whose type names struct task_struct makes clang emit
+ * debug info for the ~1,700 kernel types it reaches, a third of the time
+ * of every compile.
+ */
+struct stp_proc_task {
+	uint64_t probe;
+	void *task;
+};
+
+struct stp_proc_task stp_proc_tasks[STP_NCPUS];
+
+static __always_inline struct task_struct *stp__task(struct context *c)
+{
+	uint32_t cpu = bpf_get_smp_processor_id();
+
+	if (c && cpu < STP_NCPUS && stp_proc_tasks[cpu].task && stp_proc_tasks[cpu].probe == c->probe)
+		return (struct task_struct *)stp_proc_tasks[cpu].task;
+	return NULL;
+}
+
+static __always_inline bool stp_proc_file_is(struct task_struct *t, uint64_t dev, uint64_t ino)
+{
+	struct file *exe = BPF_CORE_READ(t, mm, exe_file);
+	struct inode *in;
+
+	if (!ino || !exe)
+		return false;
+	in = BPF_CORE_READ(exe, f_inode);
+	return BPF_CORE_READ(in, i_ino) == ino && (uint64_t)BPF_CORE_READ(in, i_sb, s_dev) == dev;
+}
+
+static __always_inline bool stp_proc_exe_is(struct task_struct *t, uint32_t probe)
+{
+	struct stp_proc_exe *want = bpf_map_lookup_elem(&stp_proc_exes, &probe);
+
+	return want && stp_proc_file_is(t, want->dev, want->ino);
+}
+
+/*
+ * Whether a task the iterator found, or one about to exec, is one the
+ * probe leaves out: a kernel thread, an exiting task, one born after the
+ * probe was attached (existing only), or -c's child before its exec.
+ */
+static __always_inline bool stp_proc_left_out(struct task_struct *t, uint32_t probe,
+					      enum stp_proc_hit hit)
+{
+	struct stp_proc_exe *e = bpf_map_lookup_elem(&stp_proc_exes, &probe);
+
+	if (!e)
+		return true;
+	if (hit == STP_HIT_EXISTING &&
+	    (!BPF_CORE_READ(t, mm) || BPF_CORE_READ(t, exit_state) ||
+	     (BPF_CORE_READ(t, flags) & 0x4 /* PF_EXITING */) ||
+	     BPF_CORE_READ(t, start_time) >= e->since))
+		return true;
+	return stp_proc_file_is(t, e->skip_dev, e->skip_ino);
+}
+
+/* Whether T is PID or descends from it (a few generations up). */
+static __always_inline bool stp_proc_in_tree(struct task_struct *t, int64_t pid)
+{
+	for (int i = 0; i < 16 && t; i++) {
+		int tgid = BPF_CORE_READ(t, tgid);
+
+		if (tgid == pid)
+			return true;
+		if (tgid <= 1)
+			return false;
+		t = BPF_CORE_READ(t, real_parent);
+	}
+	return false;
+}
+
+/* The task a hit of KIND is about (and what the hit is), or NULL when it is not one of KIND's. */
+static __always_inline struct task_struct *stp_proc_task_of(struct bpf_raw_tracepoint_args *ctx,
+							     enum stp_proc_kind kind,
+							     enum stp_proc_hit *hit)
+{
+	uint64_t a0 = ctx->args[0], a1 = ctx->args[1];
+	struct task_struct *t;
+	bool leader;
+
+	/* both read as they are: no pointer arithmetic on ctx for the verifier */
+	asm volatile("" : "+r"(a0), "+r"(a1));
+	t = (struct task_struct *)a0;
+	*hit = a1 == STP_PROC_EXISTING ? STP_HIT_EXISTING : STP_HIT_EVENT;
+	if ((kind == STP_PROC_BEGIN || kind == STP_THREAD_BEGIN) && a1 > 0xffffffffULL)
+		t = (struct task_struct *)a1;
+	if (!t)
+		return NULL;
+	leader = BPF_CORE_READ(t, pid) == BPF_CORE_READ(t, tgid);
+	switch (kind) {
+	case STP_PROC_BEGIN:
+		return leader ? t : NULL;
+	case STP_PROC_END:
+		if (a1 > 0xffffffffULL) {
+			*hit = STP_HIT_EXEC_END;
+			return t;
+		}
+		return BPF_CORE_READ(t, signal, live.counter) == 0 ? t : NULL;
+	default:
+		return leader ? NULL : t;
+	}
+}
+
+/*
+ * The start of a process or thread probe's program: whether the hit is
+ * one for probe PROBE of KIND, filtered by process(PID) (PID > 0), by
+ * process("PATH") (BY_EXE: the executable the runner noted), or, with
+ * -c/-x (IN_TARGET), by target()'s tree.  Notes the task for stp__task().
+ */
+static __always_inline bool stp_proc_begin(struct bpf_raw_tracepoint_args *ctx,
+					   enum stp_proc_kind kind, uint32_t probe, int64_t pid,
+					   bool by_exe, bool in_target)
+{
+	enum stp_proc_hit hit;
+	struct task_struct *t = stp_proc_task_of(ctx, kind, &hit);
+	uint32_t cpu = bpf_get_smp_processor_id();
+	struct stp_control *ctl;
+
+	if (!t)
+		return false;
+	if (hit != STP_HIT_EVENT && stp_proc_left_out(t, probe, hit))
+		return false;
+	if (pid > 0 && BPF_CORE_READ(t, tgid) != pid)
+		return false;
+	if (by_exe && !stp_proc_exe_is(t, probe))
+		return false;
+	if (in_target) {
+		ctl = stp_control_get();
+		if (!stp_proc_in_tree(t, ctl && ctl->target ? ctl->target : stp_rt.target))
+			return false;
+	}
+	if (cpu < STP_NCPUS) {
+		stp_proc_tasks[cpu].probe = probe;
+		stp_proc_tasks[cpu].task = t;
+	}
+	return true;
+}
+
+#endif

@@ -1,0 +1,187 @@
+/*
+ * stp_stack.bpf.h - backtraces in kernel context: the stp_tapset.h
+ * services stp_backtrace(), stp_print_stack(), stp_sym_sprint() and
+ * stp_uaddr().
+ *
+ * printf("%s", symname(a)) and its kin send the addresses to be named in
+ * user space (stp_rec_syms()); other uses of a name in kernel context
+ * raise an error that says why (stp_sym_sprint()).
+ *
+ * Addresses come from bpf_get_task_stack() on the current task (it needs
+ * no program context, so that tapset functions can call it): its kernel
+ * stack, or with BPF_F_USER_STACK the user one, walked from the registers
+ * the task entered the kernel with (frame pointers).  They go to user
+ * space in STP_REC_STACK records, built in a per-CPU buffer of their own
+ * (records of the print path are sized for printf), and user space names
+ * them (runtime/user/symbolize.c).
+ *
+ * Included by tapset.bpf.h.
+ */
+#ifndef STP_STACK_BPF_H
+#define STP_STACK_BPF_H
+
+#define STP_STACK_MAX 64	/* frames captured */
+
+struct stp_stack_buf {
+	uint64_t addrs[STP_STACK_MAX];
+	char rec[sizeof(struct stp_rec_hdr) + 8 + 8 * STP_STACK_MAX + 2 + MAXSTRINGLEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, uint32_t);
+	__type(value, struct stp_stack_buf);
+} stp_stack_bufs SEC(".maps");
+
+static __always_inline struct stp_stack_buf *stp__stack_buf(void)
+{
+	uint32_t zero = 0;
+
+	return bpf_map_lookup_elem(&stp_stack_bufs, &zero);
+}
+
+/* Capture the current stack into B->addrs; returns the number of frames. */
+static __always_inline int stp__stack_capture(struct stp_stack_buf *b, int64_t user)
+{
+	long n = bpf_get_task_stack(bpf_get_current_task_btf(), b->addrs, sizeof(b->addrs),
+				    user ? BPF_F_USER_STACK : 0);
+
+	return n > 0 ? (int)((uint64_t)n / 8) : 0;
+}
+
+STP_SERVICE void stp_backtrace(struct context *c, char *out, int64_t user)
+{
+	static const char first[] = "0x%lx", next[] = " 0x%lx";
+	struct stp_stack_buf *b = stp__stack_buf();
+	uint32_t pos = 0;
+	long r;
+	int n;
+
+	out[0] = '\0';
+	if (!b)
+		return;
+	n = stp__stack_capture(b, user);
+	for (int i = 0; i < STP_STACK_MAX && i < n; i++) {
+		if (pos > MAXSTRINGLEN - 20)
+			break;
+		r = bpf_snprintf(out + pos, MAXSTRINGLEN - pos, pos ? next : first,
+				 &b->addrs[i], 8);
+		if (r <= 1 || r > 20)
+			break;
+		pos += (uint32_t)r - 1;
+	}
+}
+
+static __always_inline void stp__stack_send(struct stp_stack_buf *b, uint32_t size, uint16_t id)
+{
+	struct stp_rec_hdr *h = (void *)b->rec;
+	int64_t pid = (int64_t)(bpf_get_current_pid_tgid() >> 32);
+
+	h->kind = STP_REC_STACK;
+	h->id = id;
+	h->size = size;
+	__builtin_memcpy(b->rec + sizeof(*h), &pid, 8);
+	if (size > sizeof(b->rec))
+		return;
+	if (bpf_ringbuf_output(&stp_events, b->rec, size, 0))
+		stp_count(dropped);
+}
+
+STP_SERVICE void stp_print_stack(struct context *c, const char *stk, int64_t flags)
+{
+	struct stp_stack_buf *b = stp__stack_buf();
+	uint32_t at = sizeof(struct stp_rec_hdr) + 8;
+	long len;
+	int n;
+
+	if (!b)
+		return;
+	if (stk[0]) {
+		len = bpf_probe_read_kernel_str(b->rec + at + 2, MAXSTRINGLEN, stk);
+		len = len > 0 ? len - 1 : 0;
+		b->rec[at] = len & 0xff;
+		b->rec[at + 1] = (len >> 8) & 0xff;
+		stp__stack_send(b, at + 2 + (uint32_t)len, flags & 0xff);
+		return;
+	}
+	n = stp__stack_capture(b, flags & STP_STACK_USER);
+	if (n <= 0)
+		return;
+	if (n > STP_STACK_MAX)
+		n = STP_STACK_MAX;
+	bpf_probe_read_kernel(b->rec + at, (uint32_t)n * 8, b->addrs);
+	stp__stack_send(b, at + (uint32_t)n * 8, (flags & 0xff) | STP_REC_STACK_ADDRS);
+}
+
+/*
+ * A symbol's name as a string in kernel context: only user space has the
+ * names.  printf/print of the tapset calls never get here (the record
+ * carries the addresses: translator/emit_symdefer.c); what does needs
+ * the string in the kernel, which cannot be.
+ */
+#define STP_SYM_HINT ": names are known only in user space; print the call directly " \
+	"(printf/print/println), or keep the address for an end or timer probe"
+
+STP_SERVICE void stp_sym_sprint(struct context *c, char *out, const char *stk, int64_t style,
+				int64_t flags)
+{
+	bool user = flags & STP_STACK_USER;
+
+	out[0] = '\0';
+	if (style == STP_SYM_NAME)
+		stp_raise_msg(c, user ? "usymname() cannot return a name in a kernel-context probe" STP_SYM_HINT
+				      : "symname() cannot return a name in a kernel-context probe" STP_SYM_HINT);
+	else if (style == STP_SYM_DATA)
+		stp_raise_msg(c, user ? "usymdata() cannot return a name in a kernel-context probe" STP_SYM_HINT
+				      : "symdata() cannot return a name in a kernel-context probe" STP_SYM_HINT);
+	else
+		stp_raise_msg(c, user ? "sprint_ustack() and sprint_ubacktrace() cannot return "
+					"names in a kernel-context probe" STP_SYM_HINT
+				      : "sprint_stack() and sprint_backtrace() cannot return "
+					"names in a kernel-context probe" STP_SYM_HINT);
+}
+
+/*
+ * printf("%s", symname(a)) and the like in kernel context: a deferred
+ * string argument (STP_REC_SYMS of stp_meta.h) with the address ADDR,
+ * or with STK set the current stack (kernel, or user with
+ * STP_STACK_USER in FLAGS), for the runner to name in STYLE.
+ */
+#define STP_REC_SYMS_HEAD (2 + 1 + 1 + 8)
+
+static __always_inline uint32_t stp_rec_syms(struct context *c, uint32_t off, int64_t addr,
+					     int style, int flags, bool stk)
+{
+	int64_t pid = (int64_t)(bpf_get_current_pid_tgid() >> 32);
+	uint32_t addrs = 8, payload;
+	long n;
+
+	if (off > STP_REC_SIZE - STP_REC_SYMS_HEAD - (stk ? 8 * STP_STACK_MAX : 8))
+		return off;
+	c->rec[off + 2] = (char)style;
+	c->rec[off + 3] = (char)flags;
+	__builtin_memcpy(c->rec + off + 4, &pid, 8);
+	if (stk) {
+		n = bpf_get_task_stack(bpf_get_current_task_btf(), c->rec + off + STP_REC_SYMS_HEAD,
+				       8 * STP_STACK_MAX, flags & STP_STACK_USER ? BPF_F_USER_STACK : 0);
+		addrs = n > 0 && n <= 8 * STP_STACK_MAX ? (uint32_t)n : 0;
+	} else {
+		__builtin_memcpy(c->rec + off + STP_REC_SYMS_HEAD, &addr, 8);
+	}
+	payload = STP_REC_SYMS_HEAD - 2 + addrs;
+	c->rec[off] = payload & 0xff;
+	c->rec[off + 1] = ((payload >> 8) & 0x7f) | (STP_REC_SYMS >> 8);
+	return off + 2 + payload;
+}
+
+STP_SERVICE uint64_t stp_uaddr(struct context *c)
+{
+	struct stp_stack_buf *b = stp__stack_buf();
+
+	if (!b || stp__stack_capture(b, 1) < 1)
+		return 0;
+	return b->addrs[0];
+}
+
+#endif

@@ -1,0 +1,198 @@
+/*
+ * proc_attach.c - attach process.begin/end and thread.begin/end probes
+ * (translator/emit_proc.c, runtime/bpf/stp_proc.bpf.h).
+ *
+ * A probe's program is a raw tracepoint program whose section names the
+ * sched tracepoints it serves, joined by '+'
+ * ("raw_tp/sched_process_fork+sched_process_exec"): one link each.  For
+ * process("PATH") the executable's device and inode go to the
+ * stp_proc_exes map first, at the probe's index, so that the program
+ * knows PATH's file whatever name an exec used for it; with them the
+ * time of the attach and, with -c, the runner's own executable (see
+ * stp_proc.bpf.h).  sched_prepare_exec (process.end at an exec) is
+ * older kernels' loss only: without it the probe attaches to the rest.
+ *
+ * stp_proc_existing() runs the task iterators of process.begin and
+ * thread.begin once, for the tasks that ran before the script.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "script_int.h"
+#include "proc_attach.h"
+
+#define SEC_PREFIX "raw_tp/sched_process_"
+#define EXES_MAP "stp_proc_exes"
+#define OPTIONAL_TP "sched_prepare_exec"
+
+bool stp_proc_probe(const struct stp_meta_probe *p, struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+
+	return p->kind == STP_PROBE_RAW_TRACEPOINT && !p->tp_name && sec &&
+	       strncmp(sec, SEC_PREFIX, strlen(SEC_PREFIX)) == 0;
+}
+
+/* PATH of a point process("PATH")..., as pass 2 wrote it (absolute), or NULL. */
+static char *point_path(const char *point)
+{
+	const char *start = "process(\"", *end;
+
+	if (strncmp(point, start, strlen(start)) != 0)
+		return NULL;
+	point += strlen(start);
+	end = strstr(point, "\")");
+	return end ? strndup(point, (size_t)(end - point)) : NULL;
+}
+
+/* The kernel's dev_t of a device number from stat(): major << 20 | minor. */
+static uint64_t kernel_dev(dev_t dev)
+{
+	return ((uint64_t)major(dev) << 20) | minor(dev);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+}
+
+/* Probe I's entry of stp_proc_exes (struct stp_proc_exe of stp_proc.bpf.h). */
+static int note_exe(struct stp_script *s, int i, const char *path)
+{
+	int fd = bpf_object__find_map_fd_by_name(s->obj, EXES_MAP);
+	uint64_t value[5] = { 0 };
+	uint32_t key = (uint32_t)i;
+	struct stat st;
+
+	if (path && stat(path, &st) != 0)
+		return -errno;
+	if (path) {
+		value[0] = kernel_dev(st.st_dev);
+		value[1] = st.st_ino;
+	}
+	value[2] = now_ns();
+	if (s->opts.target_cmd && stat("/proc/self/exe", &st) == 0) {
+		value[3] = kernel_dev(st.st_dev);
+		value[4] = st.st_ino;
+	}
+	if (fd < 0 || bpf_map_update_elem(fd, &key, value, BPF_ANY) != 0)
+		return fd < 0 ? -ENOENT : -errno;
+	return 0;
+}
+
+static int attach_tracepoints(struct stp_script *s, int i, struct bpf_program *prog,
+			      const char *names)
+{
+	char *list = strdup(names), *save = NULL, *tp;
+	int n = 0, err = 0;
+
+	s->links[i] = calloc(4, sizeof(struct bpf_link *));
+	if (!list || !s->links[i]) {
+		free(list);
+		return -ENOMEM;
+	}
+	for (tp = strtok_r(list, "+", &save); tp && n < 3; tp = strtok_r(NULL, "+", &save)) {
+		struct bpf_link *link = bpf_program__attach_raw_tracepoint(prog, tp);
+
+		err = (int)libbpf_get_error(link);
+		if (err && strcmp(tp, OPTIONAL_TP) == 0) {
+			err = 0;
+			continue;
+		}
+		if (err)
+			break;
+		s->links[i][n++] = link;
+	}
+	free(list);
+	return err;
+}
+
+int stp_proc_attach(struct stp_script *s, int i, struct bpf_program *prog)
+{
+	const struct stp_meta_probe *p = &s->meta->probes[i];
+	char *path = point_path(p->point);
+	int err = note_exe(s, i, path);
+
+	free(path);
+	if (err)
+		return err;
+	return attach_tracepoints(s, i, prog, bpf_program__section_name(prog) + strlen("raw_tp/"));
+}
+
+/*
+ * The tasks the iterator leaves to the tracepoints: those born from now
+ * on.  Handlers run from the moment the begin probes are done, a little
+ * before this: a task born in between may get its begin twice, none
+ * gets none.
+ */
+static int set_since(struct stp_script *s, int i)
+{
+	int fd = bpf_object__find_map_fd_by_name(s->obj, EXES_MAP);
+	uint32_t key = (uint32_t)i;
+	uint64_t value[5];
+
+	if (fd < 0 || bpf_map_lookup_elem(fd, &key, value) != 0)
+		return -ENOENT;
+	value[2] = now_ns();
+	return bpf_map_update_elem(fd, &key, value, BPF_ANY) ? -errno : 0;
+}
+
+/* Run probe I's task iterator to its end: its handler runs for each task. */
+static int run_existing(struct stp_script *s, int i)
+{
+	char name[32], buf[64];
+	struct bpf_program *prog;
+	struct bpf_link *link;
+	int fd, err = 0;
+	ssize_t n;
+
+	snprintf(name, sizeof(name), "probe_%d_existing", i);
+	prog = bpf_object__find_program_by_name(s->obj, name);
+	if (!prog || !s->links || !s->links[i])
+		return 0;
+	err = set_since(s, i);
+	if (err)
+		return err;
+	link = bpf_program__attach_iter(prog, NULL);
+	err = (int)libbpf_get_error(link);
+	if (err)
+		return err;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		err = -errno;
+	while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) != 0)
+		if (n < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(link);
+	return err;
+}
+
+void stp_proc_existing(struct stp_script *s)
+{
+	char where[256];
+	int err;
+
+	for (int i = 0; s->obj && i < s->meta->nprobes; i++) {
+		err = run_existing(s, i);
+		if (err)
+			stp_msg(s, "warning", "%s: probe %s: the processes that ran already were "
+				"not visited: %s", stp_loc_str(&s->meta->probes[i].loc, where,
+							       sizeof(where)),
+				s->meta->probes[i].point, strerror(-err));
+	}
+}

@@ -1,0 +1,24 @@
+/* proc_attach.h - attaching process.begin/end and thread.begin/end probes (proc_attach.c). */
+#ifndef STP_PROC_ATTACH_H
+#define STP_PROC_ATTACH_H
+
+#include <stdbool.h>
+
+struct bpf_program;
+struct stp_meta_probe;
+struct stp_script;
+
+/* Whether probe P, whose program is PROG, is a process or thread probe. */
+bool stp_proc_probe(const struct stp_meta_probe *p, struct bpf_program *prog);
+
+/* Attach it (probe I of S); 0 or a negative errno. */
+int stp_proc_attach(struct stp_script *s, int i, struct bpf_program *prog);
+
+/*
+ * Run the handlers of process.begin and thread.begin once for each
+ * process (thread) that runs already, as stap does at startup: after
+ * the begin probes, once kernel handlers run.
+ */
+void stp_proc_existing(struct stp_script *s);
+
+#endif

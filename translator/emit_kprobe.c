@@ -1,0 +1,240 @@
+/*
+ * emit_kprobe.c - kernel function probes: kernel.function("NAME"),
+ * module("M").function("NAME") and kprobe.function("NAME"), each with an
+ * optional .return.
+ *
+ * A kernel.function whose function the kernel's BTF describes becomes an
+ * fentry (or fexit) program: the trampoline hands it the arguments as an
+ * array of u64 (struct bpf_raw_tracepoint_args has that shape, so the BTF
+ * member chains of emit_btf.c read them as they read a raw tracepoint's),
+ * and an fexit program the return value after them.  That gives $param,
+ * $param->member..., $$parms, and $return with the types BTF gives.
+ * kprobe.function, module functions and functions BTF does not know
+ * become kprobe (kretprobe) programs on struct pt_regs: $return is the
+ * x86-64 return register (ax); arguments are read with the register
+ * functions of the tapset (int_arg() ...), as stap reads them without
+ * debuginfo.  Pass 2 has checked every $var against BTF (probes_btf.c).
+ */
+#include <string.h>
+#include <linux/btf.h>
+#include "emit_kprobe.h"
+#include "probes_kfunc.h"
+
+/* ---- BTF types ---- */
+
+static int kind_of(uint32_t id)
+{
+	const struct btf_type *t = btf_type_at(id);
+
+	return t ? (int)BTF_INFO_KIND(t->info) : BTF_KIND_UNKN;
+}
+
+static uint32_t strip(uint32_t id)
+{
+	for (int guard = 0; guard < 32; guard++) {
+		int k = kind_of(id);
+
+		if (k != BTF_KIND_TYPEDEF && k != BTF_KIND_VOLATILE && k != BTF_KIND_CONST &&
+		    k != BTF_KIND_RESTRICT && k != BTF_KIND_TYPE_TAG)
+			return id;
+		id = btf_type_at(id)->type;
+	}
+	return id;
+}
+
+/* Bytes of a value of type ID passed by value (8 for pointers). */
+static int type_size(uint32_t id)
+{
+	const struct btf_type *t = btf_type_at(strip(id));
+
+	switch (kind_of(strip(id))) {
+	case BTF_KIND_PTR:
+		return 8;
+	case BTF_KIND_INT:
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64:
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+	case BTF_KIND_FLOAT:
+		return (int)t->size;
+	default:
+		return 8;
+	}
+}
+
+static bool is_signed(uint32_t id)
+{
+	const struct btf_type *t = btf_type_at(id);
+
+	if (kind_of(id) == BTF_KIND_INT)
+		return BTF_INT_ENCODING(*(const uint32_t *)(t + 1)) & BTF_INT_SIGNED;
+	if (kind_of(id) == BTF_KIND_ENUM || kind_of(id) == BTF_KIND_ENUM64)
+		return BTF_INFO_KFLAG(t->info);
+	return false;
+}
+
+/* The u64 slot of the trampoline's array where parameter INDEX starts. */
+static int param_slot(const struct vec *params, int index)
+{
+	int slot = 0;
+
+	for (int i = 0; i < index; i++)
+		slot += (type_size((uint32_t)((struct tp_arg *)VEC_AT(params, i))->btf_id) + 7) / 8;
+	return slot;
+}
+
+/* The value in SLOT as a long of BTF type ID: narrower ints truncated, then extended. */
+static const char *slot_value(int slot, uint32_t id)
+{
+	static const char *const s[] = { "", "int8_t", "int16_t", "", "int32_t" };
+	static const char *const u[] = { "", "uint8_t", "uint16_t", "", "uint32_t" };
+	int k = kind_of(strip(id)), size = type_size(id);
+
+	if ((k == BTF_KIND_INT || k == BTF_KIND_ENUM) && (size == 1 || size == 2 || size == 4))
+		return arena_printf("(int64_t)(%s)ctx->args[%d]",
+				    is_signed(strip(id)) ? s[size] : u[size], slot);
+	return arena_printf("(int64_t)ctx->args[%d]", slot);
+}
+
+static bool by_value_record(uint32_t id)
+{
+	int k = kind_of(strip(id));
+
+	return k == BTF_KIND_STRUCT || k == BTF_KIND_UNION;
+}
+
+/* ---- the section ---- */
+
+bool emit_kprobe_section(struct emitter *E, struct derived_probe *dp, const char **sec,
+			 const char **ctype, enum stp_probe_kind *kind)
+{
+	(void)E;
+	*kind = STP_PROBE_KFUNC;
+	if (dp->kfunc_kprobe) {
+		*sec = arena_printf("%s/%s", dp->is_return ? "kretprobe" : "kprobe", dp->kfunc);
+		*ctype = "struct pt_regs *";
+	} else {
+		*sec = arena_printf("%s/%s", dp->is_return ? "fexit" : "fentry", dp->kfunc);
+		*ctype = "struct bpf_raw_tracepoint_args *";	/* the trampoline's u64 array */
+	}
+	return true;
+}
+
+void emit_kprobe_meta(FILE *out, const struct derived_probe *dp)
+{
+	if (dp->kind != PROBE_KFUNC || !dp->kfunc)
+		return;
+	fprintf(out, "\t\t.target = \"%s\",\n", dp->kfunc);
+	if (dp->kfunc_kprobe)
+		fprintf(out, "\t\t.kprobe = true,\n");
+	if (dp->is_return)
+		fprintf(out, "\t\t.kprobe_return = true,\n");
+}
+
+/* ---- target variables ---- */
+
+static const char *snprintf_pieces(struct emitter *E, struct vec *pieces)
+{
+	if (!pieces->len) {
+		const char *t = emit_str_temp(E);
+
+		emit_line(E, "%s[0] = 0;", t);
+		return t;
+	}
+	return emit_bpf_snprintf(E, pieces);
+}
+
+static void add_hex(struct vec *pieces, const char *name, const char *val)
+{
+	struct emit_piece *p = ARENA_NEW(struct emit_piece);
+
+	p->lit = arena_printf("%s%s=", pieces->len ? " " : "", name);
+	p->conv = "0x%llx";
+	p->val = val;
+	vec_push(pieces, p);
+}
+
+/* $$parms and $$vars: "name=0x..." for each parameter, as stap prints them. */
+static const char *parms(struct emitter *E, const struct vec *params)
+{
+	struct vec pieces = { 0 };
+
+	for (int i = 0; i < params->len; i++) {
+		struct tp_arg *a = VEC_AT(params, i);
+
+		if (!by_value_record((uint32_t)a->btf_id))
+			add_hex(&pieces, a->name, slot_value(param_slot(params, i), (uint32_t)a->btf_id));
+	}
+	return snprintf_pieces(E, &pieces);
+}
+
+static const char *return_value(struct derived_probe *dp, const struct vec *params, int ret)
+{
+	if (dp->kfunc_kprobe)
+		return "(int64_t)ctx->ax";
+	return slot_value(param_slot(params, params->len), (uint32_t)ret);
+}
+
+static const char *pretty_long(struct emitter *E, const char *val, bool is_signed_val)
+{
+	struct vec pieces = { 0 };
+	struct emit_piece *p = ARENA_NEW(struct emit_piece);
+
+	p->lit = "";
+	p->conv = is_signed_val ? "%lld" : "%llu";
+	p->val = val;
+	vec_push(&pieces, p);
+	return emit_bpf_snprintf(E, &pieces);
+}
+
+/* $NAME... of BTF type ID in trampoline slot SLOT. */
+static const char *typed_value(struct emitter *E, struct expr *e, const char *name, int id,
+			       int slot)
+{
+	uint32_t t = strip((uint32_t)id);
+	struct tp_arg a = { name, id, btf_type_c(id) };
+
+	if (by_value_record(t)) {
+		emit_unsupported(E, e->loc, arena_printf("'%s', a struct passed by value", e->name),
+				 NULL);
+		return "0";
+	}
+	if (!e->comps.len && !e->addr_of && kind_of(t) != BTF_KIND_PTR)
+		return e->pretty ? pretty_long(E, slot_value(slot, t), is_signed(t))
+				 : slot_value(slot, t);
+	return emit_btf_chain(E, e, &a, slot);
+}
+
+const char *emit_kprobe_target(struct emitter *E, struct expr *e)
+{
+	struct derived_probe *dp = E->dp;
+	struct vec *params = NULL, none = { 0 };
+	int ret = 0;
+
+	E->cf->uses_ctx = true;
+	if (dp->kfunc_kprobe || !btf_kfunc(dp->kfunc, &params, &ret))
+		params = &none;
+	if (!strcmp(e->name, "$$return")) {
+		struct vec pieces = { 0 };
+
+		if (dp->kfunc_kprobe || ret)
+			add_hex(&pieces, "return", return_value(dp, params, ret));
+		return snprintf_pieces(E, &pieces);
+	}
+	if (e->name[1] == '$')
+		return strcmp(e->name, "$$locals") == 0 ? snprintf_pieces(E, &none) : parms(E, params);
+	if (!strcmp(e->name, "$return")) {
+		if (dp->kfunc_kprobe)
+			return e->pretty ? pretty_long(E, "(int64_t)ctx->ax", true) : "(int64_t)ctx->ax";
+		return typed_value(E, e, "return", ret, param_slot(params, params->len));
+	}
+	for (int i = 0; i < params->len; i++) {
+		struct tp_arg *a = VEC_AT(params, i);
+
+		if (!strcmp(a->name, e->name + 1))
+			return typed_value(E, e, a->name, a->btf_id, param_slot(params, i));
+	}
+	emit_unsupported(E, e->loc, arena_printf("target variable '%s' in %s", e->name, dp->point),
+			 NULL);
+	return e->type == TYPE_STRING ? "\"\"" : "0";
+}

@@ -1,0 +1,13 @@
+/* emit_kprobe.h - pass 3 for kernel function probes (emit_kprobe.c). */
+#ifndef PMSTAP_EMIT_KPROBE_H
+#define PMSTAP_EMIT_KPROBE_H
+
+#include <stdio.h>
+#include "emit_int.h"
+
+bool emit_kprobe_section(struct emitter *E, struct derived_probe *dp, const char **sec,
+			 const char **ctype, enum stp_probe_kind *kind);
+const char *emit_kprobe_target(struct emitter *E, struct expr *e);
+void emit_kprobe_meta(FILE *out, const struct derived_probe *dp);
+
+#endif

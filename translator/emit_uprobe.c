@@ -1,0 +1,178 @@
+/*
+ * emit_uprobe.c - kernel context: user-space probes.  process(..).function,
+ * .statement and .mark become uprobe programs (a .return probe a
+ * uretprobe) whose context is the task's struct pt_regs; the runner
+ * attaches them at the file offset the metadata carries.  In .mark probes
+ * $argN reads the marker's argument as its note spells it (sdt.c parsed
+ * it): a register, a constant, or memory at a register plus a
+ * displacement, read from the process with stp_read_user_int().
+ */
+#include <string.h>
+#include "emit_int.h"
+#include "emit_uprobe.h"
+#include "probes_user.h"
+
+bool emit_uprobe_section(struct emitter *E, struct derived_probe *dp, const char **sec,
+			 const char **ctype, enum stp_probe_kind *kind)
+{
+	*sec = dp->is_return ? "uretprobe" : "uprobe";
+	*ctype = "struct pt_regs *";
+	*kind = STP_PROBE_UPROBE;
+	return true;
+}
+
+/* ---- $vars of a mark ---- */
+
+static const char *int_cast(int size, bool is_signed)
+{
+	switch (size) {
+	case 1: return is_signed ? "(int8_t)" : "(uint8_t)";
+	case 2: return is_signed ? "(int16_t)" : "(uint16_t)";
+	case 4: return is_signed ? "(int32_t)" : "(uint32_t)";
+	default: return "";
+	}
+}
+
+/* The address a memory operand names, as C over ctx. */
+static const char *mem_address(const struct sdt_note *sn, const struct sdt_arg *a)
+{
+	const char *addr;
+
+	if (a->kind == SDT_ARG_RIP)	/* the file address, moved to where the file is loaded */
+		return arena_printf("ctx->ip - 0x%llxULL + 0x%llxULL", (unsigned long long)sn->pc,
+				    (unsigned long long)a->value);
+	addr = arena_printf("ctx->%s + %lldLL", a->reg, (long long)a->value);
+	if (a->index)
+		addr = arena_printf("%s + ctx->%s * %d", addr, a->index, a->scale);
+	return addr;
+}
+
+static const char *arg_value(struct emitter *E, struct expr *e, const struct sdt_note *sn,
+			     const struct sdt_arg *a)
+{
+	const char *t;
+	int site;
+
+	switch (a->kind) {
+	case SDT_ARG_REG:
+		return arena_printf("((int64_t)%sctx->%s)", int_cast(a->size, a->is_signed), a->reg);
+	case SDT_ARG_IMM:
+		return emit_number(a->value);
+	default:
+		break;
+	}
+	t = emit_long_temp(E);
+	site = emit_error_site(E, e->loc, arena_printf("cannot read %s", e->name));
+	emit_line(E, "%s = stp_read_user_int(c, %s, %d, %d);", t, mem_address(sn, a), a->size,
+		  a->is_signed);
+	emit_check(E, site);
+	return t;
+}
+
+static const char *string_const(struct emitter *E, const char *s)
+{
+	const char *t = emit_str_temp(E);
+
+	emit_line(E, "stp_strcpy(%s, %s);", t, emit_c_string(s, strlen(s)));
+	return t;
+}
+
+/* "arg1=0x.. arg2=0x..": $$parms and $$vars. */
+static const char *arg_list(struct emitter *E, struct expr *e, const struct sdt_note *sn)
+{
+	struct vec pieces = { 0 };
+
+	if (!sn->specs.len)
+		return string_const(E, "");
+	for (int i = 0; i < sn->specs.len; i++) {
+		struct emit_piece *p = ARENA_NEW(struct emit_piece);
+
+		p->lit = arena_printf("%sarg%d=", i ? " " : "", i + 1);
+		p->conv = "0x%llx";
+		p->val = arg_value(E, e, sn, VEC_AT(&sn->specs, i));
+		vec_push(&pieces, p);
+	}
+	return emit_bpf_snprintf(E, &pieces);
+}
+
+static const char *pretty(struct emitter *E, const char *val)
+{
+	struct vec pieces = { 0 };
+	struct emit_piece *p = ARENA_NEW(struct emit_piece);
+
+	p->lit = "";
+	p->conv = "%lld";
+	p->val = val;
+	vec_push(&pieces, p);
+	return emit_bpf_snprintf(E, &pieces);
+}
+
+/* $argN, $$name, $$provider, $$parms in a .mark probe. */
+const char *emit_uprobe_target(struct emitter *E, struct expr *e)
+{
+	const struct sdt_note *sn = E->dp->sdt;
+	const char *n = e->name + 1, *v;
+	int k;
+
+	E->cf->uses_ctx = true;
+	if (!strcmp(n, "$name"))
+		return string_const(E, sn->name);
+	if (!strcmp(n, "$provider"))
+		return string_const(E, sn->provider);
+	if (!strcmp(n, "$parms") || !strcmp(n, "$vars"))
+		return arg_list(E, e, sn);
+	k = strncmp(n, "arg", 3) == 0 ? atoi(n + 3) : 0;
+	if (k < 1 || k > sn->specs.len) {
+		diag_error(e->loc, "mark '%s' has no '%s'", sn->name, e->name);
+		return e->type == TYPE_STRING ? "\"\"" : "0";
+	}
+	v = arg_value(E, e, sn, VEC_AT(&sn->specs, k - 1));
+	return e->pretty ? pretty(E, v) : v;
+}
+
+/* ---- metadata ---- */
+
+static bool is_uprobe(const struct derived_probe *dp)
+{
+	return dp->kind == PROBE_UFUNC || dp->kind == PROBE_USTATEMENT || dp->kind == PROBE_UMARK;
+}
+
+/* What the runner attaches with (stp_meta_probe's uprobe_* fields). */
+void emit_uprobe_meta(FILE *out, const struct derived_probe *dp)
+{
+	if (!is_uprobe(dp) || !dp->elf_path)
+		return;
+	fprintf(out, "\t\t.uprobe_path = %s,\n", emit_c_string(dp->elf_path, strlen(dp->elf_path)));
+	fprintf(out, "\t\t.uprobe_offset = 0x%llx,\n", (unsigned long long)dp->offset);
+	if (dp->is_return)
+		fprintf(out, "\t\t.uprobe_return = true,\n");
+	if (dp->ref_ctr_offset)
+		fprintf(out, "\t\t.uprobe_ref_ctr_offset = 0x%llx,\n",
+			(unsigned long long)dp->ref_ctr_offset);
+	if (dp->pid)
+		fprintf(out, "\t\t.uprobe_pid = %lld,\n", (long long)dp->pid);
+	else if (dp->pid_target)
+		fprintf(out, "\t\t.uprobe_target = true,\n");
+}
+
+/*
+ * Per probe, for tapset.bpf.h: bit 0 a .return probe (is_return()), bit 1
+ * the user registers are the probe's (register(), int_arg()...).
+ */
+void emit_uprobe_flags(struct emitter *E, FILE *out)
+{
+	int n = E->prog->probes.len;
+
+	fprintf(out, "static const uint8_t stp_point_flags[STP_NPROBES] SEC(\".rodata\") = {");
+	for (int i = 0; i < n; i++) {
+		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
+
+		fprintf(out, "%s%d", i ? ", " : " ", dp->is_return | (is_uprobe(dp) << 1));
+	}
+	fprintf(out, "%s };\n\n", n ? "" : " 0");
+	fprintf(out, "static __always_inline int64_t stp_ctx_is_return(struct context *c)\n{\n");
+	fprintf(out, "\treturn c->probe < STP_NPROBES ? stp_point_flags[c->probe] & 1 : 0;\n}\n\n");
+	fprintf(out, "#define STP_CTX_UREGS 1\n");
+	fprintf(out, "static __always_inline int64_t stp_ctx_uregs(struct context *c)\n{\n");
+	fprintf(out, "\treturn c->probe < STP_NPROBES ? stp_point_flags[c->probe] & 2 : 0;\n}\n\n");
+}

@@ -1,0 +1,874 @@
+/*
+ * probes_user.c - process(..).function / .statement / .library probe
+ * points: from names to addresses in an ELF file.
+ *
+ * With DWARF, a function is a DW_TAG_subprogram with code (a .call probe
+ * fires after its prologue, where the line table says the body starts, as
+ * stap does; a .return probe is a uretprobe at its entry) or an inline
+ * instance of it (.inline: the instance's entry pc).  Without DWARF the
+ * ELF symbols (.symtab, else .dynsym) give function entries, and points
+ * that need source lines (@file:LINE, .statement) are refused.  Each
+ * matching function becomes a derived probe of its own, with the concrete
+ * point as stap writes it: process("/path").function("foo@file.c:12").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wordexp.h>
+#include <dwarf.h>
+#include "debuginfo.h"
+#include "diag.h"
+#include "probes_user.h"
+#include "session.h"
+
+/* A function of the DWARF: out of line, or one inline instance. */
+struct ufunc {
+	const char *name;
+	const char *file;	/* where it is declared, as the line table names it */
+	int line;
+	uint64_t lowpc, highpc;	/* inline instance: lowpc is its entry pc */
+	bool inlined;
+	Dwarf_Off cu;		/* its compile unit's DIE offset: for the line table */
+};
+
+/* What a .function("...") or .statement("...") argument asks for. */
+struct uspec {
+	const char *name;	/* pattern */
+	const char *file;	/* pattern, or NULL */
+	int line;		/* 0: any */
+	bool has_line;
+};
+
+/* Errors are not said for an optional ('?') point: it is dropped instead. */
+bool probes_user_quiet;
+
+static struct probe_comp *comp_named_in(struct vec *comps, const char *name)
+{
+	for (int i = 0; i < comps->len; i++) {
+		struct probe_comp *c = VEC_AT(comps, i);
+
+		if (strcmp(c->name, name) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/* ---- ELF files ---- */
+
+/* UE has no DWARF of its own: read its separate debug file's, if it has one. */
+static void separate_dwarf(struct uelf *ue)
+{
+	const char *path = debuginfo_find(ue->elf, ue->path);
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	Elf *elf;
+
+	if (fd < 0)
+		return;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ue->dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+	if (!ue->dw) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return;
+	}
+	ue->debug_path = path;	/* kept open for the run, as UE is */
+}
+
+static struct vec open_files;	/* struct uelf * */
+static unsigned open_generation;
+
+struct uelf *probes_user_elf(const char *path, const char **why)
+{
+	struct uelf *ue;
+	int fd;
+	Elf *elf;
+
+	if (open_generation != arena_generation()) {
+		open_files = (struct vec){ 0 };
+		open_generation = arena_generation();
+	}
+	for (int i = 0; i < open_files.len; i++)
+		if (strcmp(((struct uelf *)VEC_AT(&open_files, i))->path, path) == 0)
+			return VEC_AT(&open_files, i);
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*why = strerror(errno);
+		return NULL;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		*why = "not an ELF file";
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return NULL;
+	}
+	ue = ARENA_NEW(struct uelf);
+	ue->path = arena_strdup(path);
+	ue->fd = fd;
+	ue->elf = elf;
+	ue->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!ue->dw)
+		separate_dwarf(ue);
+	vec_push(&open_files, ue);
+	return ue;
+}
+
+/* The file with UE's DWARF: UE's own, its separate debug file, or NULL. */
+const char *probes_user_dwarf_path(const struct uelf *ue)
+{
+	if (!ue->dw)
+		return NULL;
+	return ue->debug_path ? ue->debug_path : ue->path;
+}
+
+/* The file offset that virtual address VADDR is loaded from. */
+bool probes_user_file_offset(struct uelf *ue, uint64_t vaddr, uint64_t *off)
+{
+	size_t n = 0;
+
+	if (elf_getphdrnum(ue->elf, &n) != 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(ue->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_memsz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return true;
+		}
+	}
+	return false;
+}
+
+static Elf_Scn *section_of_type(Elf *elf, Elf64_Word type)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
+			return scn;
+	return NULL;
+}
+
+static void read_symbols(struct uelf *ue)
+{
+	Elf_Scn *scn = section_of_type(ue->elf, SHT_SYMTAB);
+	Elf_Data *data;
+	GElf_Shdr sh;
+
+	ue->syms_read = true;
+	if (!scn)
+		scn = section_of_type(ue->elf, SHT_DYNSYM);
+	if (!scn || !gelf_getshdr(scn, &sh) || !(data = elf_getdata(scn, NULL)))
+		return;
+	for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+		GElf_Sym sym;
+		struct usym *us;
+		const char *name;
+
+		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+		    GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+			continue;
+		name = elf_strptr(ue->elf, sh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		us = ARENA_NEW(struct usym);
+		us->name = arena_strdup(name);
+		us->addr = sym.st_value;
+		vec_push(&ue->syms, us);
+	}
+}
+
+/* ---- DWARF functions ---- */
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr_integrate(die, DW_AT_name, &a) ? dwarf_formstring(&a) : NULL;
+}
+
+static void add_func(struct uelf *ue, Dwarf_Die *die, Dwarf_Off cu, bool inlined)
+{
+	const char *name = die_name(die), *file;
+	Dwarf_Addr lo = 0, hi = 0;
+	struct ufunc *f;
+	int line = 0;
+
+	if (!name)
+		return;
+	if (inlined ? dwarf_entrypc(die, &lo) != 0 : dwarf_lowpc(die, &lo) != 0)
+		return;
+	if (dwarf_highpc(die, &hi) != 0)
+		hi = lo + 1;
+	file = dwarf_decl_file(die);
+	dwarf_decl_line(die, &line);
+	f = ARENA_NEW(struct ufunc);
+	f->name = arena_strdup(name);
+	f->file = file ? arena_strdup(file) : "";
+	f->line = line;
+	f->lowpc = lo;
+	f->highpc = hi;
+	f->inlined = inlined;
+	f->cu = cu;
+	vec_push(&ue->funcs, f);
+}
+
+static void walk_dies(struct uelf *ue, Dwarf_Die *parent, Dwarf_Off cu, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 32 || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_subprogram)
+			add_func(ue, &child, cu, false);
+		else if (tag == DW_TAG_inlined_subroutine)
+			add_func(ue, &child, cu, true);
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+		    tag == DW_TAG_lexical_block || tag == DW_TAG_namespace)
+			walk_dies(ue, &child, cu, depth + 1);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static void read_funcs(struct uelf *ue)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	ue->funcs_read = true;
+	if (!ue->dw)
+		return;
+	while (dwarf_nextcu(ue->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+
+		if (dwarf_offdie(ue->dw, off + hsize, &cu))
+			walk_dies(ue, &cu, off + hsize, 0);
+		off = next;
+	}
+}
+
+static struct vec *funcs_of(struct uelf *ue)
+{
+	if (!ue->funcs_read)
+		read_funcs(ue);
+	return &ue->funcs;
+}
+
+static struct vec *syms_of(struct uelf *ue)
+{
+	if (!ue->syms_read)
+		read_symbols(ue);
+	return &ue->syms;
+}
+
+/* Does a file name as DWARF gives it match PAT ("file.c", "src/file.c", "*.c")? */
+static bool file_matches(const char *pat, const char *file)
+{
+	const char *base = strrchr(file, '/');
+	size_t n = strlen(pat), m = strlen(file);
+
+	if (fnmatch(pat, file, 0) == 0 || (base && fnmatch(pat, base + 1, 0) == 0))
+		return true;
+	return m > n && file[m - n - 1] == '/' && strcmp(file + m - n, pat) == 0;
+}
+
+/* ---- the line table ---- */
+
+static int lines_of(struct uelf *ue, Dwarf_Off cu_off, Dwarf_Lines **lines, size_t *n)
+{
+	Dwarf_Die cu;
+
+	if (!dwarf_offdie(ue->dw, cu_off, &cu))
+		return -1;
+	return dwarf_getsrclines(&cu, lines, n);
+}
+
+/*
+ * Where F's body starts: a line record marked prologue_end, else the first
+ * statement of a line other than the entry's, as stap finds it; the entry
+ * when the table says neither.
+ */
+static uint64_t after_prologue(struct uelf *ue, const struct ufunc *f)
+{
+	Dwarf_Lines *lines;
+	size_t n;
+	uint64_t best = 0, pend = 0;
+	int entry_line = -1;
+
+	if (lines_of(ue, f->cu, &lines, &n) != 0)
+		return f->lowpc;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr a;
+		bool stmt = false, pe = false, end = false;
+		int no = 0;
+
+		if (!l || dwarf_lineaddr(l, &a) != 0 || a < f->lowpc || a >= f->highpc)
+			continue;
+		dwarf_linebeginstatement(l, &stmt);
+		dwarf_lineprologueend(l, &pe);
+		dwarf_lineendsequence(l, &end);
+		dwarf_lineno(l, &no);
+		if (end)
+			continue;
+		if (a == f->lowpc && entry_line < 0)
+			entry_line = no;
+		if (pe && (!pend || a < pend))
+			pend = a;
+		if (a > f->lowpc && stmt && no != entry_line && entry_line >= 0 && (!best || a < best))
+			best = a;
+	}
+	return pend ? pend : best ? best : f->lowpc;
+}
+
+/* ---- specs and point text ---- */
+
+static bool parse_spec(const char *text, struct uspec *sp)
+{
+	const char *at = strchr(text, '@'), *colon;
+
+	memset(sp, 0, sizeof(*sp));
+	colon = strrchr(at ? at : text, ':');
+	sp->name = arena_strndup(text, strcspn(text, "@:"));
+	if (at)
+		sp->file = arena_strndup(at + 1, colon ? (size_t)(colon - at - 1) : strlen(at + 1));
+	if (colon) {
+		char *end;
+
+		sp->line = (int)strtol(colon + 1, &end, 10);
+		sp->has_line = true;
+		if (*end || sp->line <= 0)
+			return false;
+	}
+	if (!*sp->name)
+		sp->name = "*";
+	return true;
+}
+
+/* Point text: COMPS with component COMP's argument replaced by ARG. */
+char *probes_user_point(struct vec *comps, const char *comp, const char *arg)
+{
+	struct vec c = { 0 };
+
+	for (int i = 0; i < comps->len; i++) {
+		struct probe_comp *pc = ARENA_NEW(struct probe_comp);
+
+		*pc = *(struct probe_comp *)VEC_AT(comps, i);
+		if (arg && strcmp(pc->name, comp) == 0) {
+			pc->arg = ast_expr(EXPR_STRING, pc->loc);
+			pc->arg->str = arg;
+		}
+		vec_push(&c, pc);
+	}
+	return probes_point_text(&c);
+}
+
+/* ---- derived probes ---- */
+
+struct derived_probe *probes_user_clone(struct sema *sm, struct derived_probe *t)
+{
+	struct derived_probe *dp = ARENA_NEW(struct derived_probe);
+
+	*dp = *t;
+	dp->id = sm->next_probe_id++;
+	dp->body = resolve_copy_stmt(t->body);
+	dp->cond = resolve_copy_expr(t->cond);
+	vec_push(&sm->prog->probes, dp);
+	return dp;
+}
+
+/* Take back T, the last probe made, which matched nothing. */
+void probes_user_drop(struct sema *sm, struct derived_probe *t)
+{
+	struct vec *v = &sm->prog->probes;
+
+	if (v->len && VEC_AT(v, v->len - 1) == t) {
+		v->len--;
+		sm->next_probe_id--;
+	}
+}
+
+struct resolver {
+	struct sema *sm;
+	struct derived_probe *t;	/* the template: the first match fills it */
+	struct vec *comps;
+	struct uelf *ue;
+	struct probe_comp *at;		/* the function/statement component */
+	const char *comp;		/* "function" or "statement" */
+	struct uspec spec;
+	int made;
+};
+
+static struct derived_probe *next_probe(struct resolver *r)
+{
+	return r->made++ ? probes_user_clone(r->sm, r->t) : r->t;
+}
+
+static void add_probe(struct resolver *r, const char *name, const char *text, uint64_t addr,
+		      uint64_t entry)
+{
+	struct derived_probe *dp;
+	uint64_t off;
+
+	if (!probes_user_file_offset(r->ue, addr, &off))
+		return;
+	dp = next_probe(r);
+	dp->function = name;
+	dp->point = probes_user_point(r->comps, r->comp, text);
+	dp->addr = addr;
+	dp->entry_addr = entry;
+	dp->offset = off;
+	dp->elf_path = r->ue->path;
+	dp->dwarf_path = probes_user_dwarf_path(r->ue);
+}
+
+static bool kind_wanted(struct resolver *r, const struct ufunc *f)
+{
+	bool call = comp_named_in(r->comps, "call"), inl = comp_named_in(r->comps, "inline");
+
+	if (f->inlined)
+		return !call && !r->t->is_return;
+	return !inl;
+}
+
+/* "name@file:line" as stap writes a function; less where DWARF does not say. */
+static const char *func_text(const struct ufunc *f)
+{
+	if (!*f->file)
+		return f->name;
+	if (!f->line)
+		return arena_printf("%s@%s", f->name, f->file);
+	return arena_printf("%s@%s:%d", f->name, f->file, f->line);
+}
+
+static int dwarf_functions(struct resolver *r)
+{
+	struct vec *funcs = funcs_of(r->ue);
+
+	for (int i = 0; i < funcs->len; i++) {
+		struct ufunc *f = VEC_AT(funcs, i);
+		uint64_t addr;
+
+		if (fnmatch(r->spec.name, f->name, 0) != 0 || !kind_wanted(r, f))
+			continue;
+		if (r->spec.file && !file_matches(r->spec.file, f->file))
+			continue;
+		if (r->spec.has_line && f->line != r->spec.line)
+			continue;
+		addr = f->inlined || r->t->is_return ? f->lowpc : after_prologue(r->ue, f);
+		add_probe(r, f->name, func_text(f), addr, f->lowpc);
+	}
+	return r->made;
+}
+
+static int symbol_functions(struct resolver *r)
+{
+	struct vec *syms = syms_of(r->ue);
+
+	for (int i = 0; i < syms->len; i++) {
+		struct usym *s = VEC_AT(syms, i);
+
+		if (fnmatch(r->spec.name, s->name, 0) == 0)
+			add_probe(r, s->name, s->name, s->addr, s->addr);
+	}
+	return r->made;
+}
+
+static bool has_wildcard(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/* "did you mean" from the function names the file has. */
+static void function_hint(struct resolver *r)
+{
+	struct vec names = { 0 };
+	struct vec *funcs = funcs_of(r->ue), *syms = syms_of(r->ue);
+	const char *near;
+
+	for (int i = 0; i < funcs->len; i++)
+		vec_push(&names, (void *)((struct ufunc *)VEC_AT(funcs, i))->name);
+	for (int i = 0; i < syms->len; i++)
+		vec_push(&names, (void *)((struct usym *)VEC_AT(syms, i))->name);
+	near = has_wildcard(r->spec.name) ? NULL
+		: diag_similar(r->spec.name, (const char *const *)names.items, names.len);
+	if (near)
+		diag_hint("did you mean '%s'?", near);
+}
+
+/* Whether the spec's name matches inline instances only (so .return found none). */
+static bool only_inlined(struct resolver *r)
+{
+	struct vec *funcs = funcs_of(r->ue);
+	bool inl = false;
+
+	for (int i = 0; i < funcs->len; i++) {
+		struct ufunc *f = VEC_AT(funcs, i);
+
+		if (fnmatch(r->spec.name, f->name, 0) == 0) {
+			if (!f->inlined)
+				return false;
+			inl = true;
+		}
+	}
+	return inl;
+}
+
+static int no_debuginfo(struct resolver *r, const char *what)
+{
+	if (user_error(r->at->arg->loc, r->sm, "%s needs debuginfo, and '%s' has none", what,
+		       r->ue->path))
+		diag_hint("build the program with -g (it was built without -g or stripped)");
+	return -1;
+}
+
+static int resolve_function(struct resolver *r)
+{
+	bool needs_lines = r->spec.file || r->spec.has_line;
+
+	if (!r->ue->dw && (needs_lines || comp_named_in(r->comps, "inline")))
+		return no_debuginfo(r, arena_printf("probe point '%s'", r->t->point));
+	if (r->ue->dw)
+		dwarf_functions(r);
+	if (!r->made && !needs_lines)
+		symbol_functions(r);
+	if (r->made)
+		return r->made;
+	if (!user_error(r->at->arg->loc, r->sm, "no function '%s' in '%s'", r->at->arg->str,
+			r->ue->path))
+		return -1;
+	if (r->t->is_return && only_inlined(r))
+		diag_hint("'%s' has only inline instances there, and an inline instance has no "
+			  "return to probe", r->spec.name);
+	else
+		function_hint(r);
+	return -1;
+}
+
+/* ---- .statement("NAME@FILE:LINE") ---- */
+
+static const struct ufunc *enclosing(struct uelf *ue, uint64_t addr, const char *pat)
+{
+	struct vec *funcs = funcs_of(ue);
+
+	for (int i = 0; i < funcs->len; i++) {
+		struct ufunc *f = VEC_AT(funcs, i);
+
+		if (!f->inlined && addr >= f->lowpc && addr < f->highpc &&
+		    fnmatch(pat, f->name, 0) == 0)
+			return f;
+	}
+	return NULL;
+}
+
+/* The lowest address of LINE in a file matching FILE, in a function matching the name. */
+static bool line_address(struct resolver *r, uint64_t *addr, const char **file)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	bool found = false;
+
+	while (dwarf_nextcu(r->ue->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Lines *lines;
+		size_t n;
+
+		if (lines_of(r->ue, off + hsize, &lines, &n) == 0) {
+			for (size_t i = 0; i < n; i++) {
+				Dwarf_Line *l = dwarf_onesrcline(lines, i);
+				const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+				Dwarf_Addr a;
+				bool stmt = false;
+				int no = 0;
+
+				if (!src || dwarf_lineno(l, &no) != 0 || no != r->spec.line ||
+				    dwarf_lineaddr(l, &a) != 0)
+					continue;
+				dwarf_linebeginstatement(l, &stmt);
+				if (!stmt || !file_matches(r->spec.file, src) ||
+				    !enclosing(r->ue, a, r->spec.name) || (found && a >= *addr))
+					continue;
+				*addr = a;
+				*file = src;
+				found = true;
+			}
+		}
+		off = next;
+	}
+	return found;
+}
+
+static int resolve_statement(struct resolver *r)
+{
+	const struct ufunc *f;
+	const char *file;
+	uint64_t addr = 0;
+
+	if (!r->spec.file || !r->spec.has_line) {
+		(void)user_error(r->at->arg->loc, r->sm, "statement(\"%s\") needs a place: NAME@FILE:LINE",
+			   r->at->arg->str);
+		return -1;
+	}
+	if (!r->ue->dw)
+		return no_debuginfo(r, "a .statement probe");
+	if (!line_address(r, &addr, &file)) {
+		if (user_error(r->at->arg->loc, r->sm, "no code for line %d of '%s' in '%s'",
+			       r->spec.line, r->spec.file, r->ue->path))
+			diag_hint("the line may hold no statement, or the compiler merged it with "
+				  "another; try a nearby line");
+		return -1;
+	}
+	f = enclosing(r->ue, addr, r->spec.name);
+	add_probe(r, f->name, arena_printf("%s@%s:%d", f->name, file, r->spec.line), addr,
+		  f->lowpc);
+	return r->made ? r->made : -1;
+}
+
+/* ---- which file: process path, -c, -x, PID, .library ---- */
+
+static const char *pid_exe(int64_t pid)
+{
+	char link[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%lld/exe", (long long)pid);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return arena_strdup(buf);
+}
+
+/*
+ * The executable of -c CMD or -x PID.  As stap: CMD's first word, split
+ * as the runner splits it (wordexp, no command substitution); a command
+ * that needs a shell (| ; & < > ( ) { }) names no executable of its own
+ * (*WHY says so), since the shell is the process that -c starts.
+ */
+static const char *target_exe(struct sema *sm, const char **why)
+{
+	const char *cmd = sm->s->target_cmd, *exe = NULL;
+	wordexp_t w;
+	int rc;
+
+	if (!cmd)
+		return sm->s->target_pid > 0 ? pid_exe(sm->s->target_pid) : NULL;
+	rc = wordexp(cmd, &w, WRDE_NOCMD | WRDE_UNDEF);
+	if (rc != 0) {
+		*why = rc == WRDE_BADCHAR ? "it needs a shell (it has one of | & ; < > ( ) { })"
+		     : rc == WRDE_CMDSUB ? "it has a command substitution"
+		     : rc == WRDE_BADVAL ? "it uses an undefined shell variable"
+		     : "it cannot be split into words";
+		return NULL;
+	}
+	if (w.we_wordc > 0)
+		exe = sys_find_executable(arena_strdup(w.we_wordv[0]));
+	wordfree(&w);
+	return exe;
+}
+
+static const char *process_file(struct sema *sm, struct derived_probe *dp,
+				struct probe_comp *pc)
+{
+	const char *exe, *why = NULL;
+
+	dp->pid_target = sm->s->target_cmd || sm->s->target_pid > 0;
+	if (dp->path)
+		return dp->path;
+	if (dp->pid) {
+		exe = pid_exe(dp->pid);
+		if (!exe)
+			(void)user_error(pc->arg->loc, sm, "no process %lld", (long long)dp->pid);
+		return exe;
+	}
+	exe = target_exe(sm, &why);
+	if (!exe && why) {
+		if (user_error(pc->loc, sm, "'%s' names no executable, and -c '%s' gives none: %s",
+			       dp->point, sm->s->target_cmd, why))
+			diag_hint("name the program, as process(\"/path/to/program\")");
+		return NULL;
+	}
+	if (!exe) {
+		if (user_error(pc->loc, sm, "'%s' names no executable", dp->point))
+			diag_hint("give one, as process(\"/path/to/program\"), or run the command "
+				  "with -c CMD or -x PID");
+		return NULL;
+	}
+	dp->pid_target = true;
+	return exe;
+}
+
+static const char *library_dirs(void)
+{
+	return "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib:"
+	       "/usr/local/lib";
+}
+
+static const char *search_dirs(const char *dirs, const char *origin, const char *name)
+{
+	while (dirs && *dirs) {
+		size_t n = strcspn(dirs, ":");
+		char *dir = arena_strndup(dirs, n), *cand;
+
+		if (strncmp(dir, "$ORIGIN", 7) == 0)
+			dir = arena_printf("%s%s", origin, dir + 7);
+		cand = arena_printf("%s/%s", dir, name);
+		if (n && access(cand, R_OK) == 0)
+			return cand;
+		dirs += n + (dirs[n] == ':');
+	}
+	return NULL;
+}
+
+/* DT_NEEDED names, DT_RUNPATH/DT_RPATH of EXE. */
+static void dynamic_info(struct uelf *exe, struct vec *needed, const char **runpath)
+{
+	Elf_Scn *scn = section_of_type(exe->elf, SHT_DYNAMIC);
+	Elf_Data *data;
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || !(data = elf_getdata(scn, NULL)))
+		return;
+	for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+		GElf_Dyn d;
+		const char *s;
+
+		if (!gelf_getdyn(data, (int)i, &d))
+			continue;
+		if (d.d_tag != DT_NEEDED && d.d_tag != DT_RUNPATH && d.d_tag != DT_RPATH)
+			continue;
+		s = elf_strptr(exe->elf, sh.sh_link, d.d_un.d_val);
+		if (!s)
+			continue;
+		if (d.d_tag == DT_NEEDED)
+			vec_push(needed, arena_strdup(s));
+		else
+			*runpath = arena_strdup(s);
+	}
+}
+
+/*
+ * .library("LIB"): a path, or a name that one of the executable's DT_NEEDED
+ * libraries matches ("libc.so.6", "libc*", "libc"), found as ld.so would:
+ * its run path, LD_LIBRARY_PATH, the system directories.
+ */
+const char *probes_user_library(struct uelf *exe, const char *lib)
+{
+	struct vec needed = { 0 };
+	const char *runpath = NULL, *slash = strrchr(exe->path, '/');
+	const char *origin = slash ? arena_strndup(exe->path, (size_t)(slash - exe->path)) : ".";
+
+	if (strchr(lib, '/'))
+		return sys_find_executable(lib) ? lib : NULL;
+	dynamic_info(exe, &needed, &runpath);
+	for (int i = 0; i < needed.len; i++) {
+		const char *n = VEC_AT(&needed, i), *found;
+
+		if (fnmatch(lib, n, 0) != 0 && strncmp(n, arena_printf("%s.so", lib), strlen(lib) + 3))
+			continue;
+		found = search_dirs(runpath, origin, n);
+		if (!found)
+			found = search_dirs(getenv("LD_LIBRARY_PATH"), origin, n);
+		if (!found)
+			found = search_dirs(library_dirs(), origin, n);
+		if (found)
+			return found;
+	}
+	return NULL;
+}
+
+static struct uelf *open_or_say(struct sema *sm, struct srcloc loc, const char *path)
+{
+	const char *why = NULL;
+	struct uelf *ue = probes_user_elf(path, &why);
+
+	if (!ue)
+		(void)user_error(loc, sm, "cannot read '%s': %s", path, why);
+	return ue;
+}
+
+/* The ELF file a probe point names: the process's, or its .library(). */
+static struct uelf *probe_file(struct sema *sm, struct derived_probe *dp, struct vec *comps)
+{
+	struct probe_comp *pc = comp_named_in(comps, "process");
+	struct probe_comp *lc = comp_named_in(comps, "library");
+	const char *exe = process_file(sm, dp, pc), *lib;
+	struct uelf *ue;
+
+	if (!exe || !(ue = open_or_say(sm, pc->loc, exe)))
+		return NULL;
+	dp->path = exe;
+	if (!lc)
+		return ue;
+	lib = probes_user_library(ue, lc->arg->str);
+	if (!lib) {
+		if (user_error(lc->arg->loc, sm, "'%s' does not load a library '%s'", exe,
+			       lc->arg->str))
+			diag_hint("name a file (\"/lib/x86_64-linux-gnu/libc.so.6\") or one of "
+				  "the libraries 'ldd %s' lists", exe);
+		return NULL;
+	}
+	return open_or_say(sm, lc->arg->loc, lib);
+}
+
+/* process(..) with its path filled in, for the point text. */
+static void concrete_process(struct vec *comps, struct derived_probe *dp)
+{
+	struct probe_comp *pc = comp_named_in(comps, "process");
+
+	if (pc->arg)
+		return;
+	pc->arg = ast_expr(EXPR_STRING, pc->loc);
+	pc->arg->str = dp->path;
+}
+
+/*
+ * Resolve DP (a process probe just made from COMPS) against its file.
+ * Returns the number of probes it became, 0 when an optional point matched
+ * nothing, -1 after an error; DP is taken back unless it matched.
+ */
+int probes_user_resolve(struct sema *sm, struct derived_probe *dp, struct vec *comps,
+			bool optional)
+{
+	struct resolver r = { .sm = sm, .t = dp, .comps = comps };
+	int n;
+
+	probes_user_quiet = optional;
+	r.ue = probe_file(sm, dp, comps);
+	concrete_process(comps, dp);
+	dp->point = probes_point_text(comps);
+	if (!r.ue)
+		n = -1;
+	else if (dp->kind == PROBE_UMARK)
+		n = sdt_resolve(sm, dp, r.ue, comps, optional);
+	else {
+		r.comp = dp->kind == PROBE_UFUNC ? "function" : "statement";
+		r.at = comp_named_in(comps, r.comp);
+		if (r.at->arg->kind != EXPR_STRING || !parse_spec(r.at->arg->str, &r.spec)) {
+			(void)user_error(r.at->arg->loc, sm, "cannot read '%s' as NAME[@FILE[:LINE]]",
+				   r.at->arg->kind == EXPR_STRING ? r.at->arg->str : "a number");
+			n = -1;
+		} else {
+			n = dp->kind == PROBE_UFUNC ? resolve_function(&r) : resolve_statement(&r);
+		}
+	}
+	probes_user_quiet = false;
+	if (n <= 0)
+		probes_user_drop(sm, dp);
+	return n < 0 && optional ? 0 : n;
+}

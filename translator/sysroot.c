@@ -1,0 +1,81 @@
+/*
+ * sysroot.c - where the translator reads the kernel it translates for.
+ *
+ * Pass 2 resolves probe points against the running system and pass 4
+ * compiles against its BTF; the cache key names its release.  With
+ * PMSTAP_SYSROOT=DIR all of those come from DIR instead: DIR/sys/kernel/
+ * btf/vmlinux, DIR/sys/kernel/tracing/..., DIR/proc/kallsyms, and the
+ * release and build from DIR/proc/sys/kernel/osrelease and version.
+ * Pass 5 still runs on this machine: a sysroot is for pmstap -p4, whose
+ * cached build another machine (with that kernel) then runs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include "arena.h"
+#include "sysroot.h"
+
+const char *sys_root(void)
+{
+	const char *root = getenv("PMSTAP_SYSROOT");
+
+	return root && *root && strcmp(root, "/") != 0 ? root : NULL;
+}
+
+const char *sys_path(const char *path)
+{
+	const char *root = sys_root();
+
+	return root ? arena_printf("%s%s", root, path) : path;
+}
+
+/* The first line of the sysroot's FILE into BUF; false when unreadable. */
+static int read_line(const char *file, char *buf, size_t size)
+{
+	FILE *f = fopen(sys_path(file), "r");
+	int ok = f && fgets(buf, (int)size, f);
+
+	if (f)
+		fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok && buf[0];
+}
+
+/*
+ * A sysroot without its release is unusable (the cache key and vmlinux.h
+ * are named after it): say so and stop, rather than mix two kernels.
+ */
+static const char *from_sysroot(const char *file, char *buf, size_t size)
+{
+	if (read_line(file, buf, size))
+		return buf;
+	fprintf(stderr, "pmstap: error: cannot read %s%s: PMSTAP_SYSROOT is not a kernel snapshot\n",
+		sys_root(), file);
+	exit(1);
+}
+
+const char *sys_kernel_release(void)
+{
+	static struct utsname u;
+	static char buf[sizeof(u.release)];
+
+	if (sys_root())
+		return buf[0] ? buf : from_sysroot("/proc/sys/kernel/osrelease", buf, sizeof(buf));
+	if (!u.release[0])
+		uname(&u);
+	return u.release;
+}
+
+const char *sys_kernel_version(void)
+{
+	static struct utsname u;
+	static char buf[sizeof(u.version)];
+
+	if (sys_root())
+		return buf[0] ? buf : from_sysroot("/proc/sys/kernel/version", buf, sizeof(buf));
+	if (!u.version[0])
+		uname(&u);
+	return u.version;
+}
