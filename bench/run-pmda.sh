@@ -17,6 +17,12 @@
 # tapset object already made; also once with nothing cached at all) and
 # from the cache.  RSS is VmRSS from /proc.
 # Results also go to BUILD/bench/results-pmda.txt.
+#
+# The floor: sample.many.int with sample.many.count set to 10,000 (32-bit
+# values, an indom table: what pmcd and libpcp_pmda cost for 10,000 values).
+# BENCH_PERF=DIR records pmdastap and pmcd with perf (call graphs) during the
+# 10,000-key fetches into DIR/perf.data and writes DIR/perf.txt;
+# BENCH_FIRST=0 leaves the first-value measures out.
 
 set -u
 build=${1:-build}
@@ -29,6 +35,8 @@ pmdastap=$build/bin/pmdastap
 work=$build/tmp/bench-pmda
 N=${BENCH_FETCHES:-2000}
 REPS=${BENCH_REPS:-3}
+PERF=${BENCH_PERF:-}
+FIRST=${BENCH_FIRST:-1}
 
 die() {
 	echo "bench-pmda: $*" >&2
@@ -196,9 +204,32 @@ sample_ready() {
 if [ -z "${why[sample]:-}" ]; then
 	wait_for 30 sample_ready && fetch sample sample.long.one || why[sample]="sample.long.one has no value"
 fi
+if [ -z "${why[sample]:-}" ]; then
+	many_was=$(value sample.many.count)
+	if pmstore sample.many.count 10000 >/dev/null 2>&1; then
+		fetch many sample.many.int
+		pmstore sample.many.count "${many_was:-5}" >/dev/null 2>&1
+	else
+		why[many]="pmstore sample.many.count 10000 failed"
+	fi
+fi
 fetch scalar stap.pmdabench.one
 fetch small stap.pmdabench.small
+if [ -n "$PERF" ]; then
+	mkdir -p "$PERF"
+	perf record -g -o "$PERF/perf.data" -p "$bench_agent,$(pgrep -o -x pmcd)" \
+		>"$PERF/record.log" 2>&1 &
+	perf_pid=$!
+	sleep 1
+fi
 fetch big stap.pmdabench.big
+if [ -n "$PERF" ]; then
+	kill -INT "$perf_pid"
+	wait "$perf_pid"
+	perf report -i "$PERF/perf.data" --no-children --percent-limit 0.5 --stdio \
+		>"$PERF/perf.txt" 2>/dev/null
+	echo "bench-pmda: profile of the 10,000-key fetches in $PERF/perf.txt" >&2
+fi
 fetch hist stap.pmdabench.lat.hist
 if [ -z "${why[bpftrace]:-}" ]; then
 	m=$(pminfo bpftrace.scripts 2>/dev/null | grep -v -e '^bpftrace.scripts.*\.\(status\|pid\|exit_code\|error\|probes\|code\|data_bytes\|output\)' | head -1)
@@ -252,7 +283,8 @@ empty=
 cold=
 cached=
 find "$work/cache" -mindepth 1 -delete
-if t=$(first cold); then
+[ "$FIRST" = 0 ] && REPS=0
+if [ "$FIRST" != 0 ] && t=$(first cold); then
 	empty=$t
 	deregister pmdafirst_cold
 fi
@@ -303,9 +335,10 @@ lat_med() {
 	echo
 	row measure value target verdict
 	sm=$(lat_med sample)
-	for k in sample scalar small big hist bpftrace; do
+	for k in sample many scalar small big hist bpftrace; do
 		case $k in
 		sample) label="sample.long.one (sample PMDA)" ;;
+		many) label="sample.many.int, 10,000 (floor)" ;;
 		scalar) label="stap scalar" ;;
 		small) label="stap array, 1,000 keys" ;;
 		big) label="stap array, 10,000 keys" ;;
@@ -347,7 +380,7 @@ lat_med() {
 	[ -n "$script_rss" ] && row "pmdabench script child RSS" "$((script_rss / 1024)).$((script_rss % 1024 * 10 / 1024)) MB" "" ""
 	[ "$(agent_pid)" = "$bench_agent" ] ||
 		echo "WARNING: pmdastap was restarted during the run (a qa/pmda test or another pmcd user?): the numbers are not valid"
-	for k in sample bpftrace first scalar small big hist; do
+	for k in sample many bpftrace first scalar small big hist; do
 		[ -n "${why[$k]:-}" ] && echo "$k: not available: ${why[$k]}"
 	done
 	true

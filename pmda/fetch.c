@@ -14,6 +14,12 @@
  * are read again only when the array's generation moved (a key came or
  * went), and otherwise a fetch is one load per element.
  *
+ * A fetch of an array's metric does not go through pmdaFetch's callback,
+ * one instance at a time: stap_fetch_values builds its whole value set
+ * from the snapshot, in ascending instance order (the order pmdaFetch's
+ * cache walk gives), kept with the instances and made again only when they
+ * are (result.c puts the fetch's pmResult together).
+ *
  * Statistics are merged over CPUs with libstaprt's stats.c; histograms
  * become instances "lo-hi", dense between the lowest and highest bucket
  * in use (a linear histogram shows all its buckets, and underflow/overflow
@@ -37,6 +43,7 @@
 
 #include "pmdastap.h"
 #include "arrays.h"
+#include "result.h"
 #include "../runtime/user/stats.h"
 
 struct stap_elem {
@@ -52,6 +59,10 @@ struct stap_gsnap {
 	char *keys, *vals;
 	size_t vstride;			/* bytes of each element of vals */
 	int *insts;			/* per element: its instance in the key indom */
+	int *order;			/* elements by ascending instance, one per instance */
+	int *oinsts;			/* the instance of each of order */
+	uint32_t *oslots;		/* slotted: the slot of each of order */
+	int norder;
 	int64_t *hist;			/* n * cfg.buckets */
 	struct stp_stat_cfg cfg;
 	struct stap_prune prune;	/* the key indom's */
@@ -221,11 +232,17 @@ static void gsnap_clear(struct stap_gsnap *gs)
 	free(gs->vals);
 	free(gs->hist);
 	free(gs->insts);
+	free(gs->order);
+	free(gs->oinsts);
+	free(gs->oslots);
+	gs->oinsts = NULL;
+	gs->oslots = NULL;
 	gs->elems = NULL;
 	gs->keys = gs->vals = NULL;
 	gs->hist = NULL;
 	gs->insts = NULL;
-	gs->n = 0;
+	gs->order = NULL;
+	gs->n = gs->norder = 0;
 	gs->keyed = false;
 }
 
@@ -468,6 +485,50 @@ static int keep_bound(const struct stp_meta_global *gl)
 	return gl->max_entries > 64 ? (int)gl->max_entries : 64;
 }
 
+static const int *order_insts;
+
+/* Ascending instance; of two elements with one instance (names alike), the later first. */
+static int by_inst(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	int ix = order_insts[x], iy = order_insts[y];
+
+	return ix != iy ? (ix > iy) - (ix < iy) : y - x;
+}
+
+/*
+ * The elements in the order of their instances: as pmdaFetch walks the
+ * cache, whose private pointer of an instance is its last element stored.
+ */
+static void order_elems(struct stap_gsnap *gs)
+{
+	int n = 0;
+
+	free(gs->order);
+	gs->norder = 0;
+	gs->order = gs->insts ? malloc(((size_t)gs->n + 1) * sizeof(int)) : NULL;
+	if (!gs->order)
+		return;
+	for (int i = 0; i < gs->n; i++)
+		if (gs->insts[i] >= 0)
+			gs->order[n++] = i;
+	order_insts = gs->insts;
+	qsort(gs->order, (size_t)n, sizeof(int), by_inst);
+	gs->norder = 0;
+	for (int k = 0; k < n; k++)
+		if (k == 0 || gs->insts[gs->order[k]] != gs->insts[gs->order[k - 1]])
+			gs->order[gs->norder++] = gs->order[k];
+	free(gs->oinsts);
+	gs->oinsts = malloc(((size_t)gs->norder + 1) * sizeof(int));
+	for (int k = 0; gs->oinsts && k < gs->norder; k++)
+		gs->oinsts[k] = gs->insts[gs->order[k]];
+	if (!gs->oinsts) {
+		free(gs->order);
+		gs->order = NULL;
+		gs->norder = 0;
+	}
+}
+
 /* Each element an instance (of the key indom and, for histograms, the hist indom). */
 static void index_elems(struct stap_script *sc, int g, struct stap_gsnap *gs)
 {
@@ -496,6 +557,7 @@ static void index_elems(struct stap_script *sc, int g, struct stap_gsnap *gs)
 	if (keyed) {
 		gs->prune.keep = keep_bound(gl);
 		stap_prune_end(&gs->prune, km->desc.indom, gs->insts, gs->insts ? gs->n : 0);
+		order_elems(gs);
 	}
 	if (hm)
 		stap_identity_save(hm->desc.indom);
@@ -581,23 +643,43 @@ static void slots_rekey(struct stap_script *sc, int g, struct stap_gsnap *gs, in
 	gs->keyed = true;
 }
 
-/* Every value, in place: the generation read before the keys says they are current. */
-static void refresh_slotted(struct stap_script *sc, int g, struct stap_gsnap *gs)
+/* Element I's value from its slot, as it is now. */
+static void slotted_elem(const struct stp_meta_global *gl, struct stap_gsnap *gs, int i)
 {
-	const struct stp_meta_global *gl = &sc->meta->globals[g];
-	int64_t gen = slot_gen(gs);
 	uint32_t slot;
 
-	if (!gs->keyed || gen != gs->keys_gen)
+	memcpy(&slot, gs->vals + (size_t)i * gs->vstride, sizeof(slot));
+	if (gl->type == STP_TYPE_STRING)
+		gs->elems[i].s = slot_value(gs, slot);
+	else
+		gs->elems[i].v = __atomic_load_n((const int64_t *)(const void *)slot_value(gs, slot),
+						 __ATOMIC_RELAXED);
+}
+
+/* The slot of each element in instance order, for stap_fetch_values. */
+static void order_slots(struct stap_gsnap *gs)
+{
+	free(gs->oslots);
+	gs->oslots = gs->order ? malloc(((size_t)gs->norder + 1) * sizeof(uint32_t)) : NULL;
+	for (int k = 0; gs->oslots && k < gs->norder; k++)
+		memcpy(&gs->oslots[k], gs->vals + (size_t)gs->order[k] * gs->vstride,
+		       sizeof(uint32_t));
+}
+
+/*
+ * The keys again when the generation read before them moved; the values
+ * stay in place, read when a fetch wants them (stap_fetch_values, or
+ * slotted_elem for the callback).
+ */
+static void refresh_slotted(struct stap_script *sc, int g, struct stap_gsnap *gs)
+{
+	int64_t gen = slot_gen(gs);
+
+	if (!gs->keyed || gen != gs->keys_gen) {
 		slots_rekey(sc, g, gs, gen);
-	for (int i = 0; i < gs->n; i++) {
-		memcpy(&slot, gs->vals + (size_t)i * gs->vstride, sizeof(slot));
-		if (gl->type == STP_TYPE_STRING)
-			gs->elems[i].s = slot_value(gs, slot);
-		else
-			gs->elems[i].v = __atomic_load_n((const int64_t *)(const void *)
-								 slot_value(gs, slot),
-							 __ATOMIC_RELAXED);
+		order_slots(gs);
+		for (int i = 0; i < gs->n; i++)
+			slotted_elem(&sc->meta->globals[g], gs, i);
 	}
 }
 
@@ -731,6 +813,18 @@ static int stat_value(const struct stap_elem *e, enum stap_mkind kind, pmAtomVal
 	return PMDA_FETCH_STATIC;
 }
 
+static int elem_value(const struct stap_metric *m, const struct stp_meta_global *g,
+		      const struct stap_elem *e, pmAtomValue *atom)
+{
+	if (m->kind != STAP_M_VALUE)
+		return stat_value(e, m->kind, atom);
+	if (g->type == STP_TYPE_STRING)
+		atom->cp = (char *)(e->s ? e->s : "");
+	else
+		atom->ll = e->v;
+	return PMDA_FETCH_STATIC;
+}
+
 static int script_value(struct stap_metric *m, unsigned int inst, pmAtomValue *atom)
 {
 	struct stap_script *sc = m->script;
@@ -746,19 +840,101 @@ static int script_value(struct stap_metric *m, unsigned int inst, pmAtomValue *a
 		atom->ll = *count;
 		return PMDA_FETCH_STATIC;
 	}
-	if (g->nkeys)
+	if (g->nkeys) {
 		e = active_private(m->desc.indom, inst);
-	else
+		if (e && g->values_map && sc->snaps[m->global].vmap)
+			slotted_elem(g, &sc->snaps[m->global], (int)(e - sc->snaps[m->global].elems));
+	} else
 		e = sc->snaps[m->global].n > 0 ? &sc->snaps[m->global].elems[0] : NULL;
 	if (!e)
 		return g->nkeys ? PM_ERR_INST : PMDA_FETCH_NOVALUES;
-	if (m->kind != STAP_M_VALUE)
-		return stat_value(e, m->kind, atom);
-	if (g->type == STP_TYPE_STRING)
-		atom->cp = (char *)(e->s ? e->s : "");
+	return elem_value(m, g, e, atom);
+}
+
+/* ---- an array's values in one go ---- */
+
+static struct stap_gsnap *array_snap(pmID pmid, struct stap_metric **mp)
+{
+	struct stap_metric *m;
+	struct stap_gsnap *gs;
+
+	if (pmID_cluster(pmid) < STAP_CLUSTER_FIRST_SCRIPT || !(m = stap_metric_by_pmid(pmid)))
+		return NULL;
+	if (m->kind == STAP_M_HIST || m->desc.indom == PM_INDOM_NULL || !m->script->snaps ||
+	    !m->script->meta->globals[m->global].nkeys)
+		return NULL;
+	gs = &m->script->snaps[m->global];
+	if (!gs->order || !gs->oinsts)
+		return NULL;
+	*mp = m;
+	return gs;
+}
+
+/* Bytes of the value blocks of every element: an upper bound (strings change in place). */
+static size_t blocks_size(const struct stap_gsnap *gs, const struct stap_metric *m,
+			  const struct stp_meta_global *g)
+{
+	size_t each = m->desc.type == PM_TYPE_STRING ? stap_block_size(g->value_size) :
+						       STAP_BLOCK64_SIZE;
+
+	return (size_t)gs->norder * each + 1;
+}
+
+/* A slotted array of longs, every instance: one load from the mapping each. */
+static void slotted_longs(const struct stap_gsnap *gs, struct stap_vset *vb)
+{
+	for (int k = 0; k < gs->norder; k++)
+		stap_vset_64(vb, gs->oinsts[k],
+			     __atomic_load_n((const int64_t *)(const void *)
+						     slot_value(gs, gs->oslots[k]),
+					     __ATOMIC_RELAXED));
+}
+
+/* Each instance in the profile with a value (min, max, avg of none have none). */
+static void elem_values(const struct stap_metric *m, const struct stp_meta_global *g,
+			struct stap_gsnap *gs, const pmProfile *prof, bool all,
+			struct stap_vset *vb)
+{
+	for (int k = 0; k < gs->norder; k++) {
+		int i = gs->order[k];
+		pmAtomValue atom;
+
+		if (!all && !stap_in_profile(prof, m->desc.indom, gs->oinsts[k]))
+			continue;
+		if (gs->oslots)
+			slotted_elem(g, gs, i);
+		if (elem_value(m, g, &gs->elems[i], &atom) <= 0)
+			continue;
+		if (m->desc.type == PM_TYPE_STRING)
+			stap_vset_string(vb, gs->oinsts[k], atom.cp, strnlen(atom.cp, g->value_size));
+		else
+			stap_vset_64(vb, gs->oinsts[k], atom.ll);
+	}
+}
+
+int stap_fetch_values(pmID pmid, const pmProfile *prof, pmValueSet **vsp, char **blocks)
+{
+	const struct stp_meta_global *g;
+	struct stap_gsnap *gs;
+	struct stap_metric *m;
+	struct stap_vset vb;
+	bool all;
+
+	if (!(gs = array_snap(pmid, &m)))
+		return 0;
+	g = &m->script->meta->globals[m->global];
+	if (m->desc.type != PM_TYPE_STRING && m->desc.type != PM_TYPE_64)
+		return 0;
+	if (stap_vset_init(&vb, pmid, gs->norder, blocks_size(gs, m, g)) < 0)
+		return -ENOMEM;
+	all = stap_profile_all(prof, m->desc.indom);
+	if (all && gs->oslots && m->desc.type == PM_TYPE_64)
+		slotted_longs(gs, &vb);
 	else
-		atom->ll = e->v;
-	return PMDA_FETCH_STATIC;
+		elem_values(m, g, gs, prof, all, &vb);
+	*vsp = vb.vs;
+	*blocks = vb.blocks;
+	return 1;
 }
 
 static int info_value(int item, pmAtomValue *atom)

@@ -29,6 +29,7 @@
 
 #include "domain.h"
 #include "pmdastap.h"
+#include "result.h"
 
 pmdaInterface stap_dispatch;
 int stap_domain = STAP;
@@ -72,7 +73,7 @@ static int stap_fetch(int n, pmID *pmids, pmResult **resp, pmdaExt *pmda)
 	stap_fetch_begin();
 	for (int i = 0; i < n; i++)
 		stap_fetch_prepare(pmids[i]);
-	return pmdaFetch(n, pmids, resp, pmda);
+	return stap_result_fetch(n, pmids, resp, pmda);
 }
 
 static int stap_instance(pmInDom indom, int inst, char *name, pmInResult **result, pmdaExt *pmda)
@@ -119,6 +120,7 @@ static void setup_dispatch(pmdaInterface *d)
 	d->version.seven.attribute = stap_attribute;
 	d->version.seven.label = stap_label;
 	pmdaSetFetchCallBack(d, stap_fetch_callback);
+	stap_result_init(d);
 	pmdaSetLabelCallBack(d, stap_label_callback);
 	pmdaSetEndContextCallBack(d, stap_end_context);
 }
