@@ -716,30 +716,33 @@ static const char *const stat_ops[] = {
 	"STP_STAT_VARIANCE",
 };
 
-static const char *const stat_names[] = {
-	"@count", "@sum", "@min", "@max", "@avg", "@variance",
+/* the same in kernel context (runtime/bpf/stp_statread.bpf.h) */
+static const char *const stat_read_ops[] = {
+	"STP_STAT_READ_COUNT", "STP_STAT_READ_SUM", "STP_STAT_READ_MIN", "STP_STAT_READ_MAX",
+	"STP_STAT_READ_AVG", "STP_STAT_READ_VARIANCE",
 };
 
-/* @count(s) ... : user context only. */
+/*
+ * @count(s) ... : in user context from the merged map; in kernel context
+ * by merging the CPUs' partials there (runtime/bpf/stp_statread.bpf.h).
+ */
 const char *emit_stat(struct emitter *E, struct expr *e)
 {
 	struct eglobal *g;
 	const char *key, *t;
 	int site;
 
-	if (E->ctx == ECTX_KERNEL) {
-		emit_unsupported(E, e->loc, arena_printf("%s of statistics", stat_names[e->stat]),
-				 "statistics are per CPU in the kernel: read them in an end or "
-				 "timer probe, which runs in user context");
-		return "0";
-	}
 	key = emit_stat_key(E, e->left, &g);
 	if (!g)
 		return "0";
 	site = emit_error_site(E, e->loc, "empty aggregate");
 	t = emit_long_temp(E);
-	emit_line(E, "%s = stp_map_stat_get(c, &g_%s, %s, %s, %d);", t, g->cname, key,
-		  stat_ops[e->stat], site);
+	if (E->ctx == ECTX_KERNEL)
+		emit_line(E, "%s = stp_map_stat_read(c, &g_%s, %s, &cfg_%s, %s, %d);", t,
+			  g->cname, key, g->cname, stat_read_ops[e->stat], site);
+	else
+		emit_line(E, "%s = stp_map_stat_get(c, &g_%s, %s, %s, %d);", t, g->cname, key,
+			  stat_ops[e->stat], site);
 	emit_check(E, -1);
 	return t;
 }

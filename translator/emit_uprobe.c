@@ -156,8 +156,24 @@ void emit_uprobe_meta(FILE *out, const struct derived_probe *dp)
 }
 
 /*
+ * A syscall tracepoint (syscalls:sys_enter_*, sys_exit_*, raw_syscalls:*):
+ * the task's user registers hold the syscall's arguments there.
+ */
+static bool is_syscall_tp(const struct derived_probe *dp)
+{
+	const struct tracepoint *tp = dp->tp;
+
+	if (dp->kind != PROBE_TRACE || !tp || !tp->system)
+		return false;
+	return !strcmp(tp->system, "raw_syscalls") ||
+	       (!strcmp(tp->system, "syscalls") && tp->name &&
+		(!strncmp(tp->name, "sys_enter_", 10) || !strncmp(tp->name, "sys_exit_", 9)));
+}
+
+/*
  * Per probe, for tapset.bpf.h: bit 0 a .return probe (is_return()), bit 1
- * the user registers are the probe's (register(), int_arg()...).
+ * the user registers are the probe's (register(), int_arg()...), bit 2
+ * they are a syscall's, whose arguments follow the syscall convention.
  */
 void emit_uprobe_flags(struct emitter *E, FILE *out)
 {
@@ -167,7 +183,8 @@ void emit_uprobe_flags(struct emitter *E, FILE *out)
 	for (int i = 0; i < n; i++) {
 		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
 
-		fprintf(out, "%s%d", i ? ", " : " ", dp->is_return | (is_uprobe(dp) << 1));
+		fprintf(out, "%s%d", i ? ", " : " ", dp->is_return | (is_uprobe(dp) << 1) |
+			(is_syscall_tp(dp) ? 6 : 0));
 	}
 	fprintf(out, "%s };\n\n", n ? "" : " 0");
 	fprintf(out, "static __always_inline int64_t stp_ctx_is_return(struct context *c)\n{\n");
@@ -175,4 +192,6 @@ void emit_uprobe_flags(struct emitter *E, FILE *out)
 	fprintf(out, "#define STP_CTX_UREGS 1\n");
 	fprintf(out, "static __always_inline int64_t stp_ctx_uregs(struct context *c)\n{\n");
 	fprintf(out, "\treturn c->probe < STP_NPROBES ? stp_point_flags[c->probe] & 2 : 0;\n}\n\n");
+	fprintf(out, "static __always_inline int64_t stp_ctx_syscall_regs(struct context *c)\n{\n");
+	fprintf(out, "\treturn c->probe < STP_NPROBES ? stp_point_flags[c->probe] & 4 : 0;\n}\n\n");
 }

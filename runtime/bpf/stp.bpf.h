@@ -69,6 +69,11 @@
 #ifndef STP_REC_SIZE
 #define STP_REC_SIZE 64
 #endif
+/* an error or warning record carries a whole message: header, length, text */
+#if STP_REC_SIZE < 8 + 2 + MAXSTRINGLEN
+#undef STP_REC_SIZE
+#define STP_REC_SIZE (8 + 2 + MAXSTRINGLEN)
+#endif
 #ifndef STP_ZERO_SIZE
 #define STP_ZERO_SIZE 8
 #endif

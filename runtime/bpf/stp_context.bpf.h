@@ -374,5 +374,6 @@ static __always_inline void stp_map_stat_add(struct context *c, void *map, const
 }
 
 #include "stp_slots.bpf.h"	/* arrays whose values live in an mmapable array */
+#include "stp_statread.bpf.h"	/* @count(s)... in kernel context */
 
 #endif

@@ -1,0 +1,103 @@
+/*
+ * stp_statread.bpf.h - statistics extractors in kernel context: @count,
+ * @sum, @min, @max, @avg and @variance of s or s[keys] read in a BPF
+ * handler.
+ *
+ * A statistic is one struct stp_stat per CPU (a per-CPU map); the kernel
+ * side merges them as runtime/user/stats.c's stp_stat_merge() does, with
+ * bpf_map_lookup_percpu_elem() (kernel 6.0 and later) over the possible
+ * CPUs.  So an extractor costs O(number of CPUs) map lookups, twice for
+ * @variance: cheap on small machines, worth keeping out of hot probes on
+ * large ones.
+ *
+ * Included by stp_context.bpf.h: uses struct context and stp_raise().
+ */
+#ifndef STP_STATREAD_BPF_H
+#define STP_STATREAD_BPF_H
+
+/* runtime/user/stats.h's enum stp_stat_op, in the same order. */
+enum stp_stat_read_op {
+	STP_STAT_READ_COUNT,
+	STP_STAT_READ_SUM,
+	STP_STAT_READ_MIN,
+	STP_STAT_READ_MAX,
+	STP_STAT_READ_AVG,
+	STP_STAT_READ_VARIANCE,
+};
+
+struct stp_stat_total {
+	int64_t count, sum, min, max, avg_s;
+};
+
+/* The CPUs' partials of MAP[KEY] merged into *T (count 0: no samples). */
+static __always_inline void stp_stat_total(void *map, const void *key, struct stp_stat_total *t)
+{
+	__builtin_memset(t, 0, sizeof(*t));
+	for (uint32_t cpu = 0; cpu < STP_NCPUS; cpu++) {
+		const struct stp_stat *p = bpf_map_lookup_percpu_elem(map, key, cpu);
+
+		if (!p)
+			break;	/* past the last possible CPU, or no such key */
+		if (p->count == 0)
+			continue;
+		if (t->count == 0 || p->min < t->min)
+			t->min = p->min;
+		if (t->count == 0 || p->max > t->max)
+			t->max = p->max;
+		t->count += p->count;
+		t->sum = (int64_t)((uint64_t)t->sum + (uint64_t)p->sum);
+	}
+}
+
+/* The merged variance: the CPUs' variances and means about the overall mean. */
+static __always_inline int64_t stp_stat_total_variance(void *map, const void *key,
+						       const struct stp_stat_cfg *cfg,
+						       struct stp_stat_total *t)
+{
+	uint64_t s1 = 0, s2 = 0;
+	int shift = cfg->shift;
+	int64_t v;
+
+	t->avg_s = stp_div(stp_shl(t->sum, shift), t->count);
+	for (uint32_t cpu = 0; cpu < STP_NCPUS; cpu++) {
+		const struct stp_stat *p = bpf_map_lookup_percpu_elem(map, key, cpu);
+		uint64_t d;
+
+		if (!p)
+			break;
+		if (p->count == 0)
+			continue;
+		d = (uint64_t)p->avg_s - (uint64_t)t->avg_s;
+		s1 += (uint64_t)p->count * d * d;
+		s2 += (uint64_t)(p->count - 1) * (uint64_t)p->variance_s;
+	}
+	if (t->count < 2)
+		return 0;
+	v = stp_div((int64_t)(s1 + s2), t->count - 1);
+	return 2 * shift > 63 ? (v < 0 ? -1 : 0) : v >> (2 * shift);
+}
+
+/* @OP(MAP[KEY]); an empty aggregate raises stap's error at SITE, except for @count and @sum. */
+static __always_inline int64_t stp_map_stat_read(struct context *c, void *map, const void *key,
+						 const struct stp_stat_cfg *cfg, int op, int site)
+{
+	struct stp_stat_total t;
+
+	stp_stat_total(map, key, &t);
+	if (t.count == 0) {
+		if (op != STP_STAT_READ_COUNT && op != STP_STAT_READ_SUM)
+			stp_raise(c, site, "empty aggregate");
+		return 0;
+	}
+	switch (op) {
+	case STP_STAT_READ_COUNT: return t.count;
+	case STP_STAT_READ_SUM: return t.sum;
+	case STP_STAT_READ_MIN: return t.min;
+	case STP_STAT_READ_MAX: return t.max;
+	case STP_STAT_READ_AVG: return stp_div(t.sum, t.count);
+	case STP_STAT_READ_VARIANCE: return stp_stat_total_variance(map, key, cfg, &t);
+	}
+	return 0;
+}
+
+#endif
