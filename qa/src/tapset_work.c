@@ -13,12 +13,20 @@
  *	write(77, &tw_data, 64)		the w rows: $buf points at tw_data,
  *					whose bytes the rows know (below)
  *	close(77), close(77)		the r rows: the second returns -EBADF
+ *	a TCP connection on loopback	the t rows: from 127.0.0.1 port
+ *					$TW_PORT + 1 to a listener on port
+ *					$TW_PORT (default 47077), closed with a
+ *					reset (no TIME_WAIT left behind)
  *
  * fd 77 is /dev/null.  System calls go through syscall(2) so that no C
  * library can cache or skip them.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,6 +58,42 @@ __attribute__((noinline)) long tw_args(int a, long b, long c, const char *s)
 	return a + b + c - 0x123456789 + 38;	/* 42 */
 }
 
+/* A socket of PORT on 127.0.0.1: bound, and listening when LISTEN. */
+static int tw_socket(int port, int listen_too)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+	    bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || (listen_too && listen(fd, 1) != 0)) {
+		perror("tapset_work: socket");
+		return -1;
+	}
+	return fd;
+}
+
+/* The t rows' connection: from PORT + 1 to PORT, then reset. */
+static int tw_connect(int port)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct linger reset = { .l_onoff = 1, .l_linger = 0 };
+	int srv = tw_socket(port, 1), cli = tw_socket(port + 1, 0), acc;
+
+	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (srv < 0 || cli < 0 || connect(cli, (struct sockaddr *)&to, sizeof(to)) != 0) {
+		perror("tapset_work: connect");
+		return 1;
+	}
+	acc = accept(srv, NULL, NULL);
+	setsockopt(cli, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+	close(cli);
+	if (acc >= 0)
+		close(acc);
+	close(srv);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int fd = open("/dev/null", O_WRONLY);
@@ -68,5 +112,5 @@ int main(int argc, char **argv)
 		return 1;
 	syscall(SYS_close, TW_FD);
 	syscall(SYS_close, TW_FD);
-	return 0;
+	return tw_connect(getenv("TW_PORT") ? atoi(getenv("TW_PORT")) : 47077);
 }

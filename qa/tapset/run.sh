@@ -17,6 +17,10 @@
 #	w  the syscalls:sys_enter_write tracepoint of tapset_work writing its
 #	   64 known bytes (tw_data) to fd 77: $buf is their address
 #	r  syscall.close.return of tapset_work's second close(77) (-EBADF)
+#	t  sock:inet_sock_set_state of tapset_work's TCP connection on
+#	   loopback (127.0.0.1 port @CPORT@ to port @PORT@) as it
+#	   becomes established: $skaddr is the connecting socket, still in
+#	   TCP_SYN_SENT
 #	z  the end probe of the script of those: globals tw_ua, tw_ua1,
 #	   tw_ka, tw_ubt, tw_kbt, set by cases, keep addresses and stacks
 #	   for it to name (names are known only in user context)
@@ -26,7 +30,8 @@
 # what it prints is the value.  EXPECTED is the exact text it must print.
 # @BIN@ in either stands for BUILD/bin, @HZ@ for the kernel config's
 # CONFIG_HZ, @TZ@ for date +%Z, @ESC@ for the escape character, @RUN@
-# for a word unique to the run.  An EXPECTED written "~ REGEX" is an
+# for a word unique to the run, @PORT@ and @CPORT@ for the t rows'
+# listening and connecting ports.  An EXPECTED written "~ REGEX" is an
 # extended regular expression the whole value must match (for values that
 # depend on time, addresses or the kernel build).  Lines starting with # and blank
 # lines are skipped.  Expected values follow stap 4.8's documented
@@ -64,6 +69,7 @@ hz=$( (cat "/boot/config-$(uname -r)" 2>/dev/null || zcat /proc/config.gz 2>/dev
 tz=$(date +%Z)
 esc=$(printf '\033')
 run=qa-tapset-$$-$(date +%s)
+port=$((30000 + $$ % 15000 * 2))	# the t rows' listener: this run's own
 [ -x "$pmstap" ] || { echo "qa/tapset: $pmstap is not built" >&2; exit 2; }
 [ -x "$work" ] || { echo "qa/tapset: $work is not built" >&2; exit 2; }
 
@@ -100,6 +106,9 @@ header() {
 	w)	echo "global fired$2"
 		echo "probe kernel.trace(\"syscalls:sys_enter_write\") {"
 		echo "	if (pid() != target() || \$fd != 77 || fired$2++) next" ;;
+	t)	echo "global fired$2"
+		echo "probe kernel.trace(\"sock:inet_sock_set_state\") {"
+		echo "	if (\$sport != $((port + 1)) || \$newstate != 1 || fired$2++) next" ;;
 	z)	echo "probe end {" ;;
 	r)	echo "global fired$2"
 		echo "probe syscall.close.return {"
@@ -108,7 +117,7 @@ header() {
 }
 
 # script GROUP: the script for the cases of GROUP (u, or the kernel
-# contexts kpewrz), and their expected lines.
+# contexts kpewrtz), and their expected lines.
 script() {
 	n=0
 	[ "$1" = u ] || {
@@ -117,7 +126,7 @@ script() {
 	}
 	grep -v '^[#!]' "$cases" | grep -Ev '^(stderr|kmsg|untestable) \|' |
 	grep -v '^[[:space:]]*$' | sed -e "s|@BIN@|$build/bin|g" -e "s|@HZ@|${hz:-unknown}|g" -e "s|@TZ@|$tz|g" \
-		-e "s|@ESC@|$esc|g" -e "s|@RUN@|$run|g" | while IFS= read -r line; do
+		-e "s|@ESC@|$esc|g" -e "s|@RUN@|$run|g" -e "s|@PORT@|$port|g" -e "s|@CPORT@|$((port + 1))|g" | while IFS= read -r line; do
 		c=${line%% | *}
 		rest=${line#* | }
 		expr=${rest% | *}
@@ -162,13 +171,13 @@ check_stderr() {
 passed=0 failed=0
 skipped=$(grep -c '^!' "$cases")
 grep '^!' "$cases" | sed 's/^/known bug, skipped: /'
-for group in u kpewrz; do
+for group in u kpewrtz; do
 	rm -f "$tmp/$group.want" "$tmp/$group.exprs"
 	script $group >"$tmp/$group.stp"
 	if [ "$group" = u ]; then
 		(cd "$tmp" && timeout 120 "$pmstap" -g u.stp) >"$tmp/$group.got" 2>"$tmp/$group.err"
 	else
-		(cd "$tmp" && timeout 120 "$pmstap" -c "$work one two" $group.stp) \
+		(cd "$tmp" && TW_PORT=$port timeout 120 "$pmstap" -c "$work one two" $group.stp) \
 			>"$tmp/$group.got" 2>"$tmp/$group.err"
 	fi
 	rc=$?

@@ -15,6 +15,14 @@
  * (records of the print path are sized for printf), and user space names
  * them (runtime/user/symbolize.c).
  *
+ * A process may be gone by the time its addresses are named (a short
+ * command, `pmstap -c ls`).  So each capture of a user stack also takes
+ * it with BPF_F_USER_BUILD_ID: for every frame the kernel gives the
+ * mapped file's build id and the frame's offset in that file, and the
+ * mapping's place in the process (address minus file offset) goes with
+ * the build id into stp_umaps, keyed by process.  The runner reads it
+ * when it cannot ask the process itself (runtime/user/symbolize_umaps.c).
+ *
  * Included by tapset.bpf.h.
  */
 #ifndef STP_STACK_BPF_H
@@ -24,6 +32,7 @@
 
 struct stp_stack_buf {
 	uint64_t addrs[STP_STACK_MAX];
+	struct bpf_stack_build_id ids[STP_STACK_MAX];
 	char rec[sizeof(struct stp_rec_hdr) + 8 + 8 * STP_STACK_MAX + 2 + MAXSTRINGLEN];
 };
 
@@ -34,11 +43,59 @@ struct {
 	__type(value, struct stp_stack_buf);
 } stp_stack_bufs SEC(".maps");
 
+/* The mappings of user stacks' files: see the top of this file. */
+#ifndef STP_UMAPS_ENTRIES
+#define STP_UMAPS_ENTRIES 4096
+#endif
+
+struct stp_umap_key {
+	uint32_t pid;		/* the process (tgid) */
+	uint32_t pad;
+	uint64_t bias;		/* an address minus its offset in the file */
+};
+
+struct stp_umap {
+	unsigned char build_id[20];	/* BPF_BUILD_ID_SIZE */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, STP_UMAPS_ENTRIES);
+	__type(key, struct stp_umap_key);
+	__type(value, struct stp_umap);
+} stp_umaps SEC(".maps");
+
 static __always_inline struct stp_stack_buf *stp__stack_buf(void)
 {
 	uint32_t zero = 0;
 
 	return bpf_map_lookup_elem(&stp_stack_bufs, &zero);
+}
+
+/* The files of the N user frames in B->addrs, by build id, into stp_umaps. */
+static __noinline int stp__umaps_note(struct stp_stack_buf *b, int n)
+{
+	struct stp_umap_key key = { .pid = (uint32_t)(bpf_get_current_pid_tgid() >> 32) };
+	struct stp_umap val;
+	uint64_t last = 0;
+	long m;
+
+	if (!b)
+		return 0;
+	m = bpf_get_task_stack(bpf_get_current_task_btf(), b->ids, sizeof(b->ids),
+			       BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
+	m = m > 0 ? (long)((uint64_t)m / sizeof(b->ids[0])) : 0;
+	for (int i = 0; i < STP_STACK_MAX && i < n && i < m; i++) {
+		if (b->ids[i].status != BPF_STACK_BUILD_ID_VALID)
+			continue;
+		key.bias = b->addrs[i] - b->ids[i].offset;
+		if (key.bias == last)
+			continue;
+		last = key.bias;
+		__builtin_memcpy(val.build_id, b->ids[i].build_id, sizeof(val.build_id));
+		bpf_map_update_elem(&stp_umaps, &key, &val, BPF_ANY);
+	}
+	return 0;
 }
 
 /* Capture the current stack into B->addrs; returns the number of frames. */
@@ -47,7 +104,10 @@ static __always_inline int stp__stack_capture(struct stp_stack_buf *b, int64_t u
 	long n = bpf_get_task_stack(bpf_get_current_task_btf(), b->addrs, sizeof(b->addrs),
 				    user ? BPF_F_USER_STACK : 0);
 
-	return n > 0 ? (int)((uint64_t)n / 8) : 0;
+	n = n > 0 ? (long)((uint64_t)n / 8) : 0;
+	if (user && n > 0)
+		stp__umaps_note(b, (int)n);
+	return (int)n;
 }
 
 STP_SERVICE void stp_backtrace(struct context *c, char *out, int64_t user)
@@ -162,6 +222,12 @@ static __always_inline uint32_t stp_rec_syms(struct context *c, uint32_t off, in
 	c->rec[off + 2] = (char)style;
 	c->rec[off + 3] = (char)flags;
 	__builtin_memcpy(c->rec + off + 4, &pid, 8);
+	if (stk && (flags & STP_STACK_USER)) {	/* for stp_umaps */
+		struct stp_stack_buf *b = stp__stack_buf();
+
+		if (b)
+			stp__stack_capture(b, 1);
+	}
 	if (stk) {
 		n = bpf_get_task_stack(bpf_get_current_task_btf(), c->rec + off + STP_REC_SYMS_HEAD,
 				       8 * STP_STACK_MAX, flags & STP_STACK_USER ? BPF_F_USER_STACK : 0);

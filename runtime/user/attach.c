@@ -23,6 +23,7 @@
 #include "script_int.h"
 #include "attach_kprobe.h"
 #include "proc_attach.h"
+#include "symbolize.h"
 
 #define PROFILE_PERIOD_NS 4000000	/* timer.profile when HZ is unknown: 250 */
 #define PERF_DEFAULT_SAMPLE 1000000	/* perf.*: stap's default sample period */
@@ -275,6 +276,7 @@ int stp_script__attach(struct stp_script *s)
 {
 	int attached = 0, skipped = 0, rc, err = 0;
 
+	stp_sym_use_script(s);	/* user stacks of processes that will be gone */
 	for (int i = 0; i < s->meta->nprobes; i++) {
 		if (s->meta->probes[i].context != STP_CTX_KERNEL)
 			continue;

@@ -6,10 +6,14 @@
  * sprint_ubacktrace() and the like printed from kernel context.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
 
 #include "../stp_meta.h"
 #include "../stp_tapset.h"
@@ -141,4 +145,41 @@ int stp_sym_read_deferred(const char **p, const char *end, uint16_t n, struct st
 	free(stk);
 	*v = stp_value_string(*out, size);
 	return 0;
+}
+
+/* The file -c's command runs, CMD's first word looked up in PATH as execvp does. */
+static void add_command(const char *cmd)
+{
+	char word[256], path[PATH_MAX + 258];
+	const char *dirs = getenv("PATH"), *end;
+	size_t n = strcspn(cmd, " \t\n;|&<>");
+
+	if (!n || n >= sizeof(word))
+		return;
+	memcpy(word, cmd, n);
+	word[n] = '\0';
+	if (strchr(word, '/')) {
+		if (realpath(word, path))
+			stp_sym_umaps_add_file(path);
+		return;
+	}
+	for (const char *d = dirs ? dirs : "/usr/bin:/bin"; *d; d = *end ? end + 1 : end) {
+		end = d + strcspn(d, ":");
+		if (end - d >= PATH_MAX)
+			continue;
+		snprintf(path, sizeof(path), "%.*s/%s", (int)(end - d), d, word);
+		if (access(path, X_OK) == 0) {
+			stp_sym_umaps_add_file(path);
+			return;
+		}
+	}
+}
+
+void stp_sym_use_script(struct stp_script *s)
+{
+	stp_sym_umaps_use(s->obj ? bpf_object__find_map_fd_by_name(s->obj, "stp_umaps") : -1);
+	for (int i = 0; i < s->meta->nprobes; i++)
+		stp_sym_umaps_add_file(s->meta->probes[i].uprobe_path);
+	if (s->opts.target_cmd)
+		add_command(s->opts.target_cmd);
 }

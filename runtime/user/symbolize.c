@@ -289,8 +289,8 @@ static bool user_lookup(struct stp_sym *sym, int pid, uint64_t addr, struct stp_
 	struct proc *p = proc_get(sym, pid);
 	Dwfl_Module *mod;
 
-	if (!p)
-		return false;
+	if (!p)		/* gone before it was seen: what its stacks left (symbolize_umaps.c) */
+		return stp_sym_umaps_lookup(pid, addr, info);
 	mod = dwfl_addrmodule(p->dwfl, addr);
 	if (!mod && !p->rereported) {
 		/* a library mapped since the report (dlopen): report once more */
@@ -303,7 +303,9 @@ static bool user_lookup(struct stp_sym *sym, int pid, uint64_t addr, struct stp_
 			mod = dwfl_addrmodule(p->dwfl, addr);
 		}
 	}
-	return mod && module_lookup(sym, mod, addr, info);
+	if (mod && module_lookup(sym, mod, addr, info))
+		return true;
+	return stp_sym_umaps_lookup(pid, addr, info);
 }
 
 bool stp_sym__lookup(struct stp_sym *sym, int pid, uint64_t addr, struct stp_sym_info *info)

@@ -63,6 +63,24 @@ size_t stp_sym__format_stack(struct stp_sym *sym, int pid, const char *stk, int 
  */
 uint64_t stp_sym_bpf_len(uint64_t addr);
 
+/*
+ * The user addresses of processes that are gone, through the build ids
+ * their stacks left in the script's stp_umaps map (symbolize_umaps.c):
+ * use map FD (-1: none); FILE may be mapped by the processes probed (an
+ * executable or library the script probes or runs); the symbol at ADDR of
+ * process PID, false when none is known.
+ */
+void stp_sym_umaps_use(int fd);
+void stp_sym_umaps_add_file(const char *file);
+bool stp_sym_umaps_lookup(int pid, uint64_t addr, struct stp_sym_info *info);
+
+/*
+ * Tell the symbolizer about script S as it is attached: its stp_umaps
+ * map, the files it probes, its -c command (stack_print.c).
+ */
+struct stp_script;
+void stp_sym_use_script(struct stp_script *s);
+
 /* The runner's instance, made on first use (the tapset services and the record printer use it). */
 struct stp_sym *stp_sym_default(void);
 

@@ -1,0 +1,298 @@
+/*
+ * symbolize_umaps.c - names for the user addresses of processes that are
+ * gone: a short command has often exited by the time the runner formats
+ * its records, or by the end probe that names the addresses it kept.
+ *
+ * Each user stack taken in kernel context leaves, in the script's
+ * stp_umaps map (runtime/bpf/stp_stack.bpf.h), one entry per mapping it
+ * passed through: the process, the mapping's bias (an address minus its
+ * offset in the file) and the file's build id.  Here an address of such
+ * a process becomes a file offset (the entry with the highest bias that
+ * puts it inside an executable segment), the build id becomes a file,
+ * and the file's symbols name the offset.
+ *
+ * Files are found by build id among those the script said it probes or
+ * runs (stp_sym_umaps_add_file()), those the runner maps itself, those
+ * any live process maps (one scan of /proc/PID/maps, at most once a
+ * second), and /usr/lib/debug/.build-id.  Each file is opened once,
+ * with libdwfl, and kept.
+ */
+#define _GNU_SOURCE		/* strdup, getline */
+#include <dirent.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "symbolize.h"
+
+#define BUILD_ID_BYTES 20	/* BPF_BUILD_ID_SIZE */
+
+/* An entry of stp_umaps (struct stp_umap_key and stp_umap of stp_stack.bpf.h). */
+struct umap_key {
+	uint32_t pid;
+	uint32_t pad;
+	uint64_t bias;
+};
+
+struct umap {
+	struct umap_key key;
+	unsigned char build_id[BUILD_ID_BYTES];
+};
+
+/* A file that may be mapped, opened with libdwfl when first read. */
+struct file {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	bool read;		/* build_id and dwfl are set (or could not be) */
+	unsigned char build_id[BUILD_ID_BYTES];
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+};
+
+static int map_fd = -1;
+static struct umap *umaps;
+static size_t numaps, capumaps;
+static struct file *files;
+static size_t nfiles, capfiles;
+static time_t scanned;		/* the last scan of /proc/PID/maps */
+static char *last_name;
+
+static const Dwfl_Callbacks file_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+void stp_sym_umaps_use(int fd)
+{
+	map_fd = fd;
+	numaps = 0;
+}
+
+/* ---- files ---- */
+
+void stp_sym_umaps_add_file(const char *path)
+{
+	struct file *v;
+	struct stat st;
+
+	if (!path || path[0] != '/' || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return;
+	for (size_t i = 0; i < nfiles; i++)
+		if (files[i].dev == st.st_dev && files[i].ino == st.st_ino)
+			return;
+	if (nfiles == capfiles) {
+		capfiles = capfiles ? capfiles * 2 : 64;
+		v = realloc(files, capfiles * sizeof(*v));
+		if (!v)
+			return;
+		files = v;
+	}
+	memset(&files[nfiles], 0, sizeof(files[nfiles]));
+	files[nfiles].path = strdup(path);
+	files[nfiles].dev = st.st_dev;
+	files[nfiles].ino = st.st_ino;
+	if (files[nfiles].path)
+		nfiles++;
+}
+
+/* F's build id and symbols: once. */
+static void file_read(struct file *f)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int n;
+
+	if (f->read)
+		return;
+	f->read = true;
+	f->dwfl = dwfl_begin(&file_callbacks);
+	if (!f->dwfl)
+		return;
+	dwfl_report_begin(f->dwfl);
+	f->mod = dwfl_report_elf(f->dwfl, f->path, f->path, -1, 0, false);
+	dwfl_report_end(f->dwfl, NULL, NULL);
+	n = f->mod ? dwfl_module_build_id(f->mod, &bits, &vaddr) : 0;
+	if (n > 0 && n <= BUILD_ID_BYTES)
+		memcpy(f->build_id, bits, (size_t)n);
+	else
+		f->mod = NULL;
+}
+
+static struct file *file_by_id(const unsigned char *id, size_t from)
+{
+	for (size_t i = from; i < nfiles; i++) {
+		file_read(&files[i]);
+		if (files[i].mod && memcmp(files[i].build_id, id, BUILD_ID_BYTES) == 0)
+			return &files[i];
+	}
+	return NULL;
+}
+
+/* The files of one /proc/PID/maps. */
+static void add_maps(const char *maps)
+{
+	FILE *fp = fopen(maps, "r");
+	char *line = NULL, *path;
+	size_t cap = 0;
+
+	if (!fp)
+		return;
+	while (getline(&line, &cap, fp) > 0) {
+		path = strchr(line, '/');
+		if (!path || !strstr(line, " r-xp ") || !strchr(path, '\n'))
+			continue;
+		*strchr(path, '\n') = '\0';
+		stp_sym_umaps_add_file(path);
+	}
+	free(line);
+	fclose(fp);
+}
+
+/* The files of every live process, at most once a second. */
+static void scan_procs(void)
+{
+	char maps[64];
+	struct dirent *de;
+	DIR *d;
+
+	if (time(NULL) == scanned)
+		return;
+	scanned = time(NULL);
+	d = opendir("/proc");
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(maps, sizeof(maps), "/proc/%s/maps", de->d_name);
+		add_maps(maps);
+	}
+	closedir(d);
+}
+
+/* The file with build id ID: known, mapped somewhere, or a debug file. */
+static struct file *file_find(const unsigned char *id)
+{
+	char path[PATH_MAX];
+	struct file *f = file_by_id(id, 0);
+	size_t known = nfiles, at;
+	int len = 0;
+
+	if (f)
+		return f;
+	add_maps("/proc/self/maps");
+	scan_procs();
+	f = file_by_id(id, known);
+	if (f)
+		return f;
+	len = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", id[0]);
+	for (int i = 1; i < BUILD_ID_BYTES && len < (int)sizeof(path) - 8; i++)
+		len += snprintf(path + len, sizeof(path) - (size_t)len, "%02x", id[i]);
+	snprintf(path + len, sizeof(path) - (size_t)len, ".debug");
+	at = nfiles;
+	stp_sym_umaps_add_file(path);
+	return file_by_id(id, at);
+}
+
+/* The address in F's module of file offset OFF, in an executable segment; 0: none. */
+static Dwarf_Addr file_addr(struct file *f, uint64_t off)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(f->mod, &bias);
+	size_t n;
+
+	if (!elf || elf_getphdrnum(elf, &n) != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
+
+		if (ph && ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && off >= ph->p_offset &&
+		    off < ph->p_offset + ph->p_filesz)
+			return ph->p_vaddr + (off - ph->p_offset) + bias;
+	}
+	return 0;
+}
+
+/* ---- the map ---- */
+
+static int umap_cmp(const void *a, const void *b)
+{
+	const struct umap *x = a, *y = b;
+
+	if (x->key.pid != y->key.pid)
+		return x->key.pid < y->key.pid ? -1 : 1;
+	return x->key.bias > y->key.bias ? -1 : x->key.bias < y->key.bias;	/* highest first */
+}
+
+/* A copy of stp_umaps, sorted by process, then bias from the highest. */
+static void umaps_load(void)
+{
+	struct umap_key key, next, *prev = NULL;
+	struct umap *v;
+
+	numaps = 0;
+	while (map_fd >= 0 && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (numaps == capumaps) {
+			capumaps = capumaps ? capumaps * 2 : 256;
+			v = realloc(umaps, capumaps * sizeof(*v));
+			if (!v)
+				break;
+			umaps = v;
+		}
+		umaps[numaps].key = key;
+		if (bpf_map_lookup_elem(map_fd, &key, umaps[numaps].build_id) == 0)
+			numaps++;
+	}
+	qsort(umaps, numaps, sizeof(*umaps), umap_cmp);
+}
+
+static bool umaps_name(const struct umap *u, uint64_t addr, struct stp_sym_info *info)
+{
+	struct file *f = file_find(u->build_id);
+	Dwarf_Addr at = f ? file_addr(f, addr - u->key.bias) : 0;
+	GElf_Off off = 0;
+	GElf_Sym s;
+	const char *name = at ? dwfl_module_addrinfo(f->mod, at, &off, &s, NULL, NULL, NULL) : NULL;
+
+	if (!name)
+		return false;
+	free(last_name);
+	last_name = strdup(name);
+	info->name = last_name ? last_name : "";
+	info->offset = off;
+	info->size = s.st_size;
+	info->module = f->path;
+	return true;
+}
+
+static bool umaps_find(int pid, uint64_t addr, struct stp_sym_info *info)
+{
+	for (size_t i = 0; i < numaps; i++)
+		if (umaps[i].key.pid == (uint32_t)pid && umaps[i].key.bias <= addr &&
+		    umaps_name(&umaps[i], addr, info))
+			return true;
+	return false;
+}
+
+/* From the copy, else from the map as it is now (stacks taken since). */
+bool stp_sym_umaps_lookup(int pid, uint64_t addr, struct stp_sym_info *info)
+{
+	if (map_fd < 0)
+		return false;
+	if (umaps_find(pid, addr, info))
+		return true;
+	umaps_load();
+	return umaps_find(pid, addr, info);
+}
