@@ -13,6 +13,7 @@
 #include <string.h>
 #include "emit_int.h"
 #include "emit_dwarf.h"
+#include "regex.h"
 
 /* ---- temporaries -------------------------------------------------------------- */
 
@@ -307,17 +308,40 @@ static const char *compare(struct emitter *E, struct expr *e)
 	return arena_printf("(stp_strcmp(%s, %s) %s 0)", l, r, e->op);
 }
 
+/*
+ * Kernel context: the pattern becomes a DFA (translator/regex.c) whose
+ * tables and matcher (runtime/bpf/stp_regex.bpf.h) go before the code.
+ */
+static const char *regex_kernel(struct emitter *E, struct expr *e)
+{
+	char *pat = arena_alloc(strlen(e->right->str) + 1);
+	const char *s, *err, *name, *what;
+	struct regex_dfa d;
+
+	emit_unescape(pat, e->right->str);
+	if (regex_compile(pat, REGEX_MAX_STATES, &d, &err)) {
+		E->errors_reported++;
+		diag_error(e->right->loc, "regular expression \"%s\" cannot run in kernel context: %s",
+			   e->right->str, err);
+		diag_hint("match it in an end or timer probe (user context), or simplify it");
+		return "0";
+	}
+	name = arena_printf("stp_re%d", ++E->seq);
+	what = arena_printf("%s %s at %s", e->op, emit_c_literal(e->right->str),
+			    emit_loc_text(e->right->loc));
+	regex_emit(E->protos, name, &d, what);
+	regex_free(&d);
+	s = emit_expr(E, e->left);
+	return arena_printf("(%s%s_match(%s))", e->op[0] == '!' ? "!" : "", name, s);
+}
+
 static const char *regex(struct emitter *E, struct expr *e)
 {
 	const char *s;
 	int site;
 
-	if (E->ctx == ECTX_KERNEL) {
-		emit_unsupported(E, e->loc, arena_printf("regular expression matching ('%s')",
-							 e->op),
-				 "match in an end or timer probe, or compare with == and strpos()");
-		return "0";
-	}
+	if (E->ctx == ECTX_KERNEL)
+		return regex_kernel(E, e);
 	s = emit_expr(E, e->left);
 	site = emit_error_site(E, e->right->loc, "invalid regular expression");
 	return arena_printf("(%sstp_regex_match(c, %s, %s, %d))", e->op[0] == '!' ? "!" : "", s,

@@ -40,6 +40,7 @@
 
 #include "../stp_tapset.h"
 #include "../stp_strings.h"
+#include "stp_regex.bpf.h"	/* =~ and !~: the DFA walk */
 
 #ifndef EFAULT
 #define EFAULT 14
