@@ -134,7 +134,6 @@ struct stp_meta_probe {
 	bool uprobe_return;		/* a uretprobe */
 	uint64_t uprobe_ref_ctr_offset;	/* SDT semaphore's file offset, raised while attached; 0: none */
 	int64_t uprobe_pid;		/* process(PID): only that process; 0: any */
-	bool uprobe_target;		/* -c/-x given: only target()'s process */
 	/* STP_PROBE_KFUNC: kernel.function, module().function, kprobe.function (target: the function) */
 	bool kprobe;			/* a kprobe at target; else fentry/fexit, as the program's section says */
 	bool kprobe_return;		/* a .return: kretprobe or fexit */

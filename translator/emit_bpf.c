@@ -517,7 +517,8 @@ static bool probe_section(struct emitter *E, struct derived_probe *dp, struct se
 	case PROBE_UFUNC:
 	case PROBE_USTATEMENT:
 	case PROBE_UMARK:
-		return emit_uprobe_section(E, dp, &sec->sec, &sec->ctype, &sec->kind);
+		return emit_uprobe_section(E, dp, &sec->sec, &sec->ctype, &sec->kind,
+					   &sec->prologue);
 	case PROBE_PROCESS_BEGIN:
 	case PROBE_PROCESS_END:
 	case PROBE_THREAD_BEGIN:

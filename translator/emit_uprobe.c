@@ -12,12 +12,30 @@
 #include "emit_uprobe.h"
 #include "probes_user.h"
 
+/*
+ * With -c or -x, stap restricts process probes to the target's process
+ * hierarchy: target() and its descendants.  A uprobe attached to one
+ * process does not follow its children (each has its own memory), so
+ * the runner attaches such a probe to every process that runs the file
+ * and the prologue keeps the hits of target()'s tree.  process(PID)
+ * stays that process's alone.
+ */
+static bool in_target_tree(struct emitter *E, const struct derived_probe *dp)
+{
+	return (E->s->target_cmd || E->s->target_pid > 0) && dp->pid <= 0;
+}
+
 bool emit_uprobe_section(struct emitter *E, struct derived_probe *dp, const char **sec,
-			 const char **ctype, enum stp_probe_kind *kind)
+			 const char **ctype, enum stp_probe_kind *kind, const char **prologue)
 {
 	*sec = dp->is_return ? "uretprobe" : "uprobe";
 	*ctype = "struct pt_regs *";
 	*kind = STP_PROBE_UPROBE;
+	if (in_target_tree(E, dp))	/* target() itself first: no walk up the parents */
+		*prologue = "\t/* -c/-x: target()'s process and its descendants only */\n"
+			    "\tif ((int64_t)(bpf_get_current_pid_tgid() >> 32) != stp_target(NULL) &&\n"
+			    "\t    !stp_proc_in_tree(bpf_get_current_task_btf(), stp_target(NULL)))\n"
+			    "\t\treturn 0;\n";
 	return true;
 }
 
@@ -149,10 +167,8 @@ void emit_uprobe_meta(FILE *out, const struct derived_probe *dp)
 	if (dp->ref_ctr_offset)
 		fprintf(out, "\t\t.uprobe_ref_ctr_offset = 0x%llx,\n",
 			(unsigned long long)dp->ref_ctr_offset);
-	if (dp->pid)
+	if (dp->pid)	/* else every process of the file: -c/-x filter in the program */
 		fprintf(out, "\t\t.uprobe_pid = %lld,\n", (long long)dp->pid);
-	else if (dp->pid_target)
-		fprintf(out, "\t\t.uprobe_target = true,\n");
 }
 
 /*
