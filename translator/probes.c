@@ -231,7 +231,8 @@ static struct derived_probe *make_probe(struct expand *x, struct vec *comps, enu
 	return dp;
 }
 
-static struct probe_comp *comp_named(struct vec *comps, const char *name)
+/* The component of a probe point called NAME, or NULL. */
+struct probe_comp *probes_comp_named(struct vec *comps, const char *name)
 {
 	for (int i = 0; i < comps->len; i++) {
 		struct probe_comp *c = VEC_AT(comps, i);
@@ -244,14 +245,14 @@ static struct probe_comp *comp_named(struct vec *comps, const char *name)
 
 static const char *str_arg(struct vec *comps, const char *name)
 {
-	struct probe_comp *c = comp_named(comps, name);
+	struct probe_comp *c = probes_comp_named(comps, name);
 
 	return c && c->arg && c->arg->kind == EXPR_STRING ? c->arg->str : NULL;
 }
 
 static int64_t num_arg(struct vec *comps, const char *name)
 {
-	struct probe_comp *c = comp_named(comps, name);
+	struct probe_comp *c = probes_comp_named(comps, name);
 
 	return c && c->arg && c->arg->kind == EXPR_NUMBER ? c->arg->num : 0;
 }
@@ -261,7 +262,7 @@ static int64_t num_arg(struct vec *comps, const char *name)
 static int build_timer(struct expand *x, struct vec *comps)
 {
 	struct probe_comp *unit = VEC_AT(comps, 1);
-	struct probe_comp *rnd = comp_named(comps, "randomize");
+	struct probe_comp *rnd = probes_comp_named(comps, "randomize");
 	static const struct { const char *name, *canon; int64_t ns; } units[] = {
 		{ "s", "s", 1000000000 }, { "sec", "s", 1000000000 },
 		{ "ms", "ms", 1000000 }, { "msec", "ms", 1000000 },
@@ -307,7 +308,7 @@ static int name_index(const char *const *names, int n, const char *name)
 static int build_perf(struct expand *x, struct vec *comps)
 {
 	struct probe_comp *kind = VEC_AT(comps, 1);
-	struct probe_comp *sample = comp_named(comps, "sample"), *event;
+	struct probe_comp *sample = probes_comp_named(comps, "sample"), *event;
 	struct derived_probe *dp;
 
 	if (sample && sample->arg->num <= 0) {
@@ -463,7 +464,7 @@ static struct vec copy_comps(struct vec *comps)
 static struct vec function_comps(struct vec *comps, const char *name)
 {
 	struct vec c = copy_comps(comps);
-	struct probe_comp *fc = comp_named(&c, "function");
+	struct probe_comp *fc = probes_comp_named(&c, "function");
 	struct expr *arg = ast_expr(EXPR_STRING, fc->arg->loc);
 
 	arg->str = name;
@@ -482,7 +483,7 @@ static void kfunc_probe(struct expand *x, struct vec *comps, const char *name, b
 	dp->function = wild ? name : str_arg(comps, "function");
 	dp->function_matches = 1;
 	dp->module = mod;
-	dp->is_return = comp_named(comps, "return") != NULL;
+	dp->is_return = probes_comp_named(comps, "return") != NULL;
 	dp->kfunc = mod ? arena_printf("%s:%s", mod, name) : name;
 	dp->kfunc_kprobe = strcmp(((struct probe_comp *)VEC_AT(comps, 0))->name, "kprobe") == 0 ||
 			   mod || !btf_kfunc(name, &params, &ret);
@@ -495,7 +496,7 @@ static void kfunc_probe(struct expand *x, struct vec *comps, const char *name, b
 static int build_kfunc(struct expand *x, struct vec *comps)
 {
 	const char *fn = str_arg(comps, "function"), *mod = str_arg(comps, "module");
-	struct probe_comp *fc = comp_named(comps, "function");
+	struct probe_comp *fc = probes_comp_named(comps, "function");
 	const char *name = function_name_part(fn), *similar = NULL;
 	struct vec names = { 0 };
 	int n = *name ? sys_kernel_functions(mod, name, &names, &similar) : 0;
@@ -533,7 +534,7 @@ static int build_function(struct expand *x, struct vec *comps, enum probe_kind k
 	dp->function = str_arg(comps, "function");
 	dp->module = str_arg(comps, "module");
 	dp->statement = str_arg(comps, "statement");
-	dp->is_return = comp_named(comps, "return") != NULL;
+	dp->is_return = probes_comp_named(comps, "return") != NULL;
 	return 1;
 }
 
@@ -546,7 +547,7 @@ static int build_function(struct expand *x, struct vec *comps, enum probe_kind k
 static int process_probe(struct expand *x, struct vec *comps, enum probe_kind k, const char *path)
 {
 	struct vec c = copy_comps(comps);
-	struct probe_comp *pc = comp_named(&c, "process");
+	struct probe_comp *pc = probes_comp_named(&c, "process");
 	struct derived_probe *dp;
 
 	if (path) {
@@ -563,7 +564,7 @@ static int process_probe(struct expand *x, struct vec *comps, enum probe_kind k,
 	dp->provider = str_arg(&c, "provider");
 	dp->mark = str_arg(&c, "mark");
 	dp->statement = str_arg(&c, "statement");
-	dp->is_return = comp_named(&c, "return") != NULL;
+	dp->is_return = probes_comp_named(&c, "return") != NULL;
 	if (k == PROBE_UFUNC || k == PROBE_USTATEMENT || k == PROBE_UMARK)
 		return probes_user_resolve(x->sm, dp, &c, x->optional);
 	return 1;
@@ -595,7 +596,7 @@ static int process_glob(struct expand *x, struct vec *comps, enum probe_kind k,
 /* process, process("PATH") or process(PID), then what the family needs. */
 static int build_process(struct expand *x, struct vec *comps, enum probe_kind k)
 {
-	struct probe_comp *pc = comp_named(comps, "process");
+	struct probe_comp *pc = probes_comp_named(comps, "process");
 	const char *path;
 
 	if (pc && pc->arg && pc->arg->kind == EXPR_NUMBER && pc->arg->num <= 0) {

@@ -48,17 +48,6 @@ struct uspec {
 /* Errors are not said for an optional ('?') point: it is dropped instead. */
 bool probes_user_quiet;
 
-static struct probe_comp *comp_named_in(struct vec *comps, const char *name)
-{
-	for (int i = 0; i < comps->len; i++) {
-		struct probe_comp *c = VEC_AT(comps, i);
-
-		if (strcmp(c->name, name) == 0)
-			return c;
-	}
-	return NULL;
-}
-
 /* ---- ELF files ---- */
 
 /* UE has no DWARF of its own: read its separate debug file's, if it has one. */
@@ -440,7 +429,7 @@ static void add_probe(struct resolver *r, const char *name, const char *text, ui
 
 static bool kind_wanted(struct resolver *r, const struct ufunc *f)
 {
-	bool call = comp_named_in(r->comps, "call"), inl = comp_named_in(r->comps, "inline");
+	bool call = probes_comp_named(r->comps, "call"), inl = probes_comp_named(r->comps, "inline");
 
 	if (f->inlined)
 		return !call && !r->t->is_return;
@@ -542,7 +531,7 @@ static int resolve_function(struct resolver *r)
 {
 	bool needs_lines = r->spec.file || r->spec.has_line;
 
-	if (!r->ue->dw && (needs_lines || comp_named_in(r->comps, "inline")))
+	if (!r->ue->dw && (needs_lines || probes_comp_named(r->comps, "inline")))
 		return no_debuginfo(r, arena_printf("probe point '%s'", r->t->point));
 	if (r->ue->dw)
 		dwarf_functions(r);
@@ -805,8 +794,8 @@ static struct uelf *open_or_say(struct sema *sm, struct srcloc loc, const char *
 /* The ELF file a probe point names: the process's, or its .library(). */
 static struct uelf *probe_file(struct sema *sm, struct derived_probe *dp, struct vec *comps)
 {
-	struct probe_comp *pc = comp_named_in(comps, "process");
-	struct probe_comp *lc = comp_named_in(comps, "library");
+	struct probe_comp *pc = probes_comp_named(comps, "process");
+	struct probe_comp *lc = probes_comp_named(comps, "library");
 	const char *exe = process_file(sm, dp, pc), *lib;
 	struct uelf *ue;
 
@@ -829,7 +818,7 @@ static struct uelf *probe_file(struct sema *sm, struct derived_probe *dp, struct
 /* process(..) with its path filled in, for the point text. */
 static void concrete_process(struct vec *comps, struct derived_probe *dp)
 {
-	struct probe_comp *pc = comp_named_in(comps, "process");
+	struct probe_comp *pc = probes_comp_named(comps, "process");
 
 	if (pc->arg)
 		return;
@@ -858,7 +847,7 @@ int probes_user_resolve(struct sema *sm, struct derived_probe *dp, struct vec *c
 		n = sdt_resolve(sm, dp, r.ue, comps, optional);
 	else {
 		r.comp = dp->kind == PROBE_UFUNC ? "function" : "statement";
-		r.at = comp_named_in(comps, r.comp);
+		r.at = probes_comp_named(comps, r.comp);
 		if (r.at->arg->kind != EXPR_STRING || !parse_spec(r.at->arg->str, &r.spec)) {
 			(void)user_error(r.at->arg->loc, sm, "cannot read '%s' as NAME[@FILE[:LINE]]",
 				   r.at->arg->kind == EXPR_STRING ? r.at->arg->str : "a number");

@@ -123,6 +123,7 @@ int sema_library_files(struct sema *sm);
 /* probes.c */
 void probes_derive(struct sema *sm, struct probe *p);
 char *probes_point_text(struct vec *comps);
+struct probe_comp *probes_comp_named(struct vec *comps, const char *name);
 
 /* probes_sys.c: this system's probe targets */
 struct tracepoint *sys_tracepoint(struct sema *sm, const char *system, const char *name);
