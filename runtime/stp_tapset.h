@@ -28,7 +28,9 @@
  * Comments in a body that the translator reads, as in stap: pure (no side
  * effects: the call may be dropped when its value is unused), stable (the
  * same value throughout one probe hit), unprivileged, myproc-unprivileged
- * (allowed to unprivileged users on their own processes), guru (needs -g).
+ * (allowed to unprivileged users on their own processes), guru (needs -g),
+ * user-context (no kernel-context implementation: pass 3 refuses a call
+ * in a kernel-context probe, naming the function).
  *
  * Conventions:
  *  - Every service takes the context first, even where it does not use it,
@@ -378,5 +380,23 @@ enum stp_reg {
 STP_SERVICE int64_t stp_uregister(struct context *c, int64_t reg);
 /* Argument N (from 1) by the x86-64 calling convention: rdi, rsi, rdx, rcx, r8, r9, then the stack. */
 STP_SERVICE int64_t stp_uarg(struct context *c, int64_t n);
+
+/*
+ * Subexpressions of the last successful '=~' (tapset/regex.stp).  User
+ * context keeps the string and the places where regexec() matched each
+ * parenthesized group of the last match the script ran there.  Kernel
+ * context matches with a DFA (translator/regex.c) that keeps no groups:
+ * both services raise an error there, naming the function.
+ */
+
+/*
+ * Group N of the last match into OUT: 0 the whole match, "" for a group
+ * that took no part in it.  Raises an error (OUT "") when the last match
+ * failed or none has run, or when the expression has no group N.
+ */
+STP_SERVICE void stp_regex_matched(struct context *c, char *out, int64_t n);
+
+/* The last match's groups, the whole match included (1 + its '(' groups); errors as above. */
+STP_SERVICE int64_t stp_regex_ngroups(struct context *c);
 
 #endif

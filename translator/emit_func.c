@@ -546,6 +546,12 @@ const char *emit_call(struct emitter *E, struct expr *e, bool used)
 
 	if (!ef)
 		return "0";
+	/* a tapset body marked user-context has no kernel implementation */
+	if (fn->embedded && E->ctx == ECTX_KERNEL && strstr(fn->embedded, "/* user-context */")) {
+		emit_unsupported(E, e->loc, arena_printf("%s()", fn->name),
+				 "call it in a begin, end or timer probe");
+		return fn->ret_type == TYPE_STRING ? "\"\"" : "0";
+	}
 	if (chain_of(E, fn))
 		cname = arena_printf("fnd_%s", ef->cname + 3);
 	emit_exprs_ordered(E, (struct expr **)e->args.items, e->args.len, vals);

@@ -867,6 +867,7 @@ char *stp_sprint(struct context *c, char *buf, const struct stp_value *args, int
 /* ---- regular expressions ------------------------------------------------------ */
 
 #define STP_REGEX_CACHE 16
+#define STP_REGEX_GROUPS 32	/* subexpressions kept of a match, the whole one included */
 
 struct regex_slot {
 	const char *re;		/* the literal's address in script.so */
@@ -876,27 +877,130 @@ struct regex_slot {
 static struct regex_slot regex_cache[STP_REGEX_CACHE];
 static int regex_used;
 
-int64_t stp_regex_match(struct context *c, const char *s, const char *re, int site)
+/*
+ * The last '=~' or '!~' run in user context, for matched() and ngroups()
+ * (tapset/regex.stp): the string it looked at and where its subexpressions
+ * matched.  As in stap, it lasts until the next match runs; CTX says which
+ * script's handlers ran it, so a second script in the same process (the
+ * PMDA's) sees no match of its own.
+ */
+static struct {
+	const struct context *ctx;	/* NULL: no match has run */
+	bool matched;			/* the last one succeeded */
+	int ngroups;			/* re_nsub + 1 */
+	char *text;			/* a copy of the string: maxstringlen bytes */
+	size_t text_len;
+	regmatch_t groups[STP_REGEX_GROUPS];
+} regex_last;
+
+static struct regex_slot *regex_compiled(struct context *c, const char *re, int site)
 {
-	struct regex_slot *slot = NULL;
+	struct regex_slot *slot;
 	char msg[160];
 	int r;
 
-	for (int i = 0; i < regex_used && !slot; i++)
+	for (int i = 0; i < regex_used; i++)
 		if (regex_cache[i].re == re)
-			slot = &regex_cache[i];
-	if (!slot) {
-		slot = &regex_cache[regex_used < STP_REGEX_CACHE ? regex_used++ : STP_REGEX_CACHE - 1];
-		if (slot->re)
-			regfree(&slot->compiled);
-		slot->re = NULL;
-		r = regcomp(&slot->compiled, re, REG_EXTENDED | REG_NOSUB);
-		if (r) {
-			regerror(r, &slot->compiled, msg, sizeof(msg));
-			stp_raise(c, site, msg);
-			return 0;
-		}
-		slot->re = re;
+			return &regex_cache[i];
+	slot = &regex_cache[regex_used < STP_REGEX_CACHE ? regex_used++ : STP_REGEX_CACHE - 1];
+	if (slot->re)
+		regfree(&slot->compiled);
+	slot->re = NULL;
+	r = regcomp(&slot->compiled, re, REG_EXTENDED);
+	if (r) {
+		regerror(r, &slot->compiled, msg, sizeof(msg));
+		stp_raise(c, site, msg);
+		return NULL;
 	}
-	return regexec(&slot->compiled, s, 0, NULL, 0) == 0;
+	slot->re = re;
+	return slot;
+}
+
+/* Keep S and the match's subexpressions for stp_regex_matched(). */
+static void regex_keep(struct context *c, const regex_t *re, const char *s, bool matched)
+{
+	size_t len = strlen(s), max = maxstringlen(c->u);
+
+	regex_last.ctx = c;
+	regex_last.matched = matched;
+	regex_last.ngroups = (int)re->re_nsub + 1;
+	if (!matched)
+		return;
+	if (regex_last.text_len < max) {
+		char *text = realloc(regex_last.text, max);
+
+		if (!text) {
+			regex_last.matched = false;
+			return;
+		}
+		regex_last.text = text;
+		regex_last.text_len = max;
+	}
+	if (len >= max)
+		len = max - 1;
+	memcpy(regex_last.text, s, len);
+	regex_last.text[len] = '\0';
+}
+
+int64_t stp_regex_match(struct context *c, const char *s, const char *re, int site)
+{
+	struct regex_slot *slot = regex_compiled(c, re, site);
+	bool matched;
+
+	if (!slot)
+		return 0;
+	matched = regexec(&slot->compiled, s, STP_REGEX_GROUPS, regex_last.groups, 0) == 0;
+	regex_keep(c, &slot->compiled, s, matched);
+	return matched;
+}
+
+/* False, with NAME's error raised, when the last match of C's script did not succeed. */
+static bool regex_have_match(struct context *c, const char *name)
+{
+	char msg[128];
+
+	if (regex_last.ctx == c && regex_last.matched)
+		return true;
+	snprintf(msg, sizeof(msg), "%s: %s", name,
+		 regex_last.ctx == c ? "the last regular expression match ('=~') failed"
+				     : "no regular expression match ('=~') has run yet");
+	stp_raise_msg(c, msg);
+	return false;
+}
+
+void stp_regex_matched(struct context *c, char *out, int64_t n)
+{
+	char name[40], msg[160];
+	const regmatch_t *g;
+
+	out[0] = '\0';
+	snprintf(name, sizeof(name), "matched(%lld)", (long long)n);
+	if (!regex_have_match(c, name))
+		return;
+	if (n < 0 || n >= regex_last.ngroups) {
+		if (regex_last.ngroups == 1)
+			snprintf(msg, sizeof(msg), "%s: no such subexpression: the last match has "
+				 "only 0, the whole match", name);
+		else
+			snprintf(msg, sizeof(msg), "%s: no such subexpression: the last match has "
+				 "0 to %d", name, regex_last.ngroups - 1);
+		stp_raise_msg(c, msg);
+		return;
+	}
+	if (n >= STP_REGEX_GROUPS) {
+		snprintf(msg, sizeof(msg), "%s: only subexpressions 0 to %d are kept", name,
+			 STP_REGEX_GROUPS - 1);
+		stp_raise_msg(c, msg);
+		return;
+	}
+	g = &regex_last.groups[n];
+	if (g->rm_so < 0 || g->rm_eo < g->rm_so || (size_t)g->rm_eo >= regex_last.text_len)
+		return;		/* a group that took no part in the match: "" as in stap */
+	memcpy(out, regex_last.text + g->rm_so, (size_t)(g->rm_eo - g->rm_so));
+	out[g->rm_eo - g->rm_so] = '\0';
+}
+
+int64_t stp_regex_ngroups(struct context *c)
+{
+	return regex_have_match(c, "ngroups()") ? regex_last.ngroups : 0;
 }
