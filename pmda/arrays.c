@@ -1,6 +1,7 @@
 /*
  * arrays.c - reading whole maps with batch lookups, and culling the
- * instances of array keys that went away.  See arrays.h.
+ * instances of array keys (and histogram buckets) that went away.  See
+ * arrays.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -152,7 +153,7 @@ static void compact(struct stap_prune *pr, pmInDom indom)
 
 void stap_prune_begin(struct stap_prune *pr, pmInDom indom)
 {
-	(void)pr;
+	pr->ncur = 0;
 	pmdaCacheOp(indom, PMDA_CACHE_INACTIVE);
 }
 
@@ -175,9 +176,32 @@ void stap_prune_end(struct stap_prune *pr, pmInDom indom, const int *insts, int 
 	stap_identity_save(indom);
 }
 
+void stap_prune_add(struct stap_prune *pr, int inst)
+{
+	if (inst < 0)
+		return;
+	if (pr->ncur == pr->curcap) {
+		int cap = pr->curcap ? 2 * pr->curcap : 64, *c;
+
+		c = realloc(pr->cur, (size_t)cap * sizeof(int));
+		if (!c)
+			return;	/* then it is culled late, at worst */
+		pr->cur = c;
+		pr->curcap = cap;
+	}
+	pr->cur[pr->ncur++] = inst;
+}
+
+void stap_prune_done(struct stap_prune *pr, pmInDom indom)
+{
+	stap_prune_end(pr, indom, pr->cur, pr->ncur);
+	pr->ncur = 0;
+}
+
 void stap_prune_free(struct stap_prune *pr)
 {
 	free(pr->gone);
 	free(pr->prev);
+	free(pr->cur);
 	memset(pr, 0, sizeof(*pr));
 }

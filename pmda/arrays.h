@@ -31,6 +31,8 @@ struct stap_prune {
 	int *prev;			/* the instances active after the last indexing */
 	int nprev;
 	int keep;
+	int *cur;			/* stap_prune_add's: the instances active now */
+	int ncur, curcap;
 };
 
 /* Indexing starts: instances not added again become inactive. */
@@ -38,5 +40,8 @@ void stap_prune_begin(struct stap_prune *pr, pmInDom indom);
 /* After indexing: INSTS (N) are active now; cull beyond the bound; save when changed. */
 void stap_prune_end(struct stap_prune *pr, pmInDom indom, const int *insts, int n);
 void stap_prune_free(struct stap_prune *pr);
+/* The same with the active instances told one at a time (a histogram's buckets). */
+void stap_prune_add(struct stap_prune *pr, int inst);
+void stap_prune_done(struct stap_prune *pr, pmInDom indom);
 
 #endif

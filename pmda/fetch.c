@@ -25,7 +25,9 @@
  * in use (a linear histogram shows all its buckets, and underflow/overflow
  * when used).  Instances of keys not in the map any more are made
  * inactive and keep their ids; beyond a bound per array (its size) the
- * ones that went away first are culled (arrays.c).
+ * ones that went away first are culled (arrays.c).  So are the bucket
+ * instances of a statistics array, "key::lo-hi", beyond its size times
+ * its bucket count: keys that come and go would add to them for ever.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -66,6 +68,7 @@ struct stap_gsnap {
 	int64_t *hist;			/* n * cfg.buckets */
 	struct stp_stat_cfg cfg;
 	struct stap_prune prune;	/* the key indom's */
+	struct stap_prune hprune;	/* the hist indom's */
 
 	/* slotted arrays: vals holds each element's uint32_t slot */
 	char *vmap;			/* the values map, mmapped read-only */
@@ -250,6 +253,7 @@ static void gsnap_free(struct stap_gsnap *gs)
 {
 	gsnap_clear(gs);
 	stap_prune_free(&gs->prune);
+	stap_prune_free(&gs->hprune);
 	if (gs->vmap)
 		munmap(gs->vmap, gs->vmap_len);
 	memset(gs, 0, sizeof(*gs));
@@ -459,7 +463,7 @@ static void add_hist_instances(struct stap_gsnap *gs, int i, pmInDom indom, cons
 	for (int b = lo; b <= hi; b++) {
 		bucket_name(cfg, b, bucket, sizeof(bucket));
 		snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "::" : "", bucket);
-		pmdaCacheStore(indom, PMDA_CACHE_ADD, name, &h[b]);
+		stap_prune_add(&gs->hprune, pmdaCacheStore(indom, PMDA_CACHE_ADD, name, &h[b]));
 	}
 }
 
@@ -483,6 +487,20 @@ static struct stap_metric *key_metric(struct stap_script *sc, int g)
 static int keep_bound(const struct stp_meta_global *gl)
 {
 	return gl->max_entries > 64 ? (int)gl->max_entries : 64;
+}
+
+/*
+ * Inactive bucket instances a histogram keeps: those of as many keys as
+ * the array keeps, every bucket of each.  An array's buckets are named by
+ * its keys, which come and go; a global's alone are bounded by its bucket
+ * count, unless the script is compiled again with other buckets.
+ */
+static int hist_keep_bound(const struct stp_meta_global *gl, const struct stp_stat_cfg *cfg)
+{
+	int64_t keys = gl->nkeys ? keep_bound(gl) : 1;
+	int64_t keep = keys * (cfg->buckets > 0 ? cfg->buckets : 1);
+
+	return keep < (1 << 22) ? (int)keep : 1 << 22;
 }
 
 static const int *order_insts;
@@ -540,7 +558,7 @@ static void index_elems(struct stap_script *sc, int g, struct stap_gsnap *gs)
 	if (keyed)
 		stap_prune_begin(&gs->prune, km->desc.indom);
 	if (hm)
-		pmdaCacheOp(hm->desc.indom, PMDA_CACHE_INACTIVE);
+		stap_prune_begin(&gs->hprune, hm->desc.indom);
 	free(gs->insts);
 	gs->insts = keyed ? calloc((size_t)gs->n + 1, sizeof(int)) : NULL;
 	for (int i = 0; i < gs->n; i++) {
@@ -559,8 +577,10 @@ static void index_elems(struct stap_script *sc, int g, struct stap_gsnap *gs)
 		stap_prune_end(&gs->prune, km->desc.indom, gs->insts, gs->insts ? gs->n : 0);
 		order_elems(gs);
 	}
-	if (hm)
-		stap_identity_save(hm->desc.indom);
+	if (hm) {
+		gs->hprune.keep = hist_keep_bound(gl, &gs->cfg);
+		stap_prune_done(&gs->hprune, hm->desc.indom);
+	}
 }
 
 static void refresh_scalars(struct stap_script *sc)
