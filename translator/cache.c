@@ -184,6 +184,8 @@ static void add(struct cache_sha256 *c, const char *tag, const void *data, size_
 
 	cache_sha256_update(c, head, (size_t)n);
 	cache_sha256_update(c, data, len);
+	if (getenv("PMSTAP_DEBUG_KEY"))	/* why a build was not found */
+		fprintf(stderr, "cache key: %s%.*s\n", head, len > 160 ? 0 : (int)len, (const char *)data);
 }
 
 static void add_str(struct cache_sha256 *c, const char *tag, const char *s)

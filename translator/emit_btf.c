@@ -147,6 +147,33 @@ static void step_index(struct emitter *E, struct walk *w, const struct target_co
 		w->type = strip(((const struct btf_array *)(type_at(w->type) + 1))->type);
 }
 
+/*
+ * $x$ of a char * (value PTR), as stap's kernel_string_quoted(): the
+ * string quoted, its unprintable bytes escaped; the address (0x...) when
+ * it is NULL or cannot be read.
+ */
+static const char *pretty_chars(struct emitter *E, const char *ptr)
+{
+	struct vec pieces = { 0 };
+	struct emit_piece *p = ARENA_NEW(struct emit_piece);
+	const char *s = emit_str_temp(E), *out;
+
+	p->lit = "";
+	p->conv = "0x%llx";
+	p->val = ptr;
+	vec_push(&pieces, p);
+	out = emit_bpf_snprintf(E, &pieces);
+	emit_line(E, "if (%s && bpf_probe_read_kernel_str(%s, MAXSTRINGLEN, (const void *)%s) > 0)",
+		  ptr, s, ptr);
+	emit_line(E, "\tstp__text_str(%s, %s, 0, 0, 1);", out, s);
+	return out;
+}
+
+static bool is_char_pointer(uint32_t id)
+{
+	return kind_of(id) == BTF_KIND_PTR && is_char(strip(type_at(id)->type));
+}
+
 /* A string for $x$ of a number, a pointer or a char array, as stap prints them. */
 static const char *pretty(struct emitter *E, struct expr *e, const struct walk *w)
 {
@@ -155,6 +182,8 @@ static const char *pretty(struct emitter *E, struct expr *e, const struct walk *
 	int k = kind_of(w->type);
 
 	p->lit = "";
+	if (is_char_pointer(w->type))
+		return pretty_chars(E, read_lvalue(E, w));
 	if (k == BTF_KIND_ARRAY && is_char(strip(((const struct btf_array *)(type_at(w->type) + 1))->type))) {
 		const char *t = emit_str_temp(E);
 
@@ -218,6 +247,8 @@ const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_ar
 	t = strip((uint32_t)a->btf_id);
 	if (!e->comps.len && !e->addr_of && !e->pretty)
 		return arena_printf("(int64_t)%s", w.val);
+	if (!e->comps.len && e->pretty && is_char_pointer(t))
+		return pretty_chars(E, arena_printf("(int64_t)%s", w.val));
 	if (!e->comps.len && e->pretty && kind_of(t) != BTF_KIND_PTR) {
 		struct vec pieces = { 0 };
 		struct emit_piece *p = ARENA_NEW(struct emit_piece);

@@ -26,6 +26,7 @@
 #include "run.h"
 #include "sema.h"
 #include "session.h"
+#include "sysroot.h"
 
 #ifndef PMSTAP_TAPSET_DIR
 #define PMSTAP_TAPSET_DIR "/usr/local/share/pmstap/tapset"
@@ -161,12 +162,12 @@ static void session_defaults(struct session *s)
 	memset(s, 0, sizeof(*s));
 	s->last_pass = 5;
 	uname(&u);
-	s->kernel_release = u.release;
+	s->kernel_release = sys_kernel_release();	/* PMSTAP_SYSROOT's, if set */
 	s->arch = u.machine;
 	s->runtime = "bpf";
 	s->privilege = geteuid() == 0 ? "stapdev" : "stapusr";
-	if (access("/sys/kernel/tracing/events", F_OK) == 0)
-		s->tracefs = "/sys/kernel/tracing";
+	if (access(sys_path("/sys/kernel/tracing/events"), F_OK) == 0)
+		s->tracefs = sys_path("/sys/kernel/tracing");
 }
 
 static long parse_number(const char *arg, long lo, long hi, const char *what)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "lex.h"
+#include "sysroot.h"
 
 #define PP_MAX_DEPTH 200	/* expansions inside expansions */
 #define PP_MAX_TOKENS 1000000	/* tokens that one file's macros may produce */
@@ -577,7 +578,7 @@ static void load_kconfig(struct session *s, const struct token *at)
 	const char *rel = s->kernel_release ? s->kernel_release : "";
 	const char *tries[] = {
 		s->kconfig_path,
-		s->kconfig_path ? NULL : "/proc/config.gz",
+		s->kconfig_path ? NULL : sys_path("/proc/config.gz"),
 		arena_printf("/boot/config-%s", rel),
 		arena_printf("/lib/modules/%s/build/.config", rel),
 	};
