@@ -188,6 +188,9 @@ static void add(struct cache_sha256 *c, const char *tag, const void *data, size_
 		fprintf(stderr, "cache key: %s%.*s\n", head, len > 160 ? 0 : (int)len, (const char *)data);
 }
 
+static const char *hex(const unsigned char *d, int n);
+static const char *runtime_digest(struct session *s);
+
 static void add_str(struct cache_sha256 *c, const char *tag, const char *s)
 {
 	add(c, tag, s ? s : "", s ? strlen(s) : 0);
@@ -289,26 +292,36 @@ static void add_sources(struct cache_sha256 *c, struct session *s, const struct 
 		add(c, "text", f->src->text, f->src->len);
 	}
 	add_macros(c, s);
-	add_str(c, "runtime", cache_runtime_digest(s));
+	add_str(c, "runtime", runtime_digest(s));
 }
 
-static const char *hex(const unsigned char *d, int n);
-
-const char *cache_runtime_digest(struct session *s)
+/* A digest of every runtime header and source, read now. */
+static const char *runtime_digest(struct session *s)
 {
-	static const char *digest, *dir;
-	static unsigned generation;
 	struct cache_sha256 c;
 	unsigned char d[32];
 
-	if (digest && generation == arena_generation() && dir == s->runtime_dir)
-		return digest;
 	cache_sha256_init(&c);
 	add_str(&c, "dir", s->runtime_dir);
 	if (s->runtime_dir)
 		add_tree(&c, s->runtime_dir, 0);
 	cache_sha256_final(&c, d);
-	digest = hex(d, 32);
+	return hex(d, 32);
+}
+
+/*
+ * The same, kept for the rest of this run (pass 4 names its shared
+ * objects by it).  The cache key reads the tree afresh instead, so a key
+ * always reflects the files as they are.
+ */
+const char *cache_runtime_digest(struct session *s)
+{
+	static const char *digest, *dir;
+	static unsigned generation;
+
+	if (digest && generation == arena_generation() && dir == s->runtime_dir)
+		return digest;
+	digest = runtime_digest(s);
 	dir = s->runtime_dir;
 	generation = arena_generation();
 	return digest;
