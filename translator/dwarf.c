@@ -22,7 +22,7 @@
 #include <gelf.h>
 #include "arena.h"
 #include "debuginfo.h"
-#include "dwarf.h"
+#include "dwarf_vars.h"
 
 struct dwarf_file {
 	char *path;

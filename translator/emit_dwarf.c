@@ -27,7 +27,7 @@
 #include <dwarf.h>
 #include <stdarg.h>
 #include <string.h>
-#include "dwarf.h"
+#include "dwarf_vars.h"
 #include "emit_dwarf.h"
 
 /* A resolved object: its address in the process, or its value. */

@@ -13,7 +13,7 @@
 #include <string.h>
 #include "emit_int.h"
 #include "emit_dwarf.h"
-#include "regex.h"
+#include "regex_dfa.h"
 
 /* ---- temporaries -------------------------------------------------------------- */
 

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ctype.h>
-#include "regex.h"
+#include "regex_dfa.h"
 
 #define RX_DUP_MAX 255		/* the largest repetition count */
 #define RX_MAX_NFA 20000	/* NFA states */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include "unit.h"
 #include "../../translator/arena.h"
-#include "../../translator/dwarf.h"
+#include "../../translator/dwarf_vars.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 

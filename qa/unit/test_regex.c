@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "unit.h"
-#include "../../translator/regex.h"
+#include "../../translator/regex_dfa.h"
 
 struct pair {
 	const char *re, *s;

@@ -1,5 +1,5 @@
 /*
- * regex.h - stap's regular expressions (POSIX extended syntax) compiled
+ * regex_dfa.h - stap's regular expressions (POSIX extended syntax) compiled
  * to a minimal DFA whose tables kernel context walks (runtime/bpf/stp_regex.bpf.h).
  *
  * The DFA answers regexec()'s question for REG_EXTENDED | REG_NOSUB: does

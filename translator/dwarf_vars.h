@@ -1,5 +1,5 @@
 /*
- * dwarf.h - debuginfo of user-space programs, through elfutils' libdw:
+ * dwarf_vars.h - debuginfo of user-space programs, through elfutils' libdw:
  * the scopes at a probe's address, variables and their types, and their
  * DWARF location expressions translated into C for the BPF handler.
  */
