@@ -161,8 +161,8 @@ static void add_maps(const char *maps)
 /* The files of every live process, at most once a second. */
 static void scan_procs(void)
 {
-	char maps[64];
 	struct dirent *de;
+	char maps[sizeof("/proc//maps") + sizeof(de->d_name)];
 	DIR *d;
 
 	if (time(NULL) == scanned)
