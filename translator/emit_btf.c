@@ -18,30 +18,9 @@ static const struct btf_type *type_at(uint32_t id)
 	return btf_type_at(id);
 }
 
-static int kind_of(uint32_t id)
-{
-	const struct btf_type *t = type_at(id);
-
-	return t ? (int)BTF_INFO_KIND(t->info) : BTF_KIND_UNKN;
-}
-
-/* Past typedefs and qualifiers. */
-static uint32_t strip(uint32_t id)
-{
-	for (int guard = 0; guard < 32; guard++) {
-		int k = kind_of(id);
-
-		if (k != BTF_KIND_TYPEDEF && k != BTF_KIND_VOLATILE && k != BTF_KIND_CONST &&
-		    k != BTF_KIND_RESTRICT && k != BTF_KIND_TYPE_TAG)
-			return id;
-		id = type_at(id)->type;
-	}
-	return id;
-}
-
 static bool is_record(uint32_t id)
 {
-	return kind_of(id) == BTF_KIND_STRUCT || kind_of(id) == BTF_KIND_UNION;
+	return btf_kind(id) == BTF_KIND_STRUCT || btf_kind(id) == BTF_KIND_UNION;
 }
 
 /* Member NAME of struct/union ID, anonymous members included: its type, 0 if none. */
@@ -61,7 +40,7 @@ static uint32_t member(uint32_t id, const char *name, bool *bitfield, int depth)
 			*bitfield = BTF_INFO_KFLAG(t->info) && BTF_MEMBER_BITFIELD_SIZE(m[i].offset);
 			return m[i].type;
 		}
-		if (!*n && (found = member(strip(m[i].type), name, bitfield, depth + 1)))
+		if (!*n && (found = member(btf_strip(m[i].type), name, bitfield, depth + 1)))
 			return found;
 	}
 	return 0;
@@ -83,9 +62,9 @@ static bool is_signed(uint32_t id)
 {
 	const struct btf_type *t = type_at(id);
 
-	if (kind_of(id) == BTF_KIND_INT)
+	if (btf_kind(id) == BTF_KIND_INT)
 		return BTF_INT_ENCODING(*(const uint32_t *)(t + 1)) & BTF_INT_SIGNED;
-	if (kind_of(id) == BTF_KIND_ENUM || kind_of(id) == BTF_KIND_ENUM64)
+	if (btf_kind(id) == BTF_KIND_ENUM || btf_kind(id) == BTF_KIND_ENUM64)
 		return BTF_INFO_KFLAG(t->info);
 	return false;
 }
@@ -94,7 +73,7 @@ static bool is_char(uint32_t id)
 {
 	const struct btf_type *t = type_at(id);
 
-	return kind_of(id) == BTF_KIND_INT && (t->size == 1);
+	return btf_kind(id) == BTF_KIND_INT && (t->size == 1);
 }
 
 /* Read W's lvalue (a number or a pointer) into a new temporary. */
@@ -113,7 +92,7 @@ static void read_pointer(struct emitter *E, struct walk *w)
 	const char *t = read_lvalue(E, w);
 
 	w->ctype = arena_printf("typeof(%s)", w->lv);
-	w->type = strip(type_at(w->type)->type);
+	w->type = btf_strip(type_at(w->type)->type);
 	w->val = t;
 	w->lv = NULL;
 }
@@ -129,7 +108,7 @@ static bool step_member(struct emitter *E, struct walk *w, const struct target_c
 		diag_error(tc->loc, "cannot read '->%s': the type has no such member", tc->member);
 	else if (bitfield)
 		diag_error(tc->loc, "'%s' is a bit field, which cannot be read yet", tc->member);
-	w->type = strip(m);
+	w->type = btf_strip(m);
 	return m != 0 && !bitfield;
 }
 
@@ -143,8 +122,8 @@ static void step_index(struct emitter *E, struct walk *w, const struct target_co
 		return;
 	}
 	w->lv = arena_printf("%s[%s]", w->lv, i);
-	if (kind_of(w->type) == BTF_KIND_ARRAY)
-		w->type = strip(((const struct btf_array *)(type_at(w->type) + 1))->type);
+	if (btf_kind(w->type) == BTF_KIND_ARRAY)
+		w->type = btf_strip(((const struct btf_array *)(type_at(w->type) + 1))->type);
 }
 
 /*
@@ -171,7 +150,7 @@ static const char *pretty_chars(struct emitter *E, const char *ptr)
 
 static bool is_char_pointer(uint32_t id)
 {
-	return kind_of(id) == BTF_KIND_PTR && is_char(strip(type_at(id)->type));
+	return btf_kind(id) == BTF_KIND_PTR && is_char(btf_strip(type_at(id)->type));
 }
 
 /* A string for $x$ of a number, a pointer or a char array, as stap prints them. */
@@ -179,12 +158,12 @@ static const char *pretty(struct emitter *E, struct expr *e, const struct walk *
 {
 	struct vec pieces = { 0 };
 	struct emit_piece *p = ARENA_NEW(struct emit_piece);
-	int k = kind_of(w->type);
+	int k = btf_kind(w->type);
 
 	p->lit = "";
 	if (is_char_pointer(w->type))
 		return pretty_chars(E, read_lvalue(E, w));
-	if (k == BTF_KIND_ARRAY && is_char(strip(((const struct btf_array *)(type_at(w->type) + 1))->type))) {
+	if (k == BTF_KIND_ARRAY && is_char(btf_strip(((const struct btf_array *)(type_at(w->type) + 1))->type))) {
 		const char *t = emit_str_temp(E);
 
 		emit_line(E, "stp_kread_str(__builtin_preserve_access_index(&%s), %s);", w->lv, t);
@@ -209,7 +188,7 @@ static const char *walk_chain(struct emitter *E, struct expr *e, struct walk *w)
 	for (int i = 0; i < e->comps.len; i++) {
 		const struct target_comp *tc = VEC_AT(&e->comps, i);
 
-		if (w->lv && kind_of(w->type) == BTF_KIND_PTR)
+		if (w->lv && btf_kind(w->type) == BTF_KIND_PTR)
 			read_pointer(E, w);
 		if (tc->kind == COMP_MEMBER) {
 			if (!step_member(E, w, tc))
@@ -227,7 +206,7 @@ static const char *walk_chain(struct emitter *E, struct expr *e, struct walk *w)
 					 "print its members, as $p->member$");
 		return arena_printf("(int64_t)%s", w->val);
 	}
-	if (e->addr_of || (kind_of(w->type) == BTF_KIND_ARRAY && !e->pretty))
+	if (e->addr_of || (btf_kind(w->type) == BTF_KIND_ARRAY && !e->pretty))
 		return arena_printf("(int64_t)(long)__builtin_preserve_access_index(&%s)", w->lv);
 	if (e->pretty)
 		return pretty(E, e, w);
@@ -244,12 +223,12 @@ const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_ar
 		emit_unsupported(E, e->loc, "member chains without the kernel's BTF", NULL);
 		return "0";
 	}
-	t = strip((uint32_t)a->btf_id);
+	t = btf_strip((uint32_t)a->btf_id);
 	if (!e->comps.len && !e->addr_of && !e->pretty)
 		return arena_printf("(int64_t)%s", w.val);
 	if (!e->comps.len && e->pretty && is_char_pointer(t))
 		return pretty_chars(E, arena_printf("(int64_t)%s", w.val));
-	if (!e->comps.len && e->pretty && kind_of(t) != BTF_KIND_PTR) {
+	if (!e->comps.len && e->pretty && btf_kind(t) != BTF_KIND_PTR) {
 		struct vec pieces = { 0 };
 		struct emit_piece *p = ARENA_NEW(struct emit_piece);
 
@@ -259,12 +238,12 @@ const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_ar
 		vec_push(&pieces, p);
 		return emit_bpf_snprintf(E, &pieces);
 	}
-	if (kind_of(t) != BTF_KIND_PTR) {
+	if (btf_kind(t) != BTF_KIND_PTR) {
 		emit_unsupported(E, e->loc, arena_printf("'%s' with members: it is not a pointer",
 							 e->name), NULL);
 		return "0";
 	}
-	w.type = strip(type_at(t)->type);
+	w.type = btf_strip(type_at(t)->type);
 	return walk_chain(E, e, &w);
 }
 
@@ -282,7 +261,7 @@ static uint32_t find_type(const char *name, const char **c)
 	}
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 1; i < btf_type_count(); i++) {
-			int k = kind_of((uint32_t)i);
+			int k = btf_kind((uint32_t)i);
 
 			if (strcmp(btf_name_of(type_at((uint32_t)i)->name_off), name) != 0)
 				continue;
@@ -317,7 +296,7 @@ const char *emit_btf_cast(struct emitter *E, struct expr *e)
 	}
 	w.val = emit_snapshot(E, emit_expr(E, e->left), TYPE_LONG);
 	w.ctype = arena_printf("%s *", cname);
-	w.type = strip(t);
+	w.type = btf_strip(t);
 	if (!e->comps.len && !e->pretty)
 		return e->addr_of ? "0" : w.val;
 	return walk_chain(E, e, &w);
@@ -338,22 +317,22 @@ int emit_btf_defined(struct expr *e)
 	cur = find_type(e->str, &cname);
 	if (!cur)
 		return 0;
-	cur = strip(cur);
+	cur = btf_strip(cur);
 	for (int i = 0; i < e->comps.len; i++) {
 		const struct target_comp *tc = VEC_AT(&e->comps, i);
 
-		if (lv && kind_of(cur) == BTF_KIND_PTR)
-			cur = strip(type_at(cur)->type);
+		if (lv && btf_kind(cur) == BTF_KIND_PTR)
+			cur = btf_strip(type_at(cur)->type);
 		if (tc->kind == COMP_MEMBER) {
 			uint32_t m = is_record(cur) ? member(cur, tc->member, &bitfield, 0) : 0;
 
 			if (!m || bitfield)
 				return 0;
-			cur = strip(m);
+			cur = btf_strip(m);
 		} else if (lv) {
-			if (kind_of(cur) != BTF_KIND_ARRAY)
+			if (btf_kind(cur) != BTF_KIND_ARRAY)
 				return 0;
-			cur = strip(((const struct btf_array *)(type_at(cur) + 1))->type);
+			cur = btf_strip(((const struct btf_array *)(type_at(cur) + 1))->type);
 		}
 		lv = true;
 	}

@@ -22,32 +22,12 @@
 
 /* ---- BTF types ---- */
 
-static int kind_of(uint32_t id)
-{
-	const struct btf_type *t = btf_type_at(id);
-
-	return t ? (int)BTF_INFO_KIND(t->info) : BTF_KIND_UNKN;
-}
-
-static uint32_t strip(uint32_t id)
-{
-	for (int guard = 0; guard < 32; guard++) {
-		int k = kind_of(id);
-
-		if (k != BTF_KIND_TYPEDEF && k != BTF_KIND_VOLATILE && k != BTF_KIND_CONST &&
-		    k != BTF_KIND_RESTRICT && k != BTF_KIND_TYPE_TAG)
-			return id;
-		id = btf_type_at(id)->type;
-	}
-	return id;
-}
-
 /* Bytes of a value of type ID passed by value (8 for pointers). */
 static int type_size(uint32_t id)
 {
-	const struct btf_type *t = btf_type_at(strip(id));
+	const struct btf_type *t = btf_type_at(btf_strip(id));
 
-	switch (kind_of(strip(id))) {
+	switch (btf_kind(btf_strip(id))) {
 	case BTF_KIND_PTR:
 		return 8;
 	case BTF_KIND_INT:
@@ -66,9 +46,9 @@ static bool is_signed(uint32_t id)
 {
 	const struct btf_type *t = btf_type_at(id);
 
-	if (kind_of(id) == BTF_KIND_INT)
+	if (btf_kind(id) == BTF_KIND_INT)
 		return BTF_INT_ENCODING(*(const uint32_t *)(t + 1)) & BTF_INT_SIGNED;
-	if (kind_of(id) == BTF_KIND_ENUM || kind_of(id) == BTF_KIND_ENUM64)
+	if (btf_kind(id) == BTF_KIND_ENUM || btf_kind(id) == BTF_KIND_ENUM64)
 		return BTF_INFO_KFLAG(t->info);
 	return false;
 }
@@ -88,17 +68,17 @@ static const char *slot_value(int slot, uint32_t id)
 {
 	static const char *const s[] = { "", "int8_t", "int16_t", "", "int32_t" };
 	static const char *const u[] = { "", "uint8_t", "uint16_t", "", "uint32_t" };
-	int k = kind_of(strip(id)), size = type_size(id);
+	int k = btf_kind(btf_strip(id)), size = type_size(id);
 
 	if ((k == BTF_KIND_INT || k == BTF_KIND_ENUM) && (size == 1 || size == 2 || size == 4))
 		return arena_printf("(int64_t)(%s)ctx->args[%d]",
-				    is_signed(strip(id)) ? s[size] : u[size], slot);
+				    is_signed(btf_strip(id)) ? s[size] : u[size], slot);
 	return arena_printf("(int64_t)ctx->args[%d]", slot);
 }
 
 static bool by_value_record(uint32_t id)
 {
-	int k = kind_of(strip(id));
+	int k = btf_kind(btf_strip(id));
 
 	return k == BTF_KIND_STRUCT || k == BTF_KIND_UNION;
 }
@@ -191,7 +171,7 @@ static const char *pretty_long(struct emitter *E, const char *val, bool is_signe
 static const char *typed_value(struct emitter *E, struct expr *e, const char *name, int id,
 			       int slot)
 {
-	uint32_t t = strip((uint32_t)id);
+	uint32_t t = btf_strip((uint32_t)id);
 	struct tp_arg a = { name, id, btf_type_c(id) };
 
 	if (by_value_record(t)) {
@@ -199,7 +179,7 @@ static const char *typed_value(struct emitter *E, struct expr *e, const char *na
 				 NULL);
 		return "0";
 	}
-	if (!e->comps.len && !e->addr_of && kind_of(t) != BTF_KIND_PTR)
+	if (!e->comps.len && !e->addr_of && btf_kind(t) != BTF_KIND_PTR)
 		return e->pretty ? pretty_long(E, slot_value(slot, t), is_signed(t))
 				 : slot_value(slot, t);
 	return emit_btf_chain(E, e, &a, slot);

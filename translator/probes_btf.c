@@ -119,8 +119,12 @@ static int kind_of(const struct btf_type *t)
 	return t ? (int)BTF_INFO_KIND(t->info) : BTF_KIND_UNKN;
 }
 
-/* Past typedefs and qualifiers. */
-static uint32_t strip(uint32_t id)
+int btf_kind(uint32_t id)
+{
+	return kind_of(type_at(id));
+}
+
+uint32_t btf_strip(uint32_t id)
 {
 	for (int guard = 0; guard < 32; guard++) {
 		int k = kind_of(type_at(id));
@@ -248,7 +252,7 @@ static uint32_t member(uint32_t id, const char *name, int depth)
 
 		if (m[i].name_off && strcmp(name_of(m[i].name_off), name) == 0)
 			return m[i].type;
-		if (!m[i].name_off && (found = member(strip(m[i].type), name, depth + 1)))
+		if (!m[i].name_off && (found = member(btf_strip(m[i].type), name, depth + 1)))
 			return found;
 	}
 	return 0;
@@ -266,7 +270,7 @@ static void member_names(uint32_t id, struct vec *out, int depth)
 		if (m[i].name_off)
 			vec_push(out, (void *)name_of(m[i].name_off));
 		else
-			member_names(strip(m[i].type), out, depth + 1);
+			member_names(btf_strip(m[i].type), out, depth + 1);
 	}
 }
 
@@ -276,7 +280,7 @@ static uint32_t step(uint32_t id, const struct target_comp *c, char **why, const
 	const struct btf_type *t = type_at(id);
 
 	if (c->kind == COMP_MEMBER) {
-		uint32_t m, sid = kind_of(t) == BTF_KIND_PTR ? strip(t->type) : id;
+		uint32_t m, sid = kind_of(t) == BTF_KIND_PTR ? btf_strip(t->type) : id;
 		struct vec names = { 0 };
 
 		if (kind_of(type_at(sid)) != BTF_KIND_STRUCT && kind_of(type_at(sid)) != BTF_KIND_UNION) {
@@ -317,7 +321,7 @@ enum type btf_chain_type(int id, const struct vec *comps, bool pretty, char **wh
 	if (!btf_load())
 		return TYPE_LONG;
 	for (int i = 0; i < comps->len; i++) {
-		cur = step(strip(cur), VEC_AT(comps, i), why, near);
+		cur = step(btf_strip(cur), VEC_AT(comps, i), why, near);
 		if (!cur) {
 			*failed_at = i;
 			return TYPE_UNKNOWN;
@@ -325,7 +329,7 @@ enum type btf_chain_type(int id, const struct vec *comps, bool pretty, char **wh
 	}
 	if (pretty)
 		return TYPE_STRING;
-	t = type_at(strip(cur));
+	t = type_at(btf_strip(cur));
 	switch (kind_of(t)) {
 	case BTF_KIND_ARRAY:	/* its address, as stap: kernel_string($p->comm) */
 	case BTF_KIND_INT:
@@ -336,7 +340,7 @@ enum type btf_chain_type(int id, const struct vec *comps, bool pretty, char **wh
 	default:
 		break;
 	}
-	*why = arena_printf("it is %s, not a number or a string", type_text(strip(cur), 0));
+	*why = arena_printf("it is %s, not a number or a string", type_text(btf_strip(cur), 0));
 	return TYPE_UNKNOWN;
 }
 
