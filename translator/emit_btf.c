@@ -58,17 +58,6 @@ struct walk {
 	uint32_t type;		/* stripped */
 };
 
-static bool is_signed(uint32_t id)
-{
-	const struct btf_type *t = type_at(id);
-
-	if (btf_kind(id) == BTF_KIND_INT)
-		return BTF_INT_ENCODING(*(const uint32_t *)(t + 1)) & BTF_INT_SIGNED;
-	if (btf_kind(id) == BTF_KIND_ENUM || btf_kind(id) == BTF_KIND_ENUM64)
-		return BTF_INFO_KFLAG(t->info);
-	return false;
-}
-
 static bool is_char(uint32_t id)
 {
 	const struct btf_type *t = type_at(id);
@@ -82,7 +71,7 @@ static const char *read_lvalue(struct emitter *E, const struct walk *w)
 	const char *t = emit_long_temp(E);
 
 	emit_line(E, "%s = stp_kread_int(__builtin_preserve_access_index(&%s), sizeof(%s), %d);", t,
-		  w->lv, w->lv, is_signed(w->type));
+		  w->lv, w->lv, btf_is_signed(w->type));
 	return t;
 }
 
@@ -171,7 +160,7 @@ static const char *pretty(struct emitter *E, struct expr *e, const struct walk *
 		p->str = true;
 		p->val = t;
 	} else if (k == BTF_KIND_INT || k == BTF_KIND_ENUM || k == BTF_KIND_ENUM64 || k == BTF_KIND_PTR) {
-		p->conv = k == BTF_KIND_PTR ? "0x%llx" : is_signed(w->type) ? "%lld" : "%llu";
+		p->conv = k == BTF_KIND_PTR ? "0x%llx" : btf_is_signed(w->type) ? "%lld" : "%llu";
 		p->val = read_lvalue(E, w);
 	} else {
 		emit_unsupported(E, e->loc, arena_printf("pretty printing '%s', a struct or union",
@@ -233,7 +222,7 @@ const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_ar
 		struct emit_piece *p = ARENA_NEW(struct emit_piece);
 
 		p->lit = "";
-		p->conv = is_signed(t) ? "%lld" : "%llu";
+		p->conv = btf_is_signed(t) ? "%lld" : "%llu";
 		p->val = arena_printf("(int64_t)%s", w.val);
 		vec_push(&pieces, p);
 		return emit_bpf_snprintf(E, &pieces);

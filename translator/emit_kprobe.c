@@ -42,17 +42,6 @@ static int type_size(uint32_t id)
 	}
 }
 
-static bool is_signed(uint32_t id)
-{
-	const struct btf_type *t = btf_type_at(id);
-
-	if (btf_kind(id) == BTF_KIND_INT)
-		return BTF_INT_ENCODING(*(const uint32_t *)(t + 1)) & BTF_INT_SIGNED;
-	if (btf_kind(id) == BTF_KIND_ENUM || btf_kind(id) == BTF_KIND_ENUM64)
-		return BTF_INFO_KFLAG(t->info);
-	return false;
-}
-
 /* The u64 slot of the trampoline's array where parameter INDEX starts. */
 static int param_slot(const struct vec *params, int index)
 {
@@ -72,7 +61,7 @@ static const char *slot_value(int slot, uint32_t id)
 
 	if ((k == BTF_KIND_INT || k == BTF_KIND_ENUM) && (size == 1 || size == 2 || size == 4))
 		return arena_printf("(int64_t)(%s)ctx->args[%d]",
-				    is_signed(btf_strip(id)) ? s[size] : u[size], slot);
+				    btf_is_signed(btf_strip(id)) ? s[size] : u[size], slot);
 	return arena_printf("(int64_t)ctx->args[%d]", slot);
 }
 
@@ -180,7 +169,7 @@ static const char *typed_value(struct emitter *E, struct expr *e, const char *na
 		return "0";
 	}
 	if (!e->comps.len && !e->addr_of && btf_kind(t) != BTF_KIND_PTR)
-		return e->pretty ? pretty_long(E, slot_value(slot, t), is_signed(t))
+		return e->pretty ? pretty_long(E, slot_value(slot, t), btf_is_signed(t))
 				 : slot_value(slot, t);
 	return emit_btf_chain(E, e, &a, slot);
 }

@@ -124,6 +124,17 @@ int btf_kind(uint32_t id)
 	return kind_of(type_at(id));
 }
 
+bool btf_is_signed(uint32_t id)
+{
+	const struct btf_type *t = type_at(id);
+
+	if (btf_kind(id) == BTF_KIND_INT)
+		return BTF_INT_ENCODING(*(const uint32_t *)(t + 1)) & BTF_INT_SIGNED;
+	if (btf_kind(id) == BTF_KIND_ENUM || btf_kind(id) == BTF_KIND_ENUM64)
+		return BTF_INFO_KFLAG(t->info);
+	return false;
+}
+
 uint32_t btf_strip(uint32_t id)
 {
 	for (int guard = 0; guard < 32; guard++) {

@@ -139,6 +139,7 @@ const struct btf_type *btf_type_at(uint32_t id);	/* NULL for 0 (void) or out of 
 const char *btf_name_of(uint32_t name_off);		/* "" when out of range */
 int btf_kind(uint32_t id);			/* BTF_KIND_*, BTF_KIND_UNKN for void */
 uint32_t btf_strip(uint32_t id);		/* past typedefs and qualifiers */
+bool btf_is_signed(uint32_t id);		/* a signed integer or enum */
 int btf_type_count(void);
 void btf_function_names(struct vec *names, struct hmap *set);
 void btf_tracepoint_args(const char *name, struct vec *args);
