@@ -29,7 +29,9 @@
 # with print(); an EXPRESSION written { STATEMENTS } is run as it is and
 # what it prints is the value.  EXPECTED is the exact text it must print.
 # @BIN@ in either stands for BUILD/bin, @HZ@ for the kernel config's
-# CONFIG_HZ, @TZ@ for date +%Z, @ESC@ for the escape character, @RUN@
+# CONFIG_HZ, @TZ@ for date +%Z, @SID@ for this shell's session id (0
+# when no ancestor called setsid, as under some CI runners; pmstap and
+# the workload inherit it), @ESC@ for the escape character, @RUN@
 # for a word unique to the run, @PORT@ and @CPORT@ for the t rows'
 # listening and connecting ports.  An EXPECTED written "~ REGEX" is an
 # extended regular expression the whole value must match (for values that
@@ -67,6 +69,7 @@ mkdir -p "$tmp" "$build/results"
 hz=$( (cat "/boot/config-$(uname -r)" 2>/dev/null || zcat /proc/config.gz 2>/dev/null) |
 	sed -n 's/^CONFIG_HZ=//p')
 tz=$(date +%Z)
+sid=$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f4)	# field 6: after "pid (comm) "
 esc=$(printf '\033')
 run=qa-tapset-$$-$(date +%s)
 port=$((30000 + $$ % 15000 * 2))	# the t rows' listener: this run's own
@@ -125,7 +128,7 @@ script() {
 		echo "probe syscall.close { if (pid() == target() && fd == 77) tw_closes[tid()]++ }"
 	}
 	grep -v '^[#!]' "$cases" | grep -Ev '^(stderr|kmsg|untestable) \|' |
-	grep -v '^[[:space:]]*$' | sed -e "s|@BIN@|$build/bin|g" -e "s|@HZ@|${hz:-unknown}|g" -e "s|@TZ@|$tz|g" \
+	grep -v '^[[:space:]]*$' | sed -e "s|@BIN@|$build/bin|g" -e "s|@HZ@|${hz:-unknown}|g" -e "s|@TZ@|$tz|g" -e "s|@SID@|$sid|g" \
 		-e "s|@ESC@|$esc|g" -e "s|@RUN@|$run|g" -e "s|@PORT@|$port|g" -e "s|@CPORT@|$((port + 1))|g" | while IFS= read -r line; do
 		c=${line%% | *}
 		rest=${line#* | }
