@@ -10,7 +10,7 @@
 # BUILD/bench/fetchlat, times BENCH_FETCHES (default 2000) pmFetch calls of
 # each metric alone (median and p99), against PCP's sample PMDA
 # (sample.long.one: installed for the run when missing, removed again) and
-# pmdabpftrace when it is installed.  First value: stap.control.register
+# pmdabpftrace (installed for the run when it can be, see below).  First value: stap.control.register
 # with bench/pmda/first.stp, then lookup + fetch every millisecond until
 # its global is not 0, BENCH_REPS (default 3) times with an empty cache
 # (cold: a script not compiled before, the kernel headers' PCH and the
@@ -18,8 +18,12 @@
 # from the cache.  RSS is VmRSS from /proc.
 # Results also go to BUILD/bench/results-pmda.txt.
 #
-# The floor: sample.many.int with sample.many.count set to 10,000 (32-bit
-# values, an indom table: what pmcd and libpcp_pmda cost for 10,000 values).
+# The floors: sample.many.int with sample.many.count set to 10,000 (32-bit
+# values, an indom table: what pmcd and libpcp_pmda cost for 10,000 values),
+# and BUILD/bench/floor64 (bench/pmda/floor64.c), an agent added to pmcd.conf
+# for the run as domain 510 that answers every fetch with the same 10,000
+# 64-bit values made once: what pmcd, libpcp and the pipe alone cost for the
+# values a stap array of longs has.
 # BENCH_PERF=DIR records pmdastap and pmcd with perf (call graphs) during the
 # 10,000-key fetches into DIR/perf.data and writes DIR/perf.txt;
 # BENCH_FIRST=0 leaves the first-value measures out.
@@ -57,7 +61,8 @@ set +u
 . /etc/pcp.env
 set -u
 pmprobe pmcd.version >/dev/null 2>&1 || die "pmcd is not running"
-for b in "$fetchlat" "$pmstap" "$pmdastap"; do
+floor64=$build/bench/floor64
+for b in "$fetchlat" "$floor64" "$pmstap" "$pmdastap"; do
 	[ -x "$b" ] || die "$b is not built (make all bench-pmda-bins)"
 done
 stapdir=$PCP_PMDAS_DIR/stap
@@ -76,6 +81,7 @@ chmod 644 "$work/auto/pmdabench.stp"
 # ---- setup, undone by cleanup ----
 
 sample_installed=false
+bt_installed=false
 conf_saved=false
 
 agent_pid() {
@@ -129,6 +135,10 @@ cleanup() {
 	if $sample_installed; then
 		(cd "$PCP_PMDAS_DIR/sample" && ./Remove) >>"$work/sample.log" 2>&1
 	fi
+	if $bt_installed; then
+		(cd "$bt_dir" && PATH=/usr/bin:$PATH ./Remove) >>"$work/bpftrace.log" 2>&1
+		rm -f "$bt_script"
+	fi
 }
 trap cleanup 0
 trap 'exit 1' INT TERM
@@ -145,10 +155,30 @@ fi
 
 declare -A why
 pminfo sample.long.one >/dev/null 2>&1 || why[sample]="sample PMDA missing (see $work/sample.log)"
-if [ ! -d "$PCP_PMDAS_DIR/bpftrace" ]; then
-	why[bpftrace]="pmdabpftrace is not installed (no $PCP_PMDAS_DIR/bpftrace)"
+# pmdabpftrace: when PCP has it and bpftrace and the python PMDA module are
+# there but it is not installed in pmcd, installed for the run with one
+# autostart script, pmdabench_big, whose map @big gets keys 0..9999 (of
+# which bpftrace keeps its default limit, 4,096); removed again at the end
+bt_dir=$PCP_PMDAS_DIR/bpftrace
+bt_script=$bt_dir/autostart/pmdabench_big.bt
+if [ ! -d "$bt_dir" ]; then
+	why[bpftrace]="pmdabpftrace is not installed (no $bt_dir)"
 elif ! pminfo bpftrace.info >/dev/null 2>&1; then
-	why[bpftrace]="pmdabpftrace is not installed in pmcd ($PCP_PMDAS_DIR/bpftrace/Install)"
+	if ! command -v bpftrace >/dev/null; then
+		why[bpftrace]="pmdabpftrace is not installed in pmcd and there is no bpftrace to install it with"
+	elif ! PATH=/usr/bin:$PATH python3 -c 'import pcp.pmda' 2>/dev/null; then
+		why[bpftrace]="pmdabpftrace is not installed in pmcd and python3 has no pcp.pmda (python3-pcp)"
+	else
+		echo "bench-pmda: installing pmdabpftrace for the run" >&2
+		cat >"$bt_script" <<'EOF'
+// name: pmdabench_big
+BEGIN { $i = 0; while ($i < 10000) { @big[$i] = $i; $i++; } }
+EOF
+		bt_installed=true
+		# PCP_PYTHON_PROG is "python3": the system's, with python3-pcp
+		(cd "$bt_dir" && PATH=/usr/bin:$PATH ./Install -e </dev/null) >"$work/bpftrace.log" 2>&1 ||
+			why[bpftrace]="pmdabpftrace's Install failed (see $work/bpftrace.log)"
+	fi
 fi
 
 # the build's agent, as qa/pmda/common.pmda installs it
@@ -166,6 +196,7 @@ allowed_users = root
 ready_timeout = 120
 EOF
 sed -e "s|^stap[ 	].*|stap	412	pipe	binary notready	$stapdir/pmdastap -d 412 -c $work/pmdastap.conf -P $pmstap|" \
+	-e "/^floor64[ 	]/d" -e "/^\[access\]/i floor64	510	pipe	binary	$floor64 -d 510 -n 10000" \
 	"$conf" >"$work/pmcd.conf.bench" && cp "$work/pmcd.conf.bench" "$conf"
 restart_agent || die "pmdastap did not start on the bench configuration"
 bench_agent=$(agent_pid)
@@ -213,6 +244,14 @@ if [ -z "${why[sample]:-}" ]; then
 		why[many]="pmstore sample.many.count 10000 failed"
 	fi
 fi
+floor_ready() {
+	"$fetchlat" -n 1 pmid:510.0.0 >/dev/null 2>&1
+}
+if wait_for 30 floor_ready; then
+	fetch floor64 pmid:510.0.0
+else
+	why[floor64]="the floor64 agent did not answer (see $PCP_LOG_DIR/pmcd/floor64.log)"
+fi
 fetch scalar stap.pmdabench.one
 fetch small stap.pmdabench.small
 if [ -n "$PERF" ]; then
@@ -231,7 +270,13 @@ if [ -n "$PERF" ]; then
 	echo "bench-pmda: profile of the 10,000-key fetches in $PERF/perf.txt" >&2
 fi
 fetch hist stap.pmdabench.lat.hist
-if [ -z "${why[bpftrace]:-}" ]; then
+bt_full() {
+	[ "$(pmprobe bpftrace.scripts.pmdabench_big.data.big 2>/dev/null | awk '{ print $2 }')" -gt 1000 ] 2>/dev/null
+}
+if [ -z "${why[bpftrace]:-}" ] && $bt_installed; then
+	wait_for 120 bt_full && fetch bpftrace bpftrace.scripts.pmdabench_big.data.big ||
+		why[bpftrace]="pmdabench_big.bt had no values after 120 s (see $work/bpftrace.log)"
+elif [ -z "${why[bpftrace]:-}" ]; then
 	m=$(pminfo bpftrace.scripts 2>/dev/null | grep -v -e '^bpftrace.scripts.*\.\(status\|pid\|exit_code\|error\|probes\|code\|data_bytes\|output\)' | head -1)
 	if [ -n "$m" ]; then
 		fetch bpftrace "$m"
@@ -335,15 +380,16 @@ lat_med() {
 	echo
 	row measure value target verdict
 	sm=$(lat_med sample)
-	for k in sample many scalar small big hist bpftrace; do
+	for k in sample many floor64 scalar small big hist bpftrace; do
 		case $k in
 		sample) label="sample.long.one (sample PMDA)" ;;
 		many) label="sample.many.int, 10,000 (floor)" ;;
+		floor64) label="floor64, 10,000 longs (floor)" ;;
 		scalar) label="stap scalar" ;;
 		small) label="stap array, 1,000 keys" ;;
 		big) label="stap array, 10,000 keys" ;;
 		hist) label="stap histogram (.hist)" ;;
-		bpftrace) label="pmdabpftrace variable" ;;
+		bpftrace) label="pmdabpftrace map" ;;
 		esac
 		if [ -z "${lat[$k]:-}" ]; then
 			row "$label" "not available" "" ""
@@ -358,7 +404,10 @@ lat_med() {
 			else
 				row "$label" "$(lat_cell $k)" "<= 1.5x sample" "no sample"
 			fi ;;
-		big) row "$label" "$(lat_cell $k)" "< 1000 us" "$(verdict "$m < 1000")" ;;
+		big)
+			fm=$(lat_med floor64)
+			row "$label" "$(lat_cell $k)" "< 1000 us${fm:+ ($(awk -v a="$m" -v b="$fm" 'BEGIN { printf "%.2fx floor64", a / b }'))}" \
+				"$(verdict "$m < 1000")" ;;
 		*) row "$label" "$(lat_cell $k)" "" "" ;;
 		esac
 	done
@@ -380,7 +429,7 @@ lat_med() {
 	[ -n "$script_rss" ] && row "pmdabench script child RSS" "$((script_rss / 1024)).$((script_rss % 1024 * 10 / 1024)) MB" "" ""
 	[ "$(agent_pid)" = "$bench_agent" ] ||
 		echo "WARNING: pmdastap was restarted during the run (a qa/pmda test or another pmcd user?): the numbers are not valid"
-	for k in sample many bpftrace first scalar small big hist; do
+	for k in sample many floor64 bpftrace first scalar small big hist; do
 		[ -n "${why[$k]:-}" ] && echo "$k: not available: ${why[$k]}"
 	done
 	true

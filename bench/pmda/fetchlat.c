@@ -4,7 +4,8 @@
  *
  *	fetchlat [-n N] METRIC...
  *		for each metric: N fetches of it alone, one line
- *		"METRIC instances median_us p99_us"
+ *		"METRIC instances median_us p99_us"; a METRIC written
+ *		pmid:D.C.I is that PMID, for an agent without names
  *	fetchlat -r FILE [-t SECS] METRIC
  *		store FILE's text into stap.control.register, then look up and
  *		fetch METRIC (a long) until it is not 0: "METRIC first_value_ms"
@@ -37,7 +38,12 @@ static int cmp_double(const void *a, const void *b)
 static int lookup(const char *name, pmID *pmid)
 {
 	char *names[1] = { (char *)name };
+	unsigned int d, c, i;
 
+	if (sscanf(name, "pmid:%u.%u.%u", &d, &c, &i) == 3) {
+		*pmid = pmID_build(d, c, i);
+		return 1;
+	}
 	return pmLookupName(1, (const char **)names, pmid);
 }
 
