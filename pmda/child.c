@@ -16,7 +16,8 @@
  *	   which the PMDA reads the script's stp_meta (script.so);
  *	3. opens, loads and attaches it with libstaprt (runtime/user/script.h);
  *	4. sends every map the PMDA reads, one STAP_MSG_MAP each with the map's
- *	   fd attached (SCM_RIGHTS), then STAP_MSG_READY;
+ *	   fd attached (SCM_RIGHTS), each kernel probe's program (STAP_MSG_PROG,
+ *	   for the runs the kernel skipped), then STAP_MSG_READY;
  *	5. runs it (begin probes, the event loop, end probes) until exit(),
  *	   SIGTERM from the PMDA, or too many errors.
  *
@@ -208,6 +209,28 @@ static int send_maps(struct stp_script *s)
 	return 0;
 }
 
+/* Each kernel probe's loaded program: the PMDA reads its recursion misses. */
+static int send_progs(struct stp_script *s)
+{
+	const struct stp_meta *m = stp_script__meta(s);
+	struct bpf_object *obj = stp_script__bpf_object(s);
+
+	for (int i = 0; obj && i < m->nprobes; i++) {
+		const struct stp_meta_probe *p = &m->probes[i];
+		struct bpf_program *prog;
+		char index[16];
+
+		if (p->context == STP_CTX_USER || !p->prog ||
+		    !(prog = bpf_object__find_program_by_name(obj, p->prog)) ||
+		    bpf_program__fd(prog) < 0)
+			continue;
+		snprintf(index, sizeof(index), "%d", i);
+		if (msg_send(CTL_FD, STAP_MSG_PROG, index, strlen(index), bpf_program__fd(prog)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Which probes are in: user-context ones always, kernel ones if their program loaded. */
 static int send_ready(struct stp_script *s)
 {
@@ -260,7 +283,7 @@ static int run(struct stap_script *sc, const char *dir)
 		stp_script__free(s);
 		return STAP_CHILD_LOAD;
 	}
-	if (send_maps(s) < 0 || send_ready(s) < 0) {
+	if (send_maps(s) < 0 || send_progs(s) < 0 || send_ready(s) < 0) {
 		fprintf(stderr, "%s: cannot hand the maps to pmdastap: %s\n", sc->name,
 			strerror(errno));
 		stp_script__free(s);

@@ -46,6 +46,7 @@
 #include "pmdastap.h"
 #include "arrays.h"
 #include "result.h"
+#include "../runtime/user/script.h"
 #include "../runtime/user/stats.h"
 
 struct stap_elem {
@@ -133,6 +134,21 @@ static bool adopt_special(struct stap_script *sc, const char *name, int fd)
 	return false;
 }
 
+/* "prog:INDEX": probe INDEX's program, for its recursion misses. */
+static bool adopt_prog(struct stap_script *sc, const char *name, int fd)
+{
+	char *end;
+	long i;
+
+	if (strncmp(name, "prog:", 5) != 0 || !sc->prog_fds)
+		return false;
+	i = strtol(name + 5, &end, 10);
+	if (*end || i < 0 || i >= sc->meta->nprobes || sc->prog_fds[i] >= 0)
+		return false;
+	sc->prog_fds[i] = fd;
+	return true;
+}
+
 static bool adopt_global(struct stap_script *sc, const char *name, int fd)
 {
 	const struct stp_meta *m = sc->meta;
@@ -189,15 +205,19 @@ void stap_maps_adopt(struct stap_script *sc)
 	sc->map_fds = malloc(((size_t)m->nglobals + 1) * sizeof(int));
 	sc->snaps = calloc((size_t)m->nglobals + 1, sizeof(*sc->snaps));
 	sc->probe_stats = calloc((size_t)m->nprobes + 1, sizeof(*sc->probe_stats));
+	sc->probe_misses = calloc((size_t)m->nprobes + 1, sizeof(*sc->probe_misses));
+	sc->prog_fds = malloc(((size_t)m->nprobes + 1) * sizeof(int));
 	for (int g = 0; sc->map_fds && g < m->nglobals; g++)
 		sc->map_fds[g] = -1;
+	for (int i = 0; sc->prog_fds && i < m->nprobes; i++)
+		sc->prog_fds[i] = -1;
 	for (int i = 0; i < sc->npending; i++) {
 		const char *name = sc->pending[i].name;
 		int fd = sc->pending[i].fd;
 
 		if (!sc->map_fds || !sc->snaps ||
-		    !(adopt_special(sc, name, fd) || adopt_global(sc, name, fd) ||
-		      adopt_values(sc, name, fd)))
+		    !(adopt_special(sc, name, fd) || adopt_prog(sc, name, fd) ||
+		      adopt_global(sc, name, fd) || adopt_values(sc, name, fd)))
 			close(fd);
 		free(sc->pending[i].name);
 	}
@@ -219,6 +239,13 @@ void stap_maps_close(struct stap_script *sc)
 		close_fd(&sc->map_fds[g]);
 	free(sc->map_fds);
 	sc->map_fds = NULL;
+	for (int i = 0; sc->prog_fds && sc->meta && i < sc->meta->nprobes; i++)
+		close_fd(&sc->prog_fds[i]);
+	free(sc->prog_fds);
+	sc->prog_fds = NULL;
+	free(sc->probe_misses);
+	sc->probe_misses = NULL;
+	sc->misses = 0;
 	close_fd(&sc->globals_fd);
 	close_fd(&sc->counters_fd);
 	close_fd(&sc->probe_stats_fd);
@@ -779,6 +806,11 @@ static void refresh_probe_stats(struct stap_script *sc)
 		sc->probe_stats[i] = sum;
 	}
 	free(vals);
+	sc->misses = 0;
+	for (int i = 0; sc->probe_misses && sc->prog_fds && i < sc->meta->nprobes; i++) {
+		sc->probe_misses[i] = stp_prog_misses(sc->prog_fds[i]);
+		sc->misses += sc->probe_misses[i];
+	}
 }
 
 void stap_fetch_prepare(pmID pmid)
@@ -983,7 +1015,7 @@ static int script_status_value(struct stap_script *sc, int item, pmAtomValue *at
 		for (int i = 0; sc->probe_stats && sc->meta && i < sc->meta->nprobes; i++)
 			atom->ull += sc->probe_stats[i].errors;	/* raised in user context */
 		break;
-	case STAP_SCRIPTS_SKIPPED: atom->ull = sc->counters.skipped; break;
+	case STAP_SCRIPTS_SKIPPED: atom->ull = sc->counters.skipped + sc->misses; break;
 	case STAP_SCRIPTS_DROPPED: atom->ull = sc->counters.dropped; break;
 	case STAP_SCRIPTS_MAP_FULL: atom->ull = sc->counters.map_full; break;
 	case STAP_SCRIPTS_OUTPUT: return stap_output_fetch(sc, atom);
@@ -1030,6 +1062,9 @@ static int probes_value(int item, unsigned int inst, pmAtomValue *atom)
 		break;
 	case STAP_PROBES_ATTACHED:
 		atom->ul = sc->status == STAP_STATUS_RUNNING && sc->attached && sc->attached[r->probe];
+		break;
+	case STAP_PROBES_SKIPPED:
+		atom->ull = sc->probe_misses ? sc->probe_misses[r->probe] : 0;
 		break;
 	default:
 		return PM_ERR_PMID;

@@ -97,6 +97,8 @@ static const struct static_metric static_metrics[] = {
 	  STAP_INDOM_PROBES, PM_SEM_COUNTER, UNITS_NSEC },
 	{ "stap.probes.attached", STAP_CLUSTER_PROBES, STAP_PROBES_ATTACHED, PM_TYPE_U32,
 	  STAP_INDOM_PROBES, PM_SEM_INSTANT, UNITS_NONE },
+	{ "stap.probes.skipped", STAP_CLUSTER_PROBES, STAP_PROBES_SKIPPED, PM_TYPE_U64,
+	  STAP_INDOM_PROBES, PM_SEM_COUNTER, UNITS_COUNT },
 };
 
 #define NSTATIC ((int)(sizeof(static_metrics) / sizeof(static_metrics[0])))

@@ -66,7 +66,7 @@ enum {
 	STAP_SCRIPTS_RESTARTS,
 	STAP_SCRIPTS_PID,
 };
-enum { STAP_PROBES_HITS, STAP_PROBES_RUN_TIME, STAP_PROBES_ATTACHED };
+enum { STAP_PROBES_HITS, STAP_PROBES_RUN_TIME, STAP_PROBES_ATTACHED, STAP_PROBES_SKIPPED };
 
 /*
  * Instance-domain serials.  A script's own indoms are cluster << 10 | item
@@ -166,6 +166,7 @@ struct stap_script {
 	int ncpus;
 	int *map_fds;			/* per meta->globals: -1 when not served */
 	int globals_fd, counters_fd, probe_stats_fd;
+	int *prog_fds;			/* per meta->probes: its BPF program, or -1 */
 	unsigned char *attached;	/* per meta->probes */
 	struct stap_mapfd *pending;	/* fds received before the ready message */
 	int npending;
@@ -180,6 +181,8 @@ struct stap_script {
 	unsigned int globals_gen, counters_gen, probes_gen;
 	struct stp_counters counters;
 	struct stp_probe_stats *probe_stats;
+	uint64_t *probe_misses;		/* per meta->probes: runs the kernel skipped */
+	uint64_t misses;		/* their sum */
 
 	/* output (events.c) */
 	int queue;
@@ -246,6 +249,7 @@ enum {
 enum {
 	STAP_MSG_BUILD = 'B',		/* the compiled script's directory */
 	STAP_MSG_MAP = 'M',		/* a map's name, its fd attached */
+	STAP_MSG_PROG = 'P',		/* a probe's index, its program's fd attached */
 	STAP_MSG_READY = 'R',		/* probes attached: one byte per probe, 1 attached */
 };
 

@@ -867,6 +867,15 @@ static void on_map(struct stap_script *sc, const char *name, int fd)
 	sc->npending++;
 }
 
+/* A probe's program: kept with the maps as "prog:INDEX" until the ready message. */
+static void on_prog(struct stap_script *sc, const char *index, int fd)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "prog:%.20s", index);
+	on_map(sc, name, fd);
+}
+
 static void on_ready(struct stap_script *sc, const unsigned char *flags, size_t n)
 {
 	if (!sc->meta)
@@ -897,6 +906,7 @@ void stap_script_ctl_ready(struct stap_script *sc)
 		switch (buf[0]) {
 		case STAP_MSG_BUILD: on_build(sc, buf + 1); break;
 		case STAP_MSG_MAP: on_map(sc, buf + 1, fd); fd = -1; break;
+		case STAP_MSG_PROG: on_prog(sc, buf + 1, fd); fd = -1; break;
 		case STAP_MSG_READY: on_ready(sc, (unsigned char *)buf + 1, (size_t)n - 1); break;
 		default:
 			pmNotifyErr(LOG_WARNING, "script %s: unknown message '%c'", sc->name, buf[0]);

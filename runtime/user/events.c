@@ -402,8 +402,11 @@ void stp_summary(struct stp_script *s)
 {
 	struct stp_counters c;
 	long errors, lost = 0;
+	uint64_t busy, misses = stp_script__misses(s);
 
 	read_counters(s, &c);
+	busy = c.skipped;
+	c.skipped += misses;
 	if ((long)c.errors > s->kernel_error_records)
 		lost = (long)c.errors - s->kernel_error_records;
 	if (s->opts.suppress_handler_errors)
@@ -418,6 +421,10 @@ void stp_summary(struct stp_script *s)
 	if (c.dropped)
 		fprintf(stderr, "WARNING: %llu output record%s dropped (ring buffer full)\n",
 			(unsigned long long)c.dropped, c.dropped == 1 ? " was" : "s were");
+	if (s->opts.verbose && c.skipped)
+		stp_msg(s, "note", "skipped probes: %llu found their CPU's context busy (a probe "
+			"inside a probe), %llu were not run by the kernel (the program already running "
+			"on that CPU)", (unsigned long long)busy, (unsigned long long)misses);
 	if (s->opts.verbose && (c.map_full || c.maxaction))
 		stp_msg(s, "note", "array inserts refused (map full): %llu, handlers stopped at "
 			"MAXACTION: %llu", (unsigned long long)c.map_full,

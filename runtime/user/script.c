@@ -598,6 +598,29 @@ struct bpf_object *stp_script__bpf_object(const struct stp_script *s)
 	return s->obj;
 }
 
+uint64_t stp_prog_misses(int prog_fd)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (prog_fd < 0 || bpf_obj_get_info_by_fd(prog_fd, &info, &len) < 0)
+		return 0;
+	return info.recursion_misses;
+}
+
+uint64_t stp_script__misses(const struct stp_script *s)
+{
+	struct bpf_program *prog;
+	uint64_t sum = 0;
+
+	if (!s->obj)
+		return 0;
+	bpf_object__for_each_program(prog, s->obj)
+		sum += stp_prog_misses(bpf_program__fd(prog));
+	return sum;
+}
+
 int stp_script__map_fd(const struct stp_script *s, const char *map_name)
 {
 	struct bpf_map *map = s->obj ? bpf_object__find_map_by_name(s->obj, map_name) : NULL;

@@ -63,6 +63,17 @@ int stp_script__map_fd(const struct stp_script *s, const char *map_name);
 int stp_script__ncpus(const struct stp_script *s);	/* possible CPUs: per-CPU value count */
 
 /*
+ * Runs of a loaded BPF program that the kernel skipped because the program
+ * was already running on that CPU (bpf_prog_info.recursion_misses: counted
+ * for raw tracepoints and fentry/fexit, and by newer kernels for more
+ * kinds); 0 when the kernel does not say.  The script's handlers that found
+ * their CPU's context busy are stp_counters.skipped, counted apart.
+ */
+uint64_t stp_prog_misses(int prog_fd);
+/* The sum of stp_prog_misses over the script's loaded programs. */
+uint64_t stp_script__misses(const struct stp_script *s);
+
+/*
  * The value of the scalar globals' map (the single entry of stp_globals),
  * mapped into this process: reads and writes are the kernel's.  NULL when
  * the script has no such map.
