@@ -187,6 +187,7 @@ struct stp_meta {
  *   STP_REC_ERROR   id = error index; optional string detail as above.
  *   STP_REC_WARN    a string (warn()).
  *   STP_REC_EXIT    exit() was called; no payload.
+ *   STP_REC_SYSTEM  a string: the command system() asked for.
  * Arguments are packed with no padding: read them with memcpy.
  */
 enum stp_rec_kind {
@@ -195,6 +196,7 @@ enum stp_rec_kind {
 	STP_REC_WARN,
 	STP_REC_EXIT,
 	STP_REC_STACK,	/* see STP_REC_STACK below */
+	STP_REC_SYSTEM,	/* a string: system()'s command */
 };
 
 /*

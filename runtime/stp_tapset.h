@@ -274,6 +274,8 @@ STP_SERVICE void stp_error(struct context *c, const char *msg);
 
 /* Print "WARNING: MSG" on the warnings stream; the probe handler goes on. */
 STP_SERVICE void stp_warn(struct context *c, const char *msg);
+/* system(): the runner starts CMD with /bin/sh -c once the handler is done. */
+STP_SERVICE void stp_system(struct context *c, const char *cmd);
 
 /*
  * Ask the script to stop: no new probe hits start, the end probes run,

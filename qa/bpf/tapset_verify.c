@@ -44,6 +44,10 @@ void stp_send_warn(struct context *c, const char *msg)
 {
 }
 
+void stp_send_system(struct context *c, const char *cmd)
+{
+}
+
 void stp_request_exit(struct context *c)
 {
 }
@@ -482,6 +486,8 @@ static void test_control(void)
 	check_error(r, "unknown error");
 	r = run_op(TV_OP_WARN, "careful", NULL, 0, 0, 0, 0);
 	check_record("warn", r, STP_REC_WARN, "careful");
+	r = run_op(TV_OP_SYSTEM, "echo hi", NULL, 0, 0, 0, 0);
+	check_record("system", r, STP_REC_SYSTEM, "echo hi");
 	r = run_op(TV_OP_PRINTK, "to the trace buffer", NULL, 6, 0, 0, 0);
 	n = strnlen(printk_note, MAXSTRINGLEN - 1);	/* as a record carries it */
 	memcpy(note, printk_note, n);

@@ -41,6 +41,10 @@ void stp_send_warn(struct context *c, const char *msg)
 	snprintf(warning, sizeof(warning), "%s", msg);
 }
 
+void stp_send_system(struct context *c, const char *cmd)
+{
+}
+
 void stp_request_exit(struct context *c)
 {
 	exited = 1;

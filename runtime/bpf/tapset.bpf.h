@@ -457,6 +457,13 @@ STP_SERVICE void stp_warn(struct context *c, const char *msg)
 	stp_send_warn(c, msg);
 }
 
+STP_SERVICE void stp_system(struct context *c, const char *cmd)
+{
+	uint32_t n = stp_rec_start(c, STP_REC_SYSTEM, 0);
+
+	stp_rec_send(c, stp_rec_str(c, n, cmd));
+}
+
 STP_SERVICE void stp_exit(struct context *c)
 {
 	stp_request_exit(c);

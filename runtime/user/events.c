@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -192,6 +193,39 @@ void stp_script__warn(struct stp_script *s, const char *text, size_t len)
 	fprintf(stderr, "WARNING: %.*s\n", (int)len, text);
 }
 
+/*
+ * Started in the background, as stap does: a child forks the command and
+ * exits at once, so the command belongs to init and never becomes this
+ * process's zombie (nor a SIGCHLD that -c's reaping would take for its
+ * own).  What the script printed before comes out before the command's
+ * output.
+ */
+void stp_script__system(struct stp_script *s, const char *cmd, size_t len)
+{
+	char *line = strndup(cmd, len);
+	pid_t pid;
+
+	if (!line) {
+		stp_msg(s, "error", "system(): out of memory");
+		return;
+	}
+	stp_out_flush(s);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (fork() == 0) {
+			execl("/bin/sh", "sh", "-c", line, (char *)NULL);
+			_exit(127);
+		}
+		_exit(0);
+	}
+	if (pid < 0)
+		stp_msg(s, "warning", "system(): cannot start '%s': %s", line, strerror(errno));
+	else
+		waitpid(pid, NULL, 0);
+	free(line);
+}
+
 void stp_script__exit(struct stp_script *s)
 {
 	stp_request_stop(s, STP_STATE_STOPPING);
@@ -272,6 +306,10 @@ static int do_string_record(struct stp_script *s, const struct stp_rec_hdr *h, s
 		stp_script__warn(s, v.str.ptr ? v.str.ptr : "", v.str.len);
 		return 0;
 	}
+	if (h->kind == STP_REC_SYSTEM) {
+		stp_script__system(s, v.str.ptr ? v.str.ptr : "", v.str.len);
+		return 0;
+	}
 	s->kernel_error_records++;
 	stp_report_error(s, h->id, has ? v.str.ptr : NULL, v.str.len);
 	return 0;
@@ -305,6 +343,7 @@ int stp_events_record(void *ctx, void *data, size_t size)
 		break;
 	case STP_REC_ERROR:
 	case STP_REC_WARN:
+	case STP_REC_SYSTEM:
 		rc = do_string_record(s, &h, &r);
 		break;
 	case STP_REC_EXIT:

@@ -92,6 +92,8 @@ void stp_script__output(struct stp_script *s, const char *buf, size_t len);
 /* A soft error at meta.errors[error_index]; detail may be NULL. */
 void stp_script__error(struct stp_script *s, int error_index, const char *detail, size_t len);
 void stp_script__warn(struct stp_script *s, const char *text, size_t len);
+/* system(CMD): /bin/sh -c CMD, started in the background; its output is the runner's. */
+void stp_script__system(struct stp_script *s, const char *cmd, size_t len);
 void stp_script__exit(struct stp_script *s);
 bool stp_script__exiting(const struct stp_script *s);
 

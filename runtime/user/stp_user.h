@@ -68,6 +68,7 @@ struct stp_uctx_ops {
 	void (*error)(void *arg, int index, const char *msg, size_t len);
 	void (*warn)(void *arg, const char *msg, size_t len);	/* default: "WARNING: msg" */
 	void (*exit)(void *arg);				/* exit() was called */
+	void (*system)(void *arg, const char *cmd, size_t len);	/* default: not run, a warning */
 	void *arg;
 };
 
@@ -147,6 +148,7 @@ int stp_leave(struct context *c);
 void stp_raise(struct context *c, int site, const char *msg);
 void stp_raise_msg(struct context *c, const char *msg);	/* for stp_error() */
 void stp_send_warn(struct context *c, const char *msg);
+void stp_send_system(struct context *c, const char *cmd);
 void stp_request_exit(struct context *c);
 void stp_request_abort(struct context *c);
 

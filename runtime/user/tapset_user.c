@@ -618,6 +618,11 @@ void stp_warn(struct context *c, const char *msg)
 	stp_send_warn(c, msg);
 }
 
+void stp_system(struct context *c, const char *cmd)
+{
+	stp_send_system(c, cmd);
+}
+
 void stp_exit(struct context *c)
 {
 	stp_request_exit(c);

@@ -242,6 +242,16 @@ void stp_request_exit(struct context *c)
 		u->ops.exit(u->ops.arg);
 }
 
+void stp_send_system(struct context *c, const char *cmd)
+{
+	struct stp_uctx *u = c->u;
+
+	if (u->ops.system)
+		u->ops.system(u->ops.arg, cmd, strlen(cmd));
+	else
+		fprintf(stderr, "WARNING: system() has no runner to start: %s\n", cmd);
+}
+
 void stp_request_abort(struct context *c)
 {
 	stp_request_exit(c);

@@ -35,6 +35,11 @@ static void on_warn(void *arg, const char *msg, size_t len)
 	stp_script__warn(arg, msg, len);
 }
 
+static void on_system(void *arg, const char *cmd, size_t len)
+{
+	stp_script__system(arg, cmd, len);
+}
+
 static void on_exit_called(void *arg)
 {
 	stp_script__exit(arg);
@@ -61,6 +66,7 @@ int stp_uctx_create(struct stp_script *s)
 		.error = on_error,
 		.warn = on_warn,
 		.exit = on_exit_called,
+		.system = on_system,
 		.arg = s,
 	};
 
