@@ -151,6 +151,17 @@ STP_SERVICE void stp_probemod(struct context *c, char *out);
 STP_SERVICE int64_t stp_is_return(struct context *c);
 
 /*
+ * 1 when the probe point was reached in user mode, as stap's user_mode():
+ * in a process(...) uprobe, or a timer.profile or perf.* sample that
+ * interrupted user code; else 0 (tracepoints, kernel samples, and user
+ * context: begin, end and timer probes, where stap gives 0 too).
+ */
+STP_SERVICE int64_t stp_user_mode(struct context *c);
+
+/* In a timer.profile or perf.* probe, where the sample interrupted the CPU (its IP); else 0. */
+STP_SERVICE uint64_t stp_perf_addr(struct context *c);
+
+/*
  * The user addresses where the current task's argument strings start and
  * end (the kernel's mm->arg_start and mm->arg_end): NUL-separated strings,
  * read with stp_read_user_string().  Both 0 for a task with no user memory
@@ -313,6 +324,7 @@ STP_SERVICE void stp_printk(struct context *c, int64_t level, const char *msg);
 #define STP_SYM_NAME 0		/* "sym", or "0xADDR" when unknown: symname() */
 #define STP_SYM_DATA 1		/* "sym+0xOFF/0xSIZE [module]": symdata() */
 #define STP_SYM_LINES 2		/* "sym+0xOFF/0xSIZE [module]" a line each: sprint_stack() */
+#define STP_SYM_FULL 3		/* " 0xADDR : sym+0xOFF/0xSIZE [module]\n" each: sprint_syms() */
 
 /*
  * The current task's stack as hex addresses, innermost first, separated

@@ -513,6 +513,8 @@ static bool probe_section(struct emitter *E, struct derived_probe *dp, struct se
 		sec->sec = "perf_event";
 		sec->ctype = "struct bpf_perf_event_data *";
 		sec->kind = dp->kind == PROBE_PROFILE ? STP_PROBE_PROFILE : STP_PROBE_PERF;
+		/* user_mode(): the sample's registers (runtime/bpf/stp_umode.bpf.h) */
+		sec->prologue = arena_printf("\tstp_perf_note(ctx, %d);\n", dp->id);
 		return true;
 	case PROBE_UFUNC:
 	case PROBE_USTATEMENT:

@@ -43,7 +43,9 @@ bool stp_sym__lookup(struct stp_sym *sym, int pid, uint64_t addr, struct stp_sym
 void stp_sym__forget(struct stp_sym *sym, int pid);
 
 /* The styles of stp_sym__format(): STP_SYM_NAME, STP_SYM_DATA (stp_tapset.h), or: */
+#ifndef STP_SYM_FULL	/* also in stp_tapset.h: sprint_syms() */
 #define STP_SYM_FULL 3		/* " 0xADDR : sym+0xOFF/0xSIZE [module]\n" */
+#endif
 
 /* ADDR in STYLE into BUF (LEN bytes, NUL-terminated); returns the length it wrote. */
 size_t stp_sym__format(struct stp_sym *sym, int pid, uint64_t addr, int style, char *buf,

@@ -57,10 +57,32 @@ void stp_print_stack(struct context *c, const char *stk, int64_t flags)
 	free(buf);
 }
 
+/* sprint_syms(): whole " 0xADDR : ..." lines only, as many as fit OUT. */
+static void sprint_full(const char *stk, int64_t flags, char *out)
+{
+	size_t len = (strlen(stk) / 3 + 1) * 1024, n;
+	char *buf = malloc(len), *cut;
+
+	if (!buf)
+		return;
+	n = stack_format(stk, STP_SYM_FULL, flags, buf, len);
+	if (n > (size_t)STP_STR_MAX) {
+		buf[STP_STR_MAX] = '\0';
+		cut = strrchr(buf, '\n');
+		n = cut ? (size_t)(cut - buf) + 1 : 0;
+	}
+	memcpy(out, buf, n);
+	out[n] = '\0';
+	free(buf);
+}
+
 void stp_sym_sprint(struct context *c, char *out, const char *stk, int64_t style, int64_t flags)
 {
 	(void)c;
-	stack_format(stk, (int)style, flags, out, (size_t)STP_STR_MAX + 1);
+	if (style == STP_SYM_FULL)
+		sprint_full(stk, flags, out);
+	else
+		stack_format(stk, (int)style, flags, out, (size_t)STP_STR_MAX + 1);
 }
 
 uint64_t stp_uaddr(struct context *c)

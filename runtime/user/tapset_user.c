@@ -216,6 +216,18 @@ int64_t stp_is_return(struct context *c)
 	return 0;
 }
 
+/* begin, end, error and timer probes: stap's hrtimer and begin/end probes give 0 too. */
+int64_t stp_user_mode(struct context *c)
+{
+	return 0;
+}
+
+/* No sample is ever handled here. */
+uint64_t stp_perf_addr(struct context *c)
+{
+	return 0;
+}
+
 /*
  * Field N (1-based, as proc(5) counts) of /proc/self/stat, or 0.  The
  * command name in field 2 may hold spaces and parentheses: count from the

@@ -1,0 +1,82 @@
+/*
+ * stp_umode.bpf.h - user_mode() in kernel context: whether the probe
+ * point was reached in user mode (the stp_tapset.h service
+ * stp_user_mode()), as stap's context tells it; and addr() of sampling
+ * probes (stp_perf_addr()).  user_mode() is:
+ *
+ *	process(...) uprobes and uretprobes	1: the task runs its own code
+ *	timer.profile, perf.*			what the sample interrupted: 1
+ *						when its registers are user ones
+ *	tracepoints, kprobes, process.begin...	0: the kernel's code
+ *
+ * A perf_event program sees the interrupted registers in its context,
+ * which tapset functions do not get.  So the generated prologue of every
+ * timer.profile and perf.* program (translator/emit_bpf.c) calls
+ * stp_perf_note(ctx, PROBE), which keeps, per CPU, the probe's index and
+ * what the registers say; stp_user_mode() believes the note only while
+ * that probe runs, as stp__task() of stp_proc.bpf.h does.  The note is
+ * written before stp_enter() and left alone when a handler already runs
+ * on the CPU (the hit is skipped then anyway).
+ *
+ * x86-64: registers are user ones when the code segment's privilege
+ * level (the low two bits of cs) is not 0, the test of the kernel's
+ * user_mode(regs).
+ *
+ * Included by tapset.bpf.h after the generated stp_ctx_uregs().
+ */
+#ifndef STP_UMODE_BPF_H
+#define STP_UMODE_BPF_H
+
+struct stp_perf_hit {
+	uint32_t probe;		/* the perf probe's index + 1; 0: none yet */
+	uint32_t user;		/* its sample interrupted user code */
+	uint64_t ip;		/* the interrupted instruction pointer */
+};
+
+struct stp_perf_hit stp_perf_hits[STP_NCPUS];
+
+/* The prologue of a timer.profile or perf.* program: note what CTX's registers say. */
+static __always_inline void stp_perf_note(struct bpf_perf_event_data *ctx, uint32_t probe)
+{
+	uint32_t cpu = bpf_get_smp_processor_id();
+	struct context *c = bpf_map_lookup_elem(&stp_ctx, &cpu);
+
+	if (cpu >= STP_NCPUS || (c && c->busy))
+		return;
+	stp_perf_hits[cpu].probe = probe + 1;
+	/* whole 64-bit loads: the verifier refuses narrower ones of the registers */
+	stp_perf_hits[cpu].user = (*(volatile uint64_t *)&ctx->regs.cs & 3) != 0;
+	stp_perf_hits[cpu].ip = *(volatile uint64_t *)&ctx->regs.ip;
+}
+
+/* The note of the running perf probe, or NULL when the running probe is not one. */
+static __always_inline struct stp_perf_hit *stp__perf_hit(struct context *c)
+{
+	uint32_t cpu = bpf_get_smp_processor_id();
+
+	if (cpu < STP_NCPUS && stp_perf_hits[cpu].probe == c->probe + 1)
+		return &stp_perf_hits[cpu];
+	return NULL;
+}
+
+STP_SERVICE int64_t stp_user_mode(struct context *c)
+{
+	struct stp_perf_hit *h;
+
+#ifdef STP_CTX_UREGS
+	/* a uprobe's registers are the task's own; a syscall tracepoint's are not where it runs */
+	if (stp_ctx_uregs(c) && !stp_ctx_syscall_regs(c))
+		return 1;
+#endif
+	h = stp__perf_hit(c);
+	return h ? h->user : 0;
+}
+
+STP_SERVICE uint64_t stp_perf_addr(struct context *c)
+{
+	struct stp_perf_hit *h = stp__perf_hit(c);
+
+	return h ? h->ip : 0;
+}
+
+#endif
