@@ -537,12 +537,13 @@ STP_SERVICE int64_t stp_uarg(struct context *c, int64_t n)
 {
 	static const int regs[] = { STP_REG_DI, STP_REG_SI, STP_REG_DX, STP_REG_CX,
 				    STP_REG_R8, STP_REG_R9 };
-	static const int sysregs[] = { STP_REG_DI, STP_REG_SI, STP_REG_DX, STP_REG_R10,
-				       STP_REG_R8, STP_REG_R9 };
 	int64_t v = 0;
 	uint64_t sp;
 
 #ifdef STP_CTX_UREGS
+	static const int sysregs[] = { STP_REG_DI, STP_REG_SI, STP_REG_DX, STP_REG_R10,
+				       STP_REG_R8, STP_REG_R9 };
+
 	if (stp_ctx_syscall_regs(c)) {	/* a syscall tracepoint: x86-64's syscall convention */
 		if (n >= 1 && n <= 6)
 			return stp_uregister(c, sysregs[n - 1]);
