@@ -63,7 +63,7 @@ for len in ${TAPSET_VERIFY_LENGTHS:-512 100 2048}; do
 		-Wall -I"$out" -c qa/bpf/tapset_verify.bpf.c -o "$obj" ||
 		fail "clang -target bpf failed (MAXSTRINGLEN $len)"
 	cc -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -DMAXSTRINGLEN=$len \
-		-o "$loader" qa/bpf/tapset_verify.c runtime/user/tapset_user.c -lbpf -lz ||
+		-o "$loader" qa/bpf/tapset_verify.c runtime/user/tapset_user.c runtime/user/kread.c -lbpf -lz ||
 		fail "building the loader failed (MAXSTRINGLEN $len)"
 	"$loader" $flags "$obj" $seed >"$log" 2>&1 || status=1
 	grep -v '^[0-9]* [0-9]* [0-9]*$' "$log" | sed "s/^/[$len] /"

@@ -22,7 +22,7 @@
 #	   becomes established: $skaddr is the connecting socket, still in
 #	   TCP_SYN_SENT
 #	z  the end probe of the script of those: globals tw_ua, tw_ua1,
-#	   tw_ka, tw_ubt, tw_kbt, set by cases, keep addresses and stacks
+#	   tw_ka, tw_ubt, tw_kbt, tw_kc, set by cases, keep addresses and stacks
 #	   for it to name (names are known only in user context)
 #
 # EXPRESSION is script text whose value (a long or a string) is printed
@@ -124,7 +124,7 @@ header() {
 script() {
 	n=0
 	[ "$1" = u ] || {
-		echo "global tw_closes, tw_ua, tw_ua1, tw_ka, tw_ubt, tw_kbt"
+		echo "global tw_closes, tw_ua, tw_ua1, tw_ka, tw_ubt, tw_kbt, tw_kc"
 		echo "probe syscall.close { if (pid() == target() && fd == 77) tw_closes[tid()]++ }"
 	}
 	grep -v '^[#!]' "$cases" | grep -Ev '^(stderr|kmsg|untestable) \|' |

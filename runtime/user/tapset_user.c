@@ -37,6 +37,7 @@ static int64_t maxstringlen = 512;
 #include <unistd.h>
 #include <zlib.h>
 
+#include "kread.h"
 #include "stp_user.h"
 #include "tapset_user.h"
 #include "../stp_strings.h"
@@ -541,14 +542,28 @@ static ssize_t read_self(void *buf, uint64_t addr, size_t len)
 	return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
 }
 
+/* An integer of 1, 2, 4 or 8 bytes as memory held it. */
+union stp_int {
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+};
+
+/* V's SIZE bytes as a long: sign-extended when IS_SIGNED, else zero-extended. */
+static int64_t extend(const union stp_int *v, int64_t size, int64_t is_signed)
+{
+	switch (size) {
+	case 1: return is_signed ? (int64_t)(int8_t)v->u8 : (int64_t)v->u8;
+	case 2: return is_signed ? (int64_t)(int16_t)v->u16 : (int64_t)v->u16;
+	case 4: return is_signed ? (int64_t)(int32_t)v->u32 : (int64_t)v->u32;
+	default: return (int64_t)v->u64;
+	}
+}
+
 int64_t stp_read_user_int(struct context *c, uint64_t addr, int64_t size, int64_t is_signed)
 {
-	union {
-		uint8_t u8;
-		uint16_t u16;
-		uint32_t u32;
-		uint64_t u64;
-	} v;
+	union stp_int v;
 
 	if (size != 1 && size != 2 && size != 4 && size != 8) {
 		raisef(c, STP_MSG_READ_SIZE("user"), (long long)size);
@@ -558,22 +573,39 @@ int64_t stp_read_user_int(struct context *c, uint64_t addr, int64_t size, int64_
 		raisef(c, STP_MSG_READ_FAULT("user"), (long long)addr);
 		return 0;
 	}
-	switch (size) {
-	case 1: return is_signed ? (int64_t)(int8_t)v.u8 : (int64_t)v.u8;
-	case 2: return is_signed ? (int64_t)(int16_t)v.u16 : (int64_t)v.u16;
-	case 4: return is_signed ? (int64_t)(int32_t)v.u32 : (int64_t)v.u32;
-	default: return (int64_t)v.u64;
-	}
+	return extend(&v, size, is_signed);
 }
 
-/* Kernel memory is out of reach of the runner: every kernel read faults. */
+/*
+ * Kernel memory comes through a BPF program run on demand (kread.c).  A
+ * kernel that cannot run it makes every read fault, and the first fault
+ * says why.
+ */
+static void kernel_fault(struct context *c, const char *fmt, uint64_t addr)
+{
+	static bool told;
+	const char *why = stp_kread_unavailable();
+
+	if (why && !told) {
+		told = true;
+		stp_send_warn(c, why);
+	}
+	raisef(c, fmt, (long long)addr);
+}
+
 int64_t stp_read_kernel_int(struct context *c, uint64_t addr, int64_t size, int64_t is_signed)
 {
-	if (size != 1 && size != 2 && size != 4 && size != 8)
+	union stp_int v;
+
+	if (size != 1 && size != 2 && size != 4 && size != 8) {
 		raisef(c, STP_MSG_READ_SIZE("kernel"), (long long)size);
-	else
-		raisef(c, STP_MSG_READ_FAULT("kernel"), (long long)addr);
-	return 0;
+		return 0;
+	}
+	if (stp_kread(&v, addr, (size_t)size, false) != size) {
+		kernel_fault(c, STP_MSG_READ_FAULT("kernel"), addr);
+		return 0;
+	}
+	return extend(&v, size, is_signed);
 }
 
 int64_t stp_read_user_string(struct context *c, char *out, uint64_t addr, int64_t n)
@@ -611,11 +643,21 @@ int64_t stp_read_user_string(struct context *c, char *out, uint64_t addr, int64_
 
 int64_t stp_read_kernel_string(struct context *c, char *out, uint64_t addr, int64_t n)
 {
+	int got;
+
 	out[0] = '\0';
 	if (n < 1)
 		return 0;
-	raisef(c, STP_MSG_STRING_FAULT("kernel"), (long long)addr);
-	return -EFAULT;
+	if (n > STP_STR_MAX)
+		n = STP_STR_MAX;
+	got = stp_kread(out, addr, (size_t)n + 1, true);	/* as bpf_probe_read_kernel_str */
+	if (got <= 0) {
+		out[0] = '\0';
+		kernel_fault(c, STP_MSG_STRING_FAULT("kernel"), addr);
+		return -EFAULT;
+	}
+	out[got - 1] = '\0';
+	return got - 1;
 }
 
 /* ---- control ---- */
