@@ -330,11 +330,24 @@ static const char *kernel_sprintf(struct emitter *E, const char *body, struct sr
 			p->lit = arena_printf("%s%s", p->lit, bpf_literal(d->text, d->len, true));
 			continue;
 		}
+		if (d->conv == 'o' && d->flag != '0' && d->flag != '+' && d->flag != ' ' &&
+		    d->precision == -1 && d->width != -2 && a < n) {
+			/* no octal in bpf_snprintf: the digits as a string (stp_octal) */
+			const char *t = emit_str_temp(E);
+
+			emit_line(E, "stp_octal(%s, %s, %d);", t, vals[a++], d->flag == '#');
+			p->conv = arena_printf("%%%s%ss", d->flag == '-' ? "-" : "",
+					       d->width >= 0 ? arena_printf("%d", d->width) : "");
+			p->str = true;
+			p->val = t;
+			p = NULL;
+			continue;
+		}
 		bd = bpf_directive(d);
 		if (!bd || a >= n) {
 			emit_unsupported(E, loc, arena_printf("sprintf with '%.*s'", (int)d->len,
 							      d->text),
-					 "the kernel can format %d %i %u %x %X %c %s with a flag and "
+					 "the kernel can format %d %i %u %x %X %o %c %s with a flag and "
 					 "a width; use printf, or sprintf in user context");
 			return "\"\"";
 		}

@@ -193,6 +193,27 @@ static __always_inline int64_t stp_snprintf_at(char *dst, int64_t off, const cha
 	return off > MAXSTRINGLEN - 1 ? MAXSTRINGLEN - 1 : off;
 }
 
+/*
+ * V in octal into DST (a frame buffer), as "%o" writes it (two's
+ * complement for a negative V: 22 digits at most), with a leading "0"
+ * when ALT, as stap's "%#o" writes it (0 too: "00"); bpf_snprintf has no
+ * octal.
+ */
+static __always_inline void stp_octal(char *dst, int64_t v, int alt)
+{
+	uint64_t u = (uint64_t)v;
+	int n = 1, off = alt ? 1 : 0;
+
+	for (int i = 1; i < 22; i++)
+		if (u >> (3 * i))
+			n = i + 1;
+	dst[0] = '0';
+	for (int i = 0; i < 22; i++)
+		if (i < n)
+			dst[off + i] = '0' + ((u >> (3 * (n - 1 - i))) & 7);
+	dst[(off + n) & 31] = '\0';
+}
+
 /* MAXSTRINGLEN spaces, to pad '*' widths with. */
 static const char stp_spaces[MAXSTRINGLEN] SEC(".rodata") = { [0 ... MAXSTRINGLEN - 1] = ' ' };
 
