@@ -9,6 +9,7 @@
  * when every directive has a kernel equivalent, else they are an error.
  * User context: format.c directly, through stp_printf() and friends.
  */
+#include <ctype.h>
 #include <string.h>
 #include "emit_int.h"
 #include "emit_symdefer.h"
@@ -179,6 +180,10 @@ static const char *bpf_directive(const struct directive *d)
 	const char *width = d->width >= 0 ? arena_printf("%d", d->width) : "";
 	const char *conv;
 
+	/* '#' (not in bpf_snprintf): stap's "0x"/"0X" prefix, always (0 too) */
+	if (d->flag == '#' && (d->conv == 'x' || d->conv == 'X') && d->width == -1 &&
+	    d->precision == -1)
+		return d->conv == 'x' ? "0x%llx" : "0X%llX";
 	if (d->precision != -1 || d->flag == '#' || (d->width == -2 && d->flag == '0'))
 		return NULL;
 	if (d->width == -2)
@@ -282,8 +287,12 @@ const char *emit_bpf_snprintf(struct emitter *E, struct vec *pieces)
 		}
 		for (; i < pieces->len && k < 12; i++) {
 			struct emit_piece *p = VEC_AT(pieces, i);
+			size_t n = strlen(fmt);
 
 			if (p->width)
+				break;
+			/* the kernel refuses a letter or digit right after "%s": a new call */
+			if (n && fmt[n - 1] == 's' && k && isalnum((unsigned char)p->lit[0]))
 				break;
 			fmt = arena_printf("%s%s%s", fmt, p->lit, p->conv ? p->conv : "");
 			if (!p->conv)
