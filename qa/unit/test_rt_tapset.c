@@ -637,16 +637,24 @@ static void test_cpu_clock_bad_cpu(void)
 static void test_hz_and_jiffies(void)
 {
 	struct context *c = fresh();
-	int64_t hz = stp_hz(c), j1, j2;
-	struct timespec pause = { 0, 100000000 };
+	int64_t hz = stp_hz(c), j1, j2, want;
+	struct timespec pause = { 0, 100000000 }, t1, t2;
 
 	CU_ASSERT(hz == 100 || hz == 250 || hz == 300 || hz == 1000);
 	LONG_EQ(hz, rt.hz);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	j1 = stp_jiffies(c);
 	nanosleep(&pause, NULL);
 	j2 = stp_jiffies(c);
-	/* a tenth of a second is HZ / 10 jiffies, give or take a tick or two */
-	CU_ASSERT(j2 - j1 >= hz / 10 - 2 && j2 - j1 <= hz / 10 + 5);
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	/*
+	 * at least the tenth of a second slept, at most the time that
+	 * really went by around the two reads (a busy machine oversleeps),
+	 * in jiffies, give or take a tick or two
+	 */
+	want = ((t2.tv_sec - t1.tv_sec) * 1000000000LL + (t2.tv_nsec - t1.tv_nsec)) * hz /
+	       1000000000LL;
+	CU_ASSERT(j2 - j1 >= hz / 10 - 2 && j2 - j1 <= want + 2);
 	CU_ASSERT(j1 > 0);
 }
 
