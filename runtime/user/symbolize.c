@@ -117,6 +117,19 @@ static bool parse_kallsyms_line(char *line, struct ksym *k)
 	return k->name != NULL;
 }
 
+void *stp_grow(void *arr, size_t n, size_t *cap, size_t size, size_t first)
+{
+	size_t more = *cap ? *cap * 2 : first;
+	void *v;
+
+	if (n < *cap)
+		return arr;
+	v = realloc(arr, more * size);
+	if (v)
+		*cap = more;
+	return v;
+}
+
 static void load_ksyms(struct stp_sym *sym)
 {
 	FILE *f = fopen(sym->kallsyms ? sym->kallsyms : "/proc/kallsyms", "r");
@@ -131,13 +144,10 @@ static void load_ksyms(struct stp_sym *sym)
 	while (getline(&line, &linecap, f) > 0) {
 		if (!parse_kallsyms_line(line, &k))
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 4096;
-			v = realloc(sym->ksyms, cap * sizeof(*v));
-			if (!v)
-				break;
-			sym->ksyms = v;
-		}
+		v = stp_grow(sym->ksyms, n, &cap, sizeof(*v), 4096);
+		if (!v)
+			break;
+		sym->ksyms = v;
 		sym->ksyms[n++] = k;
 	}
 	free(line);

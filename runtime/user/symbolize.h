@@ -60,6 +60,13 @@ size_t stp_sym__format_stack(struct stp_sym *sym, int pid, const char *stk, int 
 			     size_t len);
 
 /*
+ * Room for element N of ARR (a malloc'd array of *CAP elements of SIZE
+ * bytes; FIRST when it is empty, else twice as many): ARR, or ARR moved;
+ * NULL when memory runs out, ARR and *CAP left as they were.
+ */
+void *stp_grow(void *arr, size_t n, size_t *cap, size_t size, size_t first);
+
+/*
  * The length of the JIT-compiled BPF function that starts at ADDR (a
  * "[bpf]" symbol of /proc/kallsyms), 0 when unknown (symbolize_bpf.c).
  */

@@ -35,13 +35,10 @@ static void add_func(uint64_t addr, uint32_t len)
 {
 	struct bpf_func *v;
 
-	if (nfuncs == capfuncs) {
-		capfuncs = capfuncs ? capfuncs * 2 : 256;
-		v = realloc(funcs, capfuncs * sizeof(*v));
-		if (!v)
-			return;
-		funcs = v;
-	}
+	v = stp_grow(funcs, nfuncs, &capfuncs, sizeof(*v), 256);
+	if (!v)
+		return;
+	funcs = v;
 	funcs[nfuncs].addr = addr;
 	funcs[nfuncs++].len = len;
 }

@@ -90,13 +90,10 @@ void stp_sym_umaps_add_file(const char *path)
 	for (size_t i = 0; i < nfiles; i++)
 		if (files[i].dev == st.st_dev && files[i].ino == st.st_ino)
 			return;
-	if (nfiles == capfiles) {
-		capfiles = capfiles ? capfiles * 2 : 64;
-		v = realloc(files, capfiles * sizeof(*v));
-		if (!v)
-			return;
-		files = v;
-	}
+	v = stp_grow(files, nfiles, &capfiles, sizeof(*v), 64);
+	if (!v)
+		return;
+	files = v;
 	memset(&files[nfiles], 0, sizeof(files[nfiles]));
 	files[nfiles].path = strdup(path);
 	files[nfiles].dev = st.st_dev;
@@ -244,13 +241,10 @@ static void umaps_load(void)
 	while (map_fd >= 0 && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (numaps == capumaps) {
-			capumaps = capumaps ? capumaps * 2 : 256;
-			v = realloc(umaps, capumaps * sizeof(*v));
-			if (!v)
-				break;
-			umaps = v;
-		}
+		v = stp_grow(umaps, numaps, &capumaps, sizeof(*v), 256);
+		if (!v)
+			break;
+		umaps = v;
 		umaps[numaps].key = key;
 		if (bpf_map_lookup_elem(map_fd, &key, umaps[numaps].build_id) == 0)
 			numaps++;
