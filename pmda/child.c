@@ -209,20 +209,28 @@ static int send_maps(struct stp_script *s)
 	return 0;
 }
 
+/* Kernel probe P's program when it loaded, else NULL. */
+static struct bpf_program *loaded_prog(struct bpf_object *obj, const struct stp_meta_probe *p)
+{
+	struct bpf_program *prog;
+
+	if (!obj || p->context == STP_CTX_USER || !p->prog)
+		return NULL;
+	prog = bpf_object__find_program_by_name(obj, p->prog);
+	return prog && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0 ? prog : NULL;
+}
+
 /* Each kernel probe's loaded program: the PMDA reads its recursion misses. */
 static int send_progs(struct stp_script *s)
 {
 	const struct stp_meta *m = stp_script__meta(s);
 	struct bpf_object *obj = stp_script__bpf_object(s);
 
-	for (int i = 0; obj && i < m->nprobes; i++) {
-		const struct stp_meta_probe *p = &m->probes[i];
-		struct bpf_program *prog;
+	for (int i = 0; i < m->nprobes; i++) {
+		struct bpf_program *prog = loaded_prog(obj, &m->probes[i]);
 		char index[16];
 
-		if (p->context == STP_CTX_USER || !p->prog ||
-		    !(prog = bpf_object__find_program_by_name(obj, p->prog)) ||
-		    bpf_program__fd(prog) < 0)
+		if (!prog)
 			continue;
 		snprintf(index, sizeof(index), "%d", i);
 		if (msg_send(CTL_FD, STAP_MSG_PROG, index, strlen(index), bpf_program__fd(prog)) < 0)
@@ -242,17 +250,8 @@ static int send_ready(struct stp_script *s)
 
 	if (!flags)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		const struct stp_meta_probe *p = &m->probes[i];
-		struct bpf_program *prog;
-
-		if (p->context == STP_CTX_USER) {
-			flags[i] = 1;
-			continue;
-		}
-		prog = obj ? bpf_object__find_program_by_name(obj, p->prog) : NULL;
-		flags[i] = prog && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0;
-	}
+	for (size_t i = 0; i < n; i++)
+		flags[i] = m->probes[i].context == STP_CTX_USER || loaded_prog(obj, &m->probes[i]);
 	rc = msg_send(CTL_FD, STAP_MSG_READY, flags, n, -1);
 	free(flags);
 	return rc;

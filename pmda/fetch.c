@@ -233,16 +233,19 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/* Every fd of *FDS (N of them), then the array. */
+static void close_fds(int **fds, int n)
+{
+	for (int i = 0; *fds && i < n; i++)
+		close_fd(&(*fds)[i]);
+	free(*fds);
+	*fds = NULL;
+}
+
 void stap_maps_close(struct stap_script *sc)
 {
-	for (int g = 0; sc->map_fds && sc->meta && g < sc->meta->nglobals; g++)
-		close_fd(&sc->map_fds[g]);
-	free(sc->map_fds);
-	sc->map_fds = NULL;
-	for (int i = 0; sc->prog_fds && sc->meta && i < sc->meta->nprobes; i++)
-		close_fd(&sc->prog_fds[i]);
-	free(sc->prog_fds);
-	sc->prog_fds = NULL;
+	close_fds(&sc->map_fds, sc->meta ? sc->meta->nglobals : 0);
+	close_fds(&sc->prog_fds, sc->meta ? sc->meta->nprobes : 0);
 	free(sc->probe_misses);
 	sc->probe_misses = NULL;
 	sc->misses = 0;
