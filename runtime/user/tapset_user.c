@@ -650,7 +650,9 @@ int64_t stp_read_kernel_string(struct context *c, char *out, uint64_t addr, int6
 		return 0;
 	if (n > STP_STR_MAX)
 		n = STP_STR_MAX;
-	got = stp_kread(out, addr, (size_t)n + 1, true);	/* as bpf_probe_read_kernel_str */
+	/* n + 1 as bpf_probe_read_kernel_str, within what one kread may ask for */
+	got = stp_kread(out, addr, (size_t)n + 1 < STP_KREAD_MAX ? (size_t)n + 1 : STP_KREAD_MAX,
+			true);
 	if (got <= 0) {
 		out[0] = '\0';
 		kernel_fault(c, STP_MSG_STRING_FAULT("kernel"), addr);
