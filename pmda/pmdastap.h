@@ -10,6 +10,7 @@
  *	events.c	printf output: pipes drained into per-script event queues
  *	identity.c	PMIDs and instance ids kept across restarts (pmdaCache)
  *	control.c	stap.control.*: register and deregister, per-client state
+ *	watch.c		restarts a script whose probed files were rebuilt or upgraded
  *
  * Every exported function has the stap_ prefix.
  */
@@ -170,6 +171,8 @@ struct stap_script {
 	unsigned char *attached;	/* per meta->probes */
 	struct stap_mapfd *pending;	/* fds received before the ready message */
 	int npending;
+	struct stap_watched *watched;	/* per meta->files (watch.c) */
+	bool restart_now;		/* stopped to start again at once (watch.c) */
 
 	/* its metrics (metrics.c) and their snapshots (fetch.c) */
 	struct stap_metric *metrics;
@@ -230,9 +233,20 @@ void stap_scripts_shutdown(void);
 /* Run pmstap -p2 on FILE in DIR: 0, or its exit status with its stderr in *diag. */
 int stap_check_script(const char *dir, const char *file, char **diag);
 
+/* Stop SC's child, if any, and start it again at once, for WHY (logged). */
+void stap_script_restart(struct stap_script *sc, const char *why);
+
 void stap_text_append(struct stap_text *t, const char *p, size_t n);
 void stap_text_reset(struct stap_text *t);
 void stap_text_free(struct stap_text *t);
+
+/* ---- watch.c ---- */
+
+struct stap_watched;
+/* SC's build changed: watch its files afresh. */
+void stap_watch_reset(struct stap_script *sc);
+/* Look at the files every script's build was made from, when due; *next as stap_scripts_tick. */
+void stap_watch_tick(double now, double *next);
 
 /* ---- child.c ---- */
 

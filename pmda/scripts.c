@@ -236,6 +236,7 @@ static void script_free(struct stap_script *sc)
 	stap_text_free(&sc->errtext);
 	stap_text_free(&sc->partial);
 	free(sc->attached);
+	free(sc->watched);
 	free(sc->build_dir);
 	free(sc->error);
 	free(sc->source);
@@ -835,6 +836,7 @@ static int load_meta(struct stap_script *sc, const char *dir)
 	sc->build_dir = strdup(dir);
 	free(sc->attached);
 	sc->attached = calloc((size_t)meta->nprobes + 1, 1);
+	stap_watch_reset(sc);
 	stap_metrics_build(sc);
 	stap_metrics_rebuild();
 	return 0;
@@ -989,11 +991,37 @@ static void record_failure(struct stap_script *sc, const char *reason)
 	stap_text_free(&t);
 }
 
+static void restart_at_once(struct stap_script *sc)
+{
+	sc->restart_now = false;
+	sc->status = STAP_STATUS_RESTARTING;
+	sc->restart_at = stap_now();
+	sc->backoff = 0;
+	sc->restarts++;
+}
+
+void stap_script_restart(struct stap_script *sc, const char *why)
+{
+	pmNotifyErr(LOG_INFO, "script %s: %s", sc->name, why);
+	if (sc->pid <= 0) {
+		restart_at_once(sc);
+		return;
+	}
+	sc->restart_now = true;	/* its end (on_exit_status) starts it again */
+	kill_child(sc, SIGTERM);
+	sc->kill_at = stap_now() + stap_config.stop_timeout;
+}
+
 static void on_exit_status(struct stap_script *sc, int wstatus)
 {
 	bool ok = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == STAP_CHILD_OK && !sc->timed_out;
 	char reason[160];
 
+	if (sc->restart_now) {	/* stopped by stap_script_restart(): no failure */
+		stap_maps_close(sc);
+		restart_at_once(sc);
+		return;
+	}
 	describe_end(sc, wstatus, reason, sizeof(reason));
 	if (ok && sc->running_since > 0) {
 		/* its maps stay open: the final values are still served */
@@ -1116,6 +1144,7 @@ int stap_scripts_tick(void)
 	}
 	deadline(rescan_at, now, &next);
 	deadline(periodic_at, now, &next);
+	stap_watch_tick(now, &next);
 
 	for (int i = 0; i < stap_nscripts; i++)
 		tick_one(stap_scripts[i], now, &next);

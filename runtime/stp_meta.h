@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define STP_META_VERSION 1
+#define STP_META_VERSION 2
 #define STP_META_SYMBOL "stp_meta"	/* dlsym() name of the struct stp_meta */
 #define STP_MAX_KEYS 9
 
@@ -134,9 +134,23 @@ struct stp_meta_probe {
 	bool uprobe_return;		/* a uretprobe */
 	uint64_t uprobe_ref_ctr_offset;	/* SDT semaphore's file offset, raised while attached; 0: none */
 	int64_t uprobe_pid;		/* process(PID): only that process; 0: any */
+	int uprobe_file;		/* uprobe_path's entry in stp_meta.files */
 	/* STP_PROBE_KFUNC: kernel.function, module().function, kprobe.function (target: the function) */
 	bool kprobe;			/* a kprobe at target; else fentry/fexit, as the program's section says */
 	bool kprobe_return;		/* a .return: kretprobe or fexit */
+};
+
+/*
+ * A file the compiled code was made from (an ELF file probed, its separate
+ * debug file, a @cast or @var module): its identity then, as
+ * runtime/stp_fileid.h defines it.  The runtime refuses to attach when a
+ * file it probes is no longer that file.
+ */
+struct stp_meta_file {
+	const char *path;
+	const char *build_id;		/* hex; "" when the file has none */
+	int64_t size;			/* what identifies a file with no build-id */
+	int64_t mtime_ns;
 };
 
 /* A printf/print format used by kernel-context code: records carry its index. */
@@ -173,6 +187,8 @@ struct stp_meta {
 	int nformats;
 	const struct stp_meta_error *errors;
 	int nerrors;
+	const struct stp_meta_file *files;
+	int nfiles;
 	struct stp_meta_limits limits;
 	const int *autoprint;		/* indexes of globals to print at exit (written, never read) */
 	int nautoprint;

@@ -20,6 +20,7 @@
 #include "ast.h"
 #include "cache.h"
 #include "diag.h"
+#include "filedeps.h"
 #include "program.h"
 #include "sysroot.h"
 #include "sema_int.h"	/* sys_find_executable */
@@ -342,6 +343,20 @@ static void add_options(struct cache_sha256 *c, struct session *s)
 	/* the kernel the build is for: this one, or PMSTAP_SYSROOT's */
 	add_str(c, "running", sys_kernel_release());
 	add_str(c, "build", sys_kernel_version());	/* a rebuilt kernel keeps its release */
+	add_str(c, "build-id", sys_kernel_build_id());	/* and maybe its version string */
+}
+
+/* The ELF files passes 2 and 3 read so far: each by its identity. */
+static void add_filedeps(struct cache_sha256 *c)
+{
+	char id[256];
+
+	for (int i = 0; i < filedeps_count(); i++) {
+		const struct filedep *d = filedeps_at(i);
+
+		add_str(c, "file", d->path);
+		add_str(c, "id", stp_fileid_str(&d->id, id, sizeof(id)));
+	}
 }
 
 static const char *hex(const unsigned char *d, int n)
@@ -364,6 +379,7 @@ const char *cache_key(struct session *s, const struct program *prog)
 	add_program(&c, "exe", "/proc/self/exe");	/* a rebuilt pmstap emits other code */
 	add_sources(&c, s, prog);
 	add_options(&c, s);
+	add_filedeps(&c);
 	add_program(&c, "clang", sys_find_executable(clang && *clang ? clang : "clang"));
 	add_program(&c, "cc", sys_find_executable(cc && *cc ? cc : "cc"));
 	cache_sha256_final(&c, digest);
@@ -385,12 +401,65 @@ static bool complete(const char *dir)
 	       is_file(arena_printf("%s/script.so", dir));
 }
 
-const char *cache_lookup(const char *root, const char *key)
+/*
+ * DIR/files: every file the build was made from (filedeps.h), a line each,
+ * "IDENTITY<tab>PATH".  The key names the files pass 2 read; pass 3 may
+ * read more (a @cast's module), which only this list names.
+ */
+#define FILES_LIST "files"
+
+static bool write_files_list(const char *dir)
+{
+	FILE *f = fopen(arena_printf("%s/" FILES_LIST, dir), "w");
+	char id[256];
+
+	if (!f)
+		return false;
+	for (int i = 0; i < filedeps_count(); i++) {
+		const struct filedep *d = filedeps_at(i);
+
+		fprintf(f, "%s\t%s\n", stp_fileid_str(&d->id, id, sizeof(id)), d->path);
+	}
+	return fclose(f) == 0;
+}
+
+/* The first file of DIR's list that is not what the build was made from, or NULL. */
+static const char *changed_file(const char *dir)
+{
+	char *text = arena_read_file(arena_printf("%s/" FILES_LIST, dir), NULL);
+	char id[256];
+
+	for (char *line = text, *nl; line && *line; line = nl + 1) {
+		char *tab = strchr(line, '\t');
+		struct stp_fileid now;
+		int fd;
+		bool same;
+
+		if (!(nl = strchr(line, '\n')) || !tab || tab > nl)
+			return "(a damaged list of files)";
+		*tab = *nl = '\0';
+		fd = open(tab + 1, O_RDONLY | O_CLOEXEC);
+		same = fd >= 0 && stp_fileid_of_fd(fd, &now) &&
+		       strcmp(stp_fileid_str(&now, id, sizeof(id)), line) == 0;
+		if (fd >= 0)
+			close(fd);
+		if (!same)
+			return arena_strdup(tab + 1);
+	}
+	return NULL;
+}
+
+const char *cache_lookup(const char *root, const char *key, const char **stale)
 {
 	const char *dir = arena_printf("%s/%s", root, key);
 
+	*stale = NULL;
 	if (!complete(dir))
 		return NULL;
+	if ((*stale = changed_file(dir))) {
+		cache_remove(dir);	/* made from another version of *stale */
+		return NULL;
+	}
 	utimensat(AT_FDCWD, dir, NULL, 0);	/* used now: the last to go */
 	return dir;
 }
@@ -557,6 +626,11 @@ const char *cache_publish(const char *root, const char *build, const char *key)
 {
 	const char *dir = arena_printf("%s/%s", root, key);
 
+	if (!write_files_list(build)) {
+		diag_error((struct srcloc){ 0 }, "cannot write %s/%s: %s", build, FILES_LIST,
+			   strerror(errno));
+		return NULL;
+	}
 	if (rename(build, dir) != 0 && !take_existing(build, dir))
 		return NULL;
 	utimensat(AT_FDCWD, dir, NULL, 0);

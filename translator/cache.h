@@ -4,7 +4,8 @@
  *
  *	$PMSTAP_CACHE, else $HOME/.cache/pmstap
  *	    <key>/			a complete build: script.bpf.c script.c
- *					script.bpf.o script.so (vmlinux.h links to ../)
+ *					script.bpf.o script.so (vmlinux.h links to ../),
+ *					files (the ELF files it was made from)
  *	    vmlinux-<release>.h		the kernel's types, made once per release
  *	    bpf-<release>-<hash>.pch	vmlinux.h and libbpf's headers precompiled
  *	    tapset-<hash>.o		the tapset services for a set of limits
@@ -45,8 +46,9 @@ const char *cache_root(struct session *s);
 /*
  * 64 hex digits naming the build of PROG: a hash of pmstap itself, the
  * script's text and arguments, the tapsets it used, the library macros,
- * the runtime, the options that change the code, the kernel and the
- * compilers.
+ * the runtime, the options that change the code, the kernel (release,
+ * build and build-id), the ELF files pass 2 read (each by build-id, else
+ * size and time: filedeps.h) and the compilers.
  */
 const char *cache_key(struct session *s, const struct program *prog);
 
@@ -56,8 +58,12 @@ const char *cache_runtime_digest(struct session *s);
 /* "PATH SIZE MTIME INODE": a file told apart from a rebuilt one; "none" if missing. */
 const char *cache_file_id(const char *path);
 
-/* KEY's complete build in ROOT, marked as just used; NULL when there is none. */
-const char *cache_lookup(const char *root, const char *key);
+/*
+ * KEY's complete build in ROOT, marked as just used; NULL when there is
+ * none.  A build made from another version of a file it depends on than
+ * the one on disk now is removed, and *STALE names the file.
+ */
+const char *cache_lookup(const char *root, const char *key, const char **stale);
 
 /* A new empty directory in ROOT to build KEY in; NULL after an error. */
 const char *cache_begin(const char *root, const char *key);

@@ -23,6 +23,7 @@
 #include "arena.h"
 #include "debuginfo.h"
 #include "dwarf_vars.h"
+#include "filedeps.h"
 
 struct dwarf_file {
 	char *path;
@@ -45,7 +46,10 @@ static Dwarf_CFI *main_eh_cfi(const char *debug_path)
 {
 	const char *main = debuginfo_main_file(debug_path);
 	int fd = main ? open(main, O_RDONLY | O_CLOEXEC) : -1;
-	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	Elf *elf;
+
+	filedeps_add(main, fd);
+	elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 
 	return elf ? dwarf_getcfi_elf(elf) : NULL;	/* both stay open for the run */
 }
@@ -61,6 +65,7 @@ static struct dwarf_file *file_open(const char *path, const char **why)
 		free(f);
 		return NULL;
 	}
+	filedeps_add(path, f->fd);
 	elf_version(EV_CURRENT);
 	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
 	f->dw = f->elf ? dwarf_begin_elf(f->elf, DWARF_C_READ, NULL) : NULL;

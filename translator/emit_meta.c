@@ -7,6 +7,7 @@
  */
 #include <string.h>
 #include "emit_int.h"
+#include "filedeps.h"
 #include "emit_uprobe.h"
 #include "emit_kprobe.h"
 
@@ -192,6 +193,19 @@ static void tables(struct emitter *E, FILE *out)
 	fprintf(out, " -1 };\n\n");
 }
 
+/* The files the build was made from, as they were read (filedeps.h). */
+static void files(FILE *out)
+{
+	fprintf(out, "static const struct stp_meta_file stp_meta_files[] = {\n");
+	for (int i = 0; i < filedeps_count(); i++) {
+		const struct filedep *d = filedeps_at(i);
+
+		fprintf(out, "\t{ %s, \"%s\", %lld, %lld },\n", str_or_null(d->path),
+			d->id.build_id, (long long)d->id.size, (long long)d->id.mtime_ns);
+	}
+	fprintf(out, "\t{ 0 }\n};\n\n");
+}
+
 /* The script's text, a line per string literal. */
 static void source(struct emitter *E, FILE *out)
 {
@@ -216,6 +230,7 @@ void emit_meta(struct emitter *E, FILE *out)
 	globals(E, out);
 	probes(E, out);
 	tables(E, out);
+	files(out);
 	source(E, out);
 	fprintf(out, "const struct stp_meta stp_meta = {\n");
 	fprintf(out, "\t.version = STP_META_VERSION,\n");
@@ -225,6 +240,7 @@ void emit_meta(struct emitter *E, FILE *out)
 	fprintf(out, "\t.probes = stp_meta_probes,\n\t.nprobes = %d,\n", E->prog->probes.len);
 	fprintf(out, "\t.formats = stp_meta_formats,\n\t.nformats = %d,\n", E->formats.len);
 	fprintf(out, "\t.errors = stp_meta_errors,\n\t.nerrors = %d,\n", E->errors.len);
+	fprintf(out, "\t.files = stp_meta_files,\n\t.nfiles = %d,\n", filedeps_count());
 	fprintf(out, "\t.limits = {\n\t\t.maxstringlen = %lld,\n\t\t.maxmapentries = %lld,\n",
 		(long long)E->maxstringlen, (long long)E->maxmapentries);
 	fprintf(out, "\t\t.maxaction = %lld,\n\t\t.maxerrors = %lld,\n", (long long)E->maxaction,

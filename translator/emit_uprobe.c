@@ -10,6 +10,7 @@
 #include <string.h>
 #include "emit_int.h"
 #include "emit_uprobe.h"
+#include "filedeps.h"
 #include "probes_user.h"
 
 /*
@@ -162,6 +163,7 @@ void emit_uprobe_meta(FILE *out, const struct derived_probe *dp)
 		return;
 	fprintf(out, "\t\t.uprobe_path = %s,\n", emit_c_string(dp->elf_path, strlen(dp->elf_path)));
 	fprintf(out, "\t\t.uprobe_offset = 0x%llx,\n", (unsigned long long)dp->offset);
+	fprintf(out, "\t\t.uprobe_file = %d,\n", filedeps_index(dp->elf_path));
 	if (dp->is_return)
 		fprintf(out, "\t\t.uprobe_return = true,\n");
 	if (dp->ref_ctr_offset)

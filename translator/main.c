@@ -433,16 +433,21 @@ static bool pass4_compile(struct session *s, struct build *b)
 /* Passes 3 and 4 up to -p, skipped when the cache has their output already. */
 static bool build_program(struct session *s, struct program *prog, struct build *b)
 {
+	const char *stale;
+
 	if (!(b->root = cache_root(s)))
 		return false;
 	b->key = cache_key(s, prog);
-	if ((b->dir = cache_lookup(b->root, b->key))) {
+	if ((b->dir = cache_lookup(b->root, b->key, &stale))) {
 		if (s->verbose)
 			fprintf(stderr, "Pass 3: using cached %s\n", b->dir);
 		if (s->verbose && s->last_pass >= 4)
 			fprintf(stderr, "Pass 4: using cached %s/%s\n", b->dir, COMPILE_BPF_OBJECT);
 		return true;
 	}
+	if (stale && s->verbose)
+		fprintf(stderr, "Pass 3: the cached build was made from another version of %s\n",
+			stale);
 	return pass3_translate(s, prog, b) && (s->last_pass == 3 || pass4_compile(s, b));
 }
 

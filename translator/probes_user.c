@@ -24,6 +24,7 @@
 #include <dwarf.h>
 #include "debuginfo.h"
 #include "diag.h"
+#include "filedeps.h"
 #include "probes_user.h"
 #include "session.h"
 
@@ -59,6 +60,7 @@ static void separate_dwarf(struct uelf *ue)
 
 	if (fd < 0)
 		return;
+	filedeps_add(path, fd);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	ue->dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
 	if (!ue->dw) {
@@ -100,6 +102,7 @@ struct uelf *probes_user_elf(const char *path, const char **why)
 		close(fd);
 		return NULL;
 	}
+	filedeps_add(path, fd);
 	ue = ARENA_NEW(struct uelf);
 	ue->path = arena_strdup(path);
 	ue->fd = fd;

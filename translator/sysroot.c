@@ -5,10 +5,12 @@
  * compiles against its BTF; the cache key names its release.  With
  * PMSTAP_SYSROOT=DIR all of those come from DIR instead: DIR/sys/kernel/
  * btf/vmlinux, DIR/sys/kernel/tracing/..., DIR/proc/kallsyms, and the
- * release and build from DIR/proc/sys/kernel/osrelease and version.
+ * release and build from DIR/proc/sys/kernel/osrelease and version, its
+ * build-id from DIR/sys/kernel/notes.
  * Pass 5 still runs on this machine: a sysroot is for pmstap -p4, whose
  * cached build another machine (with that kernel) then runs.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,4 +80,39 @@ const char *sys_kernel_version(void)
 	if (!u.version[0])
 		uname(&u);
 	return u.version;
+}
+
+/*
+ * The kernel's GNU build-id, from the ELF notes the kernel shows in
+ * /sys/kernel/notes (each: namesz, descsz, type, the name and the
+ * descriptor, both padded to 4 bytes); "none" when it has none.  It names
+ * the exact vmlinux, so the BTF too, where the release and build strings
+ * of a rebuilt kernel may stay the same.
+ */
+const char *sys_kernel_build_id(void)
+{
+	size_t len = 0;
+	const unsigned char *p = (const unsigned char *)arena_read_file(
+		sys_path("/sys/kernel/notes"), &len);
+	const unsigned char *end = p + len;
+
+	while (p && end - p >= 12) {
+		uint32_t n[3];
+		size_t name, desc;
+
+		memcpy(n, p, sizeof(n));
+		name = (n[0] + 3u) & ~3u;
+		desc = (n[1] + 3u) & ~3u;
+		if ((size_t)(end - p) - 12 < name + desc)
+			break;
+		if (n[2] == 3 && n[0] == 4 && memcmp(p + 12, "GNU", 4) == 0) {	/* NT_GNU_BUILD_ID */
+			char *hex = arena_alloc(2 * (size_t)n[1] + 1);
+
+			for (uint32_t i = 0; i < n[1]; i++)
+				sprintf(hex + 2 * i, "%02x", p[12 + name + i]);
+			return hex;
+		}
+		p += 12 + name + desc;
+	}
+	return "none";
 }

@@ -17,4 +17,7 @@ const char *sys_root(void);
 const char *sys_kernel_release(void);
 const char *sys_kernel_version(void);
 
+/* The kernel's build-id in hex (its /sys/kernel/notes), or "none". */
+const char *sys_kernel_build_id(void);
+
 #endif

@@ -6,7 +6,7 @@
 #	qa/guest/sysroot.sh [--force]
 #
 # The snapshot ($BUILD/guest/sysroot-KVER) holds the guest's BTF
-# (sys/kernel/btf/vmlinux), tracefs (event formats, available_filter_
+# (sys/kernel/btf/vmlinux), its build-id (sys/kernel/notes), tracefs (event formats, available_filter_
 # functions, kprobe_events), proc/kallsyms (read as root: with addresses),
 # proc/sys/kernel/osrelease and version, and the possible CPUs.  With it,
 # pmstap -p4 on the host makes the very build (same cache key) that pmstap
@@ -39,6 +39,7 @@ t=/sys/kernel/tracing
 mountpoint -q $t || mount -t tracefs nodev $t
 mkdir -p $d/sys/kernel/btf $d$t/events $d/proc/sys/kernel $d/sys/devices/system/cpu
 cat /sys/kernel/btf/vmlinux >$d/sys/kernel/btf/vmlinux
+cat /sys/kernel/notes >$d/sys/kernel/notes
 cat /proc/kallsyms >$d/proc/kallsyms
 cat $t/available_filter_functions >$d$t/available_filter_functions
 for f in kprobe_events uprobe_events; do [ ! -e $t/$f ] || : >$d$t/$f; done

@@ -15,12 +15,14 @@
 #include "unit.h"
 #include "../../translator/cache.h"
 #include "../../translator/diag.h"
+#include "../../translator/filedeps.h"
 #include "../../translator/lex.h"
 #include "../../translator/parse.h"
 #include "../../translator/program.h"
 #include "../../translator/sema.h"
 
 static struct session sess;
+static const char *stale_file;	/* cache_lookup's word on a build it removed */
 static char top[64];
 static char *diag_text;
 static size_t diag_len;
@@ -287,12 +289,12 @@ static void test_publish_and_lookup(void)
 	const char *root = cache_root(&sess), *key = key_of(script);
 	const char *build = make_build(root, key, 10), *dir;
 
-	CU_ASSERT_PTR_NULL(cache_lookup(root, key));	/* not before it is published */
+	CU_ASSERT_PTR_NULL(cache_lookup(root, key, &stale_file));	/* not before it is published */
 	CU_ASSERT_PTR_NOT_NULL(strstr(build, "/tmp-"));
 	dir = cache_publish(root, build, key);
 	CU_ASSERT_STRING_EQUAL(dir, arena_printf("%s/%s", root, key));
 	CU_ASSERT_FALSE(exists(build));
-	CU_ASSERT_STRING_EQUAL(cache_lookup(root, key), dir);
+	CU_ASSERT_STRING_EQUAL(cache_lookup(root, key, &stale_file), dir);
 }
 
 /* Two runs built the same script: the second build goes, the first stays. */
@@ -336,7 +338,7 @@ static void test_prune_lru(void)
 		d[i] = cache_publish(root, make_build(root, k[i], 300 * 1024), k[i]);
 		age(d[i], 1000 - i);	/* 0 oldest */
 	}
-	cache_lookup(root, k[0]);	/* 0 used now: 1 is the oldest */
+	cache_lookup(root, k[0], &stale_file);	/* 0 used now: 1 is the oldest */
 	setenv("PMSTAP_CACHE_MB", "1", 1);
 	k[3] = keys[3];
 	d[3] = cache_publish(root, make_build(root, k[3], 300 * 1024), k[3]);
@@ -359,6 +361,45 @@ static void test_stale_builds_go(void)
 	CU_ASSERT_FALSE(exists(stale));
 }
 
+/* ---- the files a build was made from (these run last: files stay recorded) ---- */
+
+/* PATH with TEXT in it, recorded as read for this build. */
+static void depend_on(const char *path, const char *text)
+{
+	int fd;
+
+	write_file(path, text);
+	fd = open(path, O_RDONLY);
+	CU_ASSERT_FATAL(fd >= 0);
+	filedeps_add(path, fd);
+	close(fd);
+}
+
+static void test_key_files(void)
+{
+	const char *before = key_of(script);
+
+	depend_on(path_in("prog-a"), "a program\n");
+	CU_ASSERT_STRING_NOT_EQUAL(before, key_of(script));
+	CU_ASSERT_EQUAL(filedeps_index(path_in("prog-a")), filedeps_count() - 1);
+}
+
+/* A build whose file changed after it was made is not used, and goes. */
+static void test_lookup_checks_files(void)
+{
+	const char *root = cache_root(&sess), *key, *dir;
+
+	depend_on(path_in("prog-b"), "version 1\n");
+	key = key_of(script);
+	dir = cache_publish(root, make_build(root, key, 10), key);
+	CU_ASSERT_STRING_EQUAL(cache_lookup(root, key, &stale_file), dir);
+	CU_ASSERT_PTR_NULL(stale_file);
+	write_file(path_in("prog-b"), "version 2, longer\n");
+	CU_ASSERT_PTR_NULL(cache_lookup(root, key, &stale_file));
+	CU_ASSERT_STRING_EQUAL(stale_file ? stale_file : "", path_in("prog-b"));
+	CU_ASSERT_FALSE(exists(dir));
+}
+
 static const struct unit_case cases[] = {
 	{ "sha256 test vectors", test_sha256_vectors },
 	{ "sha256 of a million a, in pieces", test_sha256_million },
@@ -375,6 +416,8 @@ static const struct unit_case cases[] = {
 	{ "publish twice: the first stays", test_publish_twice },
 	{ "prune: least recently used first", test_prune_lru },
 	{ "prune: failed builds after a day", test_stale_builds_go },
+	{ "key: the files pass 2 read", test_key_files },
+	{ "lookup: a file changed since the build", test_lookup_checks_files },
 	{ NULL, NULL },
 };
 

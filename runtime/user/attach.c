@@ -277,6 +277,11 @@ int stp_script__attach(struct stp_script *s)
 	int attached = 0, skipped = 0, rc, err = 0;
 
 	stp_sym_use_script(s);	/* user stacks of processes that will be gone */
+	err = stp_files_check(s);
+	if (err) {
+		s->attach_failed = true;
+		return err;
+	}
 	for (int i = 0; i < s->meta->nprobes; i++) {
 		if (s->meta->probes[i].context != STP_CTX_KERNEL)
 			continue;
@@ -287,6 +292,7 @@ int stp_script__attach(struct stp_script *s)
 		}
 		rc ? skipped++ : attached++;
 	}
+	stp_files_close(s);
 	if (err) {
 		s->attach_failed = true;
 		stp_detach_all(s);

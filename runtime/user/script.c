@@ -653,6 +653,7 @@ void stp_script__free(struct stp_script *s)
 		return;
 	stp_target_stop(s);
 	stp_detach_all(s);
+	stp_files_close(s);
 	stp_uctx_destroy(s);
 	stp_events_close(s);
 	stp_out_close(s);

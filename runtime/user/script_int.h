@@ -75,6 +75,7 @@ struct stp_script {
 	long kernel_error_records;
 	bool internal_error;			/* a malformed record, a failed attach... */
 	bool attach_failed;
+	int *file_fds;				/* meta.files, open while probes attach */
 
 	/* -c / -x */
 	pid_t child;				/* -c: the command, 0 when none or reaped */
@@ -95,6 +96,11 @@ int stp_control_set(struct stp_script *s, enum stp_state state);
 int stp_attach_probe(struct stp_script *s, int i);
 void stp_detach_all(struct stp_script *s);
 bool stp_kprobes_available(void);
+
+/* attach_files.c */
+int stp_files_check(struct stp_script *s);
+void stp_files_close(struct stp_script *s);
+const char *stp_file_attach_path(const struct stp_script *s, int i, char *buf, size_t size);
 
 /* attach_uprobe.c */
 struct bpf_program;
