@@ -267,7 +267,7 @@ static void decl_stat(struct emitter *E, FILE *out, struct eglobal *g)
 	fprintf(out, "\t.buckets = %d,\n", g->buckets);
 	if (g->shift)
 		fprintf(out, "\t.shift = %d,\n", g->shift);
-	if (g->variance && E->ctx == ECTX_KERNEL)
+	if (g->variance)	/* @variance is read: keep its terms */
 		fprintf(out, "\t.variance = 1,\n");
 	fprintf(out, "};\n\n");
 }

@@ -51,6 +51,7 @@
 #define __STDBOOL_H
 #endif
 #include "../stp_meta.h"
+#include "../stp_stats.h"
 #include "../stp_tapset.h"
 #include "stp_control.bpf.h"
 
@@ -268,32 +269,7 @@ static __always_inline int64_t stp_strcmp(const char *a, const char *b)
 /* strcmp of a buffer and a string literal (read-only data). */
 #define stp_strcmp_lit(a, lit) bpf_strncmp((a), MAXSTRINGLEN, (lit))
 
-/* ---- arithmetic: stap's 64-bit semantics, no signed division in BPF ---- */
-
-static __always_inline uint64_t stp_abs64(int64_t v)
-{
-	return v < 0 ? -(uint64_t)v : (uint64_t)v;
-}
-
-/* A / B truncated toward 0; B is not 0; INT64_MIN / -1 wraps. */
-static __always_inline int64_t stp_div(int64_t a, int64_t b)
-{
-	uint64_t q = stp_abs64(a) / stp_abs64(b);
-
-	return (int64_t)((a < 0) != (b < 0) ? -q : q);
-}
-
-/* A % B with the sign of A; B is not 0. */
-static __always_inline int64_t stp_mod(int64_t a, int64_t b)
-{
-	uint64_t r = stp_abs64(a) % stp_abs64(b);
-
-	return (int64_t)(a < 0 ? -r : r);
-}
-
-#define stp_shl(a, b) ((int64_t)((uint64_t)(a) << ((b) & 63)))
-#define stp_shr(a, b) ((int64_t)(a) >> ((b) & 63))
-#define stp_ushr(a, b) ((int64_t)((uint64_t)(a) >> ((b) & 63)))
+/* ---- arithmetic and statistics: ../stp_arith.h, ../stp_stats.h ---- */
 
 /* *P += D, atomically; the new value (read after the add without BPF_FETCH). */
 #if defined(__BPF_CPU_VERSION__) && __BPF_CPU_VERSION__ >= 3
@@ -306,108 +282,6 @@ static __always_inline int64_t stp_atomic_add_(int64_t *p, int64_t d)
 }
 #define stp_atomic_add(p, d) stp_atomic_add_((p), (d))
 #endif
-
-/* ---- statistics: one struct stp_stat per CPU, as runtime/user/stats.c ----- */
-
-/* The per-CPU partial (runtime/user/stats.h's struct stp_stat_partial). */
-struct stp_stat {
-	int64_t count, sum, min, max;
-	int64_t avg_s, m2, variance_s;
-	int64_t hist[];
-};
-
-/* runtime/user/stats.h's enum stp_hist_type, which BPF code does not include. */
-enum stp_hist_type {
-	STP_HIST_NONE,
-	STP_HIST_LOG,
-	STP_HIST_LINEAR,
-};
-
-/* A global's histogram, fixed at translation (stats.h's struct stp_stat_cfg). */
-struct stp_stat_cfg {
-	int type;		/* enum stp_hist_type */
-	int64_t start, stop, interval;
-	int buckets;
-	int shift;
-	int variance;		/* @variance is read: keep its terms (two divisions a sample) */
-};
-
-/* floor(log2(v)) for v > 0, without a count-leading-zeros instruction. */
-static __always_inline int stp_log2(uint64_t v)
-{
-	int r = 0;
-
-	if (v >> 32) { v >>= 32; r += 32; }
-	if (v >> 16) { v >>= 16; r += 16; }
-	if (v >> 8) { v >>= 8; r += 8; }
-	if (v >> 4) { v >>= 4; r += 4; }
-	if (v >> 2) { v >>= 2; r += 2; }
-	if (v >> 1) r += 1;
-	return r;
-}
-
-static __always_inline int stp_hist_bucket(const struct stp_stat_cfg *cfg, int64_t val)
-{
-	int b;
-
-	if (cfg->type == STP_HIST_LOG) {
-		if (val == 0)
-			return 64;
-		b = 65 + stp_log2(stp_abs64(val));
-		if (val < 0)
-			b = 128 - b;
-		return b < 128 ? b : 127;
-	} else {
-		int64_t off = (int64_t)((uint64_t)val - (uint64_t)cfg->start);
-		uint64_t q;
-
-		if (off < 0)
-			return 0;
-		q = (uint64_t)off / (uint64_t)cfg->interval + 1;
-		return q >= (uint64_t)cfg->buckets - 1 ? cfg->buckets - 1 : (int)q;
-	}
-}
-
-/*
- * s <<< val on this CPU's partial: exactly stats.c's stp_stat_add(), but
- * for the terms of @variance when nothing reads it (cfg->variance 0).
- */
-static __always_inline void stp_stat_update(struct stp_stat *p, const struct stp_stat_cfg *cfg,
-					    int64_t val)
-{
-	int shift = cfg->shift;
-
-	if (p->count == 0) {
-		p->count = 1;
-		p->sum = p->min = p->max = val;
-		p->avg_s = stp_shl(val, shift);
-		p->m2 = 0;
-	} else {
-		int64_t delta;
-
-		p->count++;
-		p->sum = (int64_t)((uint64_t)p->sum + (uint64_t)val);
-		if (val > p->max)
-			p->max = val;
-		if (val < p->min)
-			p->min = val;
-		if (!cfg->variance)
-			goto hist;
-		delta = (int64_t)((uint64_t)stp_shl(val, shift) - (uint64_t)p->avg_s);
-		p->avg_s = (int64_t)((uint64_t)p->avg_s + (uint64_t)stp_div(delta, p->count));
-		p->m2 = (int64_t)((uint64_t)p->m2 + (uint64_t)delta *
-				  ((uint64_t)stp_shl(val, shift) - (uint64_t)p->avg_s));
-		p->variance_s = stp_div(p->m2, p->count - 1);
-	}
-hist:
-	if (cfg->type != STP_HIST_NONE) {
-		uint32_t b = (uint32_t)stp_hist_bucket(cfg, val);
-
-		barrier_var(b);		/* keep the bound check on the index used */
-		if (b < (uint32_t)cfg->buckets && b < 128)
-			p->hist[b]++;
-	}
-}
 
 /* ---- tracepoint records ----------------------------------------------------- */
 

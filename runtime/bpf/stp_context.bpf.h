@@ -359,7 +359,7 @@ static __always_inline void stp_map_stat_add(struct context *c, void *map, const
 					 const struct stp_stat_cfg *cfg, int64_t val, int site,
 					 const char *full)
 {
-	struct stp_stat *p = bpf_map_lookup_elem(map, key);
+	struct stp_stat_partial *p = bpf_map_lookup_elem(map, key);
 	long err;
 
 	if (!p) {
@@ -370,7 +370,7 @@ static __always_inline void stp_map_stat_add(struct context *c, void *map, const
 			return;
 		}
 	}
-	stp_stat_update(p, cfg, val);
+	stp_stat_add(p, cfg, val);
 }
 
 #include "stp_slots.bpf.h"	/* arrays whose values live in an mmapable array */

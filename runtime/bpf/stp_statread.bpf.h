@@ -3,7 +3,7 @@
  * @sum, @min, @max, @avg and @variance of s or s[keys] read in a BPF
  * handler.
  *
- * A statistic is one struct stp_stat per CPU (a per-CPU map); the kernel
+ * A statistic is one struct stp_stat_partial per CPU (a per-CPU map); the kernel
  * side merges them as runtime/user/stats.c's stp_stat_merge() does, with
  * bpf_map_lookup_percpu_elem() (kernel 6.0 and later) over the possible
  * CPUs.  So an extractor costs O(number of CPUs) map lookups, twice for
@@ -34,7 +34,7 @@ static __always_inline void stp_stat_total(void *map, const void *key, struct st
 {
 	__builtin_memset(t, 0, sizeof(*t));
 	for (uint32_t cpu = 0; cpu < STP_NCPUS; cpu++) {
-		const struct stp_stat *p = bpf_map_lookup_percpu_elem(map, key, cpu);
+		const struct stp_stat_partial *p = bpf_map_lookup_percpu_elem(map, key, cpu);
 
 		if (!p)
 			break;	/* past the last possible CPU, or no such key */
@@ -60,7 +60,7 @@ static __always_inline int64_t stp_stat_total_variance(void *map, const void *ke
 
 	t->avg_s = stp_div(stp_shl(t->sum, shift), t->count);
 	for (uint32_t cpu = 0; cpu < STP_NCPUS; cpu++) {
-		const struct stp_stat *p = bpf_map_lookup_percpu_elem(map, key, cpu);
+		const struct stp_stat_partial *p = bpf_map_lookup_percpu_elem(map, key, cpu);
 		uint64_t d;
 
 		if (!p)

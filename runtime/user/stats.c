@@ -1,11 +1,7 @@
 /*
- * stats.c - per-CPU statistics: add, merge, extract, print histograms.
- *
- * Integer arithmetic wraps as in the kernel (it is done on uint64_t where
- * C would call an overflow undefined).  One deliberate difference from
- * stap 4.x: stap keeps the Welford delta of stp_stat_add in an int, which
- * wraps once a sample is 2^31 away from the running mean; we keep it in
- * 64 bits, so both agree whenever stap's value is meaningful.
+ * stats.c - per-CPU statistics: merge, extract, print histograms.  Adding
+ * a sample and the arithmetic are ../stp_stats.h's and ../stp_arith.h's,
+ * shared with the kernel side; integer arithmetic wraps as in the kernel.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -18,6 +14,7 @@ const char *stp_stat_cfg_init(struct stp_stat_cfg *cfg, enum stp_hist_type type,
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->type = type;
 	cfg->shift = shift;
+	cfg->variance = 1;
 	if (shift < 0 || shift > STP_STAT_MAX_SHIFT)
 		return "the @variance bit shift must be between 0 and 62";
 	if (type == STP_HIST_LOG)
@@ -39,20 +36,6 @@ const char *stp_stat_cfg_init(struct stp_stat_cfg *cfg, enum stp_hist_type type,
 
 /* ---- buckets ------------------------------------------------------------ */
 
-int stp_hist_log_bucket(int64_t val)
-{
-	uint64_t mag = val < 0 ? -(uint64_t)val : (uint64_t)val;
-	int bucket;
-
-	if (val == 0)
-		return STP_HIST_LOG_BUCKET0;
-	/* |val| in [2^k, 2^(k+1)) is bucket 65 + k, or 63 - k when negative */
-	bucket = STP_HIST_LOG_BUCKETS - __builtin_clzll(mag);
-	if (val < 0)
-		bucket = STP_HIST_LOG_BUCKETS - bucket;
-	return bucket < STP_HIST_LOG_BUCKETS ? bucket : STP_HIST_LOG_BUCKETS - 1;
-}
-
 int64_t stp_hist_log_value(int bucket)
 {
 	if (bucket == STP_HIST_LOG_BUCKET0)
@@ -62,84 +45,12 @@ int64_t stp_hist_log_value(int bucket)
 	return (int64_t)1 << (bucket - STP_HIST_LOG_BUCKET0 - 1);
 }
 
-int stp_hist_linear_bucket(const struct stp_stat_cfg *cfg, int64_t val)
-{
-	int64_t off = (int64_t)((uint64_t)val - (uint64_t)cfg->start);
-	uint64_t bucket;
+/* ---- merge ---------------------------------------------------------------- */
 
-	if (off < 0)
-		return 0;
-	bucket = (uint64_t)off / (uint64_t)cfg->interval + 1;
-	return bucket >= (uint64_t)cfg->buckets - 1 ? cfg->buckets - 1 : (int)bucket;
-}
-
-static int hist_bucket(const struct stp_stat_cfg *cfg, int64_t val)
-{
-	if (cfg->type == STP_HIST_LOG)
-		return stp_hist_log_bucket(val);
-	return stp_hist_linear_bucket(cfg, val);
-}
-
-/* ---- add and merge ------------------------------------------------------- */
-
-/* stap's _stp_div64: x / y, 0 for y == 0, no trap for INT64_MIN / -1. */
+/* stap's _stp_div64: x / y, 0 for y == 0 (a count of 1 has no variance). */
 static int64_t div64(int64_t x, int64_t y)
 {
-	if (y == 0)
-		return 0;
-	if (y == -1)
-		return (int64_t)-(uint64_t)x;
-	return x / y;
-}
-
-static int64_t shl(int64_t v, int n)
-{
-	return (int64_t)((uint64_t)v << n);
-}
-
-static int64_t add64(int64_t a, int64_t b)
-{
-	return (int64_t)((uint64_t)a + (uint64_t)b);
-}
-
-static int64_t sub64(int64_t a, int64_t b)
-{
-	return (int64_t)((uint64_t)a - (uint64_t)b);
-}
-
-static int64_t mul64(int64_t a, int64_t b)
-{
-	return (int64_t)((uint64_t)a * (uint64_t)b);
-}
-
-/* Welford's update of the running mean and sum of squares, as stap does. */
-static void stat_add_variance(struct stp_stat_partial *p, int shift, int64_t val)
-{
-	int64_t delta = sub64(shl(val, shift), p->avg_s);
-
-	p->avg_s = add64(p->avg_s, div64(delta, p->count));
-	p->m2 = add64(p->m2, mul64(delta, sub64(shl(val, shift), p->avg_s)));
-	p->variance_s = div64(p->m2, p->count - 1);	/* count >= 2 here */
-}
-
-void stp_stat_add(struct stp_stat_partial *p, const struct stp_stat_cfg *cfg, int64_t val)
-{
-	if (p->count == 0) {
-		p->count = 1;
-		p->sum = p->min = p->max = val;
-		p->avg_s = shl(val, cfg->shift);
-		p->m2 = 0;
-	} else {
-		p->count++;
-		p->sum = add64(p->sum, val);
-		if (val > p->max)
-			p->max = val;
-		if (val < p->min)
-			p->min = val;
-		stat_add_variance(p, cfg->shift, val);
-	}
-	if (cfg->type != STP_HIST_NONE)
-		p->hist[hist_bucket(cfg, val)]++;
+	return y ? stp_div(x, y) : 0;
 }
 
 static const struct stp_stat_partial *partial_at(const void *partials, size_t stride, int cpu)
@@ -156,14 +67,14 @@ static void merge_one(struct stp_stat_agg *agg, const struct stp_stat_cfg *cfg,
 		agg->min = p->min;
 		agg->max = p->max;
 	}
-	agg->count = add64(agg->count, p->count);
-	agg->sum = add64(agg->sum, p->sum);
+	agg->count = stp_add64(agg->count, p->count);
+	agg->sum = stp_add64(agg->sum, p->sum);
 	if (p->max > agg->max)
 		agg->max = p->max;
 	if (p->min < agg->min)
 		agg->min = p->min;
 	for (j = 0; agg->hist && j < cfg->buckets; j++)
-		agg->hist[j] = add64(agg->hist[j], p->hist[j]);
+		agg->hist[j] = stp_add64(agg->hist[j], p->hist[j]);
 }
 
 /* Arithmetic shift right by n, n possibly past 63. */
@@ -179,17 +90,17 @@ static void merge_variance(struct stp_stat_agg *agg, const struct stp_stat_cfg *
 	int64_t s1 = 0, s2 = 0, d;
 	int cpu;
 
-	agg->avg_s = div64(shl(agg->sum, cfg->shift), agg->count);
+	agg->avg_s = div64(stp_shl(agg->sum, cfg->shift), agg->count);
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		const struct stp_stat_partial *p = partial_at(partials, stride, cpu);
 
 		if (p->count == 0)
 			continue;
-		d = sub64(p->avg_s, agg->avg_s);
-		s1 = add64(s1, mul64(mul64(p->count, d), d));
-		s2 = add64(s2, mul64(p->count - 1, p->variance_s));
+		d = stp_sub64(p->avg_s, agg->avg_s);
+		s1 = stp_add64(s1, stp_mul64(stp_mul64(p->count, d), d));
+		s2 = stp_add64(s2, stp_mul64(p->count - 1, p->variance_s));
 	}
-	agg->variance = asr(div64(add64(s1, s2), agg->count - 1), 2 * cfg->shift);
+	agg->variance = asr(div64(stp_add64(s1, s2), agg->count - 1), 2 * cfg->shift);
 }
 
 void stp_stat_merge(struct stp_stat_agg *agg, const struct stp_stat_cfg *cfg,

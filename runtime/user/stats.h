@@ -8,7 +8,9 @@
  * 4.x's (runtime/stat-common.c and stat.c): 64-bit integers, divisions
  * truncated toward zero, @variance by Welford's method per CPU with the
  * global's bit shift, the CPUs combined as stap's _stp_stat_get does.
- * Nothing here allocates: callers pass the histogram arrays.
+ * Nothing here allocates: callers pass the histogram arrays.  What a
+ * sample does to a partial (stp_stat_add) and the histogram buckets are in
+ * ../stp_stats.h, shared with the kernel side.
  */
 #ifndef STP_STATS_H
 #define STP_STATS_H
@@ -17,56 +19,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../stp_stats.h"
 #include "format.h"
 
-enum stp_hist_type {
-	STP_HIST_NONE,
-	STP_HIST_LOG,
-	STP_HIST_LINEAR,
-};
-
-#define STP_HIST_LOG_BUCKETS	128	/* bucket 64 holds 0 */
-#define STP_HIST_LOG_BUCKET0	64
-#define STP_HIST_MAX_BUCKETS	128	/* linear, with underflow and overflow */
 #define STP_HIST_WIDTH		50	/* columns of '@' for the largest count */
 #define STP_HIST_ELISION	2	/* stap's default HIST_ELISION */
-#define STP_STAT_MAX_SHIFT	62
-
-/* What a global's aggregate keeps; fixed at translation. */
-struct stp_stat_cfg {
-	enum stp_hist_type type;
-	int64_t start, stop, interval;	/* @hist_linear(s, start, stop, interval) */
-	int buckets;			/* histogram counters per partial */
-	int shift;			/* @variance(s, shift) bit shift */
-};
 
 /*
- * Set a configuration up.  Returns NULL, or why the parameters are refused
- * (a bucket width that is not positive, an empty range, too many buckets,
- * a shift out of 0..62).
+ * Set a configuration up (with the @variance terms kept).  Returns NULL,
+ * or why the parameters are refused (a bucket width that is not positive,
+ * an empty range, too many buckets, a shift out of 0..62).
  */
 const char *stp_stat_cfg_init(struct stp_stat_cfg *cfg, enum stp_hist_type type, int64_t start,
 			      int64_t stop, int64_t interval, int shift);
-
-/*
- * One CPU's partial aggregate.  The kernel side keeps the same layout and
- * must update it exactly as stp_stat_add does.
- */
-struct stp_stat_partial {
-	int64_t count, sum, min, max;
-	int64_t avg_s;		/* running mean, << shift (Welford) */
-	int64_t m2;		/* running sum of squared deviations, << 2 * shift */
-	int64_t variance_s;	/* m2 / (count - 1), << 2 * shift */
-	int64_t hist[];		/* cfg->buckets counters */
-};
 
 static inline size_t stp_stat_partial_size(const struct stp_stat_cfg *cfg)
 {
 	return sizeof(struct stp_stat_partial) + (size_t)cfg->buckets * sizeof(int64_t);
 }
-
-/* s <<< val, on one partial. */
-void stp_stat_add(struct stp_stat_partial *p, const struct stp_stat_cfg *cfg, int64_t val);
 
 /* The aggregate across CPUs. */
 struct stp_stat_agg {
@@ -106,12 +76,8 @@ enum stp_stat_op {
  */
 int stp_stat_extract(const struct stp_stat_agg *agg, enum stp_stat_op op, int64_t *val);
 
-/* The log histogram bucket of a value: 0..127, 64 for 0, 63 for -1. */
-int stp_hist_log_bucket(int64_t val);
 /* The value a log bucket's row is labelled with (its bound nearest 0). */
 int64_t stp_hist_log_value(int bucket);
-/* The linear bucket: 0 underflow, 1..buckets-2, buckets-1 overflow. */
-int stp_hist_linear_bucket(const struct stp_stat_cfg *cfg, int64_t val);
 
 /* @hist_*(s)[index]: the count of one bucket, or STP_STAT_RANGE/EMPTY. */
 int stp_stat_hist_bucket(const struct stp_stat_cfg *cfg, const struct stp_stat_agg *agg,

@@ -180,30 +180,8 @@ static inline int stp_nest(struct context *c, int site)
 
 #define stp_unnest(c) ((c)->nesting--)
 
-/* ---- arithmetic ----------------------------------------------------------- */
+/* ---- arithmetic: ../stp_arith.h (through stats.h) ----------------------- */
 
-static inline uint64_t stp_abs64(int64_t v)
-{
-	return v < 0 ? -(uint64_t)v : (uint64_t)v;
-}
-
-static inline int64_t stp_div(int64_t a, int64_t b)
-{
-	uint64_t q = stp_abs64(a) / stp_abs64(b);
-
-	return (int64_t)((a < 0) != (b < 0) ? -q : q);
-}
-
-static inline int64_t stp_mod(int64_t a, int64_t b)
-{
-	uint64_t r = stp_abs64(a) % stp_abs64(b);
-
-	return (int64_t)(a < 0 ? -r : r);
-}
-
-#define stp_shl(a, b) ((int64_t)((uint64_t)(a) << ((b) & 63)))
-#define stp_shr(a, b) ((int64_t)(a) >> ((b) & 63))
-#define stp_ushr(a, b) ((int64_t)((uint64_t)(a) >> ((b) & 63)))
 #define stp_atomic_add(p, d) __atomic_add_fetch((p), (d), __ATOMIC_SEQ_CST)
 
 /* ---- strings (MAXSTRINGLEN: the generated file's) ------------------------ */
