@@ -14,20 +14,12 @@
 #include "emit_proc.h"
 #include "emit_uprobe.h"
 #include "emit_dwarf.h"
+#include "probe_kinds.h"
 #include "sysroot.h"
 
 bool emit_probe_in_kernel(const struct derived_probe *dp)
 {
-	switch (dp->kind) {
-	case PROBE_BEGIN:
-	case PROBE_END:
-	case PROBE_ERROR:
-	case PROBE_NEVER:
-	case PROBE_TIMER:
-		return false;
-	default:
-		return true;
-	}
+	return probe_context(dp, RUNTIME_BPF) == PCTX_KERNEL;
 }
 
 /* ---- tracepoints: fields or arguments ---------------------------------------- */
@@ -267,38 +259,53 @@ static const char *raw_arg(struct emitter *E, struct expr *e, int i)
 	return emit_btf_chain(E, e, VEC_AT(&E->dp->tp->args, i), i);
 }
 
+/* $name in a kernel.trace probe: a field of the record, or an argument of the raw tracepoint. */
+static const char *tp_target(struct emitter *E, struct expr *e, const struct tracepoint *tp)
+{
+	struct tp_field *f;
+	int a;
+
+	E->cf->uses_ctx = true;
+	if (e->name[1] == '$')
+		return dollars(E, e, tp);
+	a = tp_arg_index(tp, e->name + 1);
+	if (E->raw_args && a >= 0)
+		return raw_arg(E, e, a);
+	f = tp_field(tp, e->name + 1);
+	if (f)
+		return e->pretty ? pretty_field(E, e, f) : field_read(E, e, f);
+	return a >= 0 ? raw_arg(E, e, a) : "0";
+}
+
 const char *emit_target(struct emitter *E, struct expr *e)
 {
 	struct derived_probe *dp = E->dp;
-	struct tp_field *f;
-	int a;
 
 	if (E->ctx != ECTX_KERNEL || !dp || E->fn) {
 		emit_unsupported(E, e->loc, arena_printf("target variable '%s' here", e->name), NULL);
 		return e->type == TYPE_STRING ? "\"\"" : "0";
 	}
-	if (dp->kind == PROBE_KFUNC && dp->kfunc)
+	switch (probe_targets(dp)) {
+	case TARGETS_KFUNC:
+		if (!dp->kfunc)
+			break;
 		return emit_kprobe_target(E, e);
-	if (dp->kind == PROBE_UMARK)
+	case TARGETS_SDT:
 		return emit_uprobe_target(E, e);
-	if (dp->kind == PROBE_UFUNC || dp->kind == PROBE_USTATEMENT)
+	case TARGETS_DWARF:
+		if (probe_class(dp) != PCLASS_UPROBE)
+			break;
 		return emit_dwarf_target(E, e);
-	if (dp->kind != PROBE_TRACE) {
-		emit_unsupported(E, e->loc, arena_printf("target variable '%s' in a %s probe", e->name,
-							 dp->point), NULL);
-		return e->type == TYPE_STRING ? "\"\"" : "0";
+	case TARGETS_TRACEPOINT:
+		return tp_target(E, e, dp->tp);
+	case TARGETS_NONE:
+		break;
 	}
-	E->cf->uses_ctx = true;
-	if (e->name[1] == '$')
-		return dollars(E, e, dp->tp);
-	a = tp_arg_index(dp->tp, e->name + 1);
-	if (E->raw_args && a >= 0)
-		return raw_arg(E, e, a);
-	f = tp_field(dp->tp, e->name + 1);
-	if (f)
-		return e->pretty ? pretty_field(E, e, f) : field_read(E, e, f);
-	return a >= 0 ? raw_arg(E, e, a) : "0";
+	emit_unsupported(E, e->loc, arena_printf("target variable '%s' in a %s probe", e->name,
+						 dp->point), NULL);
+	return e->type == TYPE_STRING ? "\"\"" : "0";
 }
+
 
 /* ---- loops ---------------------------------------------------------------------------- */
 
@@ -495,8 +502,8 @@ struct section {
 
 static bool probe_section(struct emitter *E, struct derived_probe *dp, struct section *sec)
 {
-	switch (dp->kind) {
-	case PROBE_TRACE:
+	switch (probe_class(dp)) {
+	case PCLASS_TRACEPOINT:
 		E->raw_args = uses_raw_args(E, dp);
 		if (E->raw_args) {
 			sec->sec = arena_printf("raw_tp/%s", dp->tp->name);
@@ -508,26 +515,19 @@ static bool probe_section(struct emitter *E, struct derived_probe *dp, struct se
 			sec->kind = STP_PROBE_TRACEPOINT;
 		}
 		return true;
-	case PROBE_PROFILE:
-	case PROBE_PERF:
+	case PCLASS_SAMPLE:
 		sec->sec = "perf_event";
 		sec->ctype = "struct bpf_perf_event_data *";
 		sec->kind = dp->kind == PROBE_PROFILE ? STP_PROBE_PROFILE : STP_PROBE_PERF;
 		/* user_mode(): the sample's registers (runtime/bpf/stp_umode.bpf.h) */
 		sec->prologue = arena_printf("\tstp_perf_note(ctx, %d);\n", dp->id);
 		return true;
-	case PROBE_UFUNC:
-	case PROBE_USTATEMENT:
-	case PROBE_UMARK:
+	case PCLASS_UPROBE:
 		return emit_uprobe_section(E, dp, &sec->sec, &sec->ctype, &sec->kind,
 					   &sec->prologue);
-	case PROBE_PROCESS_BEGIN:
-	case PROBE_PROCESS_END:
-	case PROBE_THREAD_BEGIN:
-	case PROBE_THREAD_END:
+	case PCLASS_PROC:
 		return emit_proc_section(E, dp, &sec->sec, &sec->ctype, &sec->kind, &sec->prologue);
-	case PROBE_KFUNC:
-	case PROBE_KSTATEMENT:
+	case PCLASS_KPROBE:
 		if (access(sys_path("/sys/kernel/tracing/kprobe_events"), F_OK) != 0) {
 			diag_error(dp->orig->loc, "probe point '%s' is not available on this kernel: "
 				   "it has no kprobes", dp->point);

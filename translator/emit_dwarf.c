@@ -29,6 +29,7 @@
 #include <string.h>
 #include "dwarf_vars.h"
 #include "emit_dwarf.h"
+#include "probe_kinds.h"
 
 /* A resolved object: its address in the process, or its value. */
 struct dval {
@@ -80,8 +81,13 @@ static bool derr(struct dctx *d, struct srcloc loc, const char *fmt, ...)
 
 static bool is_user_probe(const struct derived_probe *dp)
 {
-	return dp && (dp->kind == PROBE_UFUNC || dp->kind == PROBE_USTATEMENT ||
-		      dp->kind == PROBE_UMARK);
+	return dp && probe_class(dp) == PCLASS_UPROBE;
+}
+
+/* A probe whose $vars are read through the probed file's DWARF. */
+static bool has_dwarf_targets(const struct derived_probe *dp)
+{
+	return is_user_probe(dp) && probe_targets(dp) == TARGETS_DWARF;
 }
 
 static const char *regs_of(struct emitter *E)
@@ -1054,7 +1060,7 @@ const char *emit_dwarf_assign(struct emitter *E, struct expr *e, bool used)
 
 	(void)used;
 	fold_once(E);
-	if (l->kind == EXPR_TARGET && is_user_probe(E->dp) && E->dp->kind != PROBE_UMARK &&
+	if (l->kind == EXPR_TARGET && has_dwarf_targets(E->dp) &&
 	    E->ctx == ECTX_KERNEL && !E->fn) {
 		ok = probe_setup(&d, E, l, arena_printf("'%s'", l->name)) &&
 		     (strcmp(l->name, "$return") == 0 ? return_value(&d, l->loc, &v)
@@ -1088,7 +1094,7 @@ int emit_dwarf_defined(struct emitter *E, struct expr *e)
 	d.quiet = d.dry = true;
 	switch (e->kind) {
 	case EXPR_TARGET:
-		if (!is_user_probe(E->dp) || E->dp->kind == PROBE_UMARK)
+		if (!has_dwarf_targets(E->dp))
 			return -1;
 		if (!probe_setup(&d, E, e, e->name))
 			return 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "emit_int.h"
 #include "filedeps.h"
+#include "probe_kinds.h"
 #include "emit_uprobe.h"
 #include "emit_kprobe.h"
 
@@ -124,7 +125,7 @@ static void probe_params(FILE *out, struct derived_probe *dp)
 {
 	if (dp->priority)
 		fprintf(out, "\t\t.priority = %lld,\n", (long long)dp->priority);
-	if (dp->kind == PROBE_TIMER) {
+	if (probe_class(dp) == PCLASS_TIMER) {
 		int64_t unit = dp->timer_value ? dp->interval_ns / dp->timer_value : 0;
 
 		fprintf(out, "\t\t.interval_ns = %lld,\n", (long long)dp->interval_ns);
@@ -142,7 +143,7 @@ static void probe_params(FILE *out, struct derived_probe *dp)
 	}
 	emit_uprobe_meta(out, dp);
 	emit_kprobe_meta(out, dp);
-	if (dp->kind == PROBE_TRACE)
+	if (probe_class(dp) == PCLASS_TRACEPOINT)
 		fprintf(out, "\t\t.tp_system = \"%s\",\n\t\t.tp_name = \"%s\",\n", dp->tp->system,
 			dp->tp->name);
 }

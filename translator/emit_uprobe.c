@@ -11,6 +11,7 @@
 #include "emit_int.h"
 #include "emit_uprobe.h"
 #include "filedeps.h"
+#include "probe_kinds.h"
 #include "probes_user.h"
 
 /*
@@ -153,7 +154,7 @@ const char *emit_uprobe_target(struct emitter *E, struct expr *e)
 
 static bool is_uprobe(const struct derived_probe *dp)
 {
-	return dp->kind == PROBE_UFUNC || dp->kind == PROBE_USTATEMENT || dp->kind == PROBE_UMARK;
+	return probe_class(dp) == PCLASS_UPROBE;
 }
 
 /* What the runner attaches with (stp_meta_probe's uprobe_* fields). */

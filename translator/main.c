@@ -19,11 +19,11 @@
 #include "cache.h"
 #include "compile.h"
 #include "diag.h"
-#include "emit.h"
 #include "lex.h"
 #include "listing.h"
 #include "parse.h"
 #include "run.h"
+#include "runtimes.h"
 #include "sema.h"
 #include "session.h"
 #include "sysroot.h"
@@ -59,7 +59,8 @@ static const char usage_text[] =
 	"  -L PATTERN     list probe points and their variables\n"
 	"  -r RELEASE     kernel release that %( kernel_v %) tests (default: uname -r)\n"
 	"  -a ARCH        architecture that %( arch %) tests (default: uname -m)\n"
-	"  --runtime=NAME runtime that %( runtime %) tests: bpf (the default)\n"
+	"  --runtime=NAME compile for runtime NAME: bpf (the default), kernel (a kernel\n"
+	"                 module) or dyninst (in the probed process); %( runtime %) tests it\n"
 	"  -G NAME=VALUE  set the initial value of global NAME\n"
 	"  --suppress-handler-errors  count handler errors without stopping\n"
 	"  -V, --version  print the version and exit\n"
@@ -248,8 +249,8 @@ static void parse_option(struct session *s, int c, int long_index)
 	case 'r': s->kernel_release = optarg; break;
 	case 'a': s->arch = optarg; break;
 	case OPT_RUNTIME:
-		if (strcmp(optarg, "bpf") != 0)
-			usage_error("runtime '%s' is not available (only 'bpf')", optarg);
+		if (!runtime_find(optarg))
+			usage_error("no runtime '%s' (the runtimes are bpf, kernel and dyninst)", optarg);
 		s->runtime = optarg;
 		break;
 	case OPT_SUPPRESS_HANDLER_ERRORS: s->suppress_handler_errors = true; break;
@@ -370,6 +371,8 @@ static struct program *pass2_elaborate(struct session *s, struct stapfile *scrip
 
 	if (!prog)
 		return NULL;
+	if (!s->list_pattern && !runtime_check_program(s, prog))
+		return NULL;
 	if (s->verbose) {
 		sema_counts(prog, &probes, &funcs, &globals);
 		fprintf(stderr, "Pass 2: analyzed script: %d probe%s, %d function%s, %d global%s in %.0f ms.\n",
@@ -404,7 +407,7 @@ static bool pass3_translate(struct session *s, struct program *prog, struct buil
 	if (!(b->dir = cache_begin(b->root, b->key)))
 		return false;
 	b->unpublished = s->last_pass == 3;
-	if (emit_program(s, prog, b->dir) != 0) {
+	if (runtime_of(s)->emit(s, prog, b->dir) != 0) {
 		cache_remove(b->dir);
 		return false;
 	}
@@ -420,7 +423,7 @@ static bool pass4_compile(struct session *s, struct build *b)
 {
 	double t0 = now_ms();
 
-	if (compile_program(s, b->dir, b->root) != 0)
+	if (runtime_of(s)->compile(s, b->dir, b->root) != 0)
 		return false;
 	if (!(b->dir = cache_publish(b->root, b->dir, b->key)))
 		return false;
@@ -435,6 +438,12 @@ static bool build_program(struct session *s, struct program *prog, struct build 
 {
 	const char *stale;
 
+	if (!runtime_of(s)->emit) {
+		diag_error((struct srcloc){ 0 }, "the %s runtime cannot translate scripts yet: "
+			   "pass 2 checked this one for it", s->runtime);
+		diag_hint("run it on the bpf runtime (--runtime=bpf, the default)");
+		return false;
+	}
 	if (!(b->root = cache_root(s)))
 		return false;
 	b->key = cache_key(s, prog);

@@ -93,6 +93,7 @@ enum probe_kind {
 	PROBE_UFUNC,		/* process(..)[.library(..)].function(..)[.call|.return] */
 	PROBE_USTATEMENT,	/* process(..).statement(..) */
 	PROBE_UMARK,		/* process(..)[.provider(..)].mark(..) (SDT) */
+	PROBE_KIND_COUNT,	/* each kind has its row in probe_kinds.c */
 };
 
 /*

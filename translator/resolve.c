@@ -11,6 +11,7 @@
  */
 #include <string.h>
 #include "diag.h"
+#include "probe_kinds.h"
 #include "sema_int.h"
 #include "sema_write.h"
 #include "probes_user.h"
@@ -419,26 +420,17 @@ static void resolve_call(struct scope *sc, struct expr *e)
 
 /* ---- target variables ---- */
 
-static bool kind_has_targets(enum probe_kind k)
-{
-	switch (k) {
-	case PROBE_TRACE:
-	case PROBE_KFUNC:
-	case PROBE_KSTATEMENT:
-	case PROBE_UFUNC:
-	case PROBE_USTATEMENT:
-	case PROBE_UMARK:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* Can this pass tell which $vars exist at DP? */
 static bool targets_checkable(const struct derived_probe *dp)
 {
-	return !dp || dp->kind == PROBE_TRACE || dp->kind == PROBE_UMARK ||
-	       kfunc_targets_checkable(dp) || !kind_has_targets(dp->kind);
+	switch (dp ? probe_targets(dp) : TARGETS_NONE) {
+	case TARGETS_KFUNC:
+		return kfunc_targets_checkable(dp);
+	case TARGETS_DWARF:
+		return false;
+	default:
+		return true;
+	}
 }
 
 /* Report a target problem, or only note the failure inside @defined(). */
@@ -617,20 +609,30 @@ static void resolve_target(struct scope *sc, struct expr *e)
 				   e->name);
 		return;
 	}
-	if (dp->kind == PROBE_TRACE) {
+	switch (probe_targets(dp)) {
+	case TARGETS_TRACEPOINT:
 		resolve_trace_target(sc, e, dp->tp);
-	} else if (dp->kind == PROBE_UMARK) {
+		return;
+	case TARGETS_SDT:
 		if (!sdt_target_type(sc->sm, dp, e) && target_fail(sc))
 			sema_error(e->loc, sc->sm, "mark '%s' has no '%s'", dp->mark, e->name);
-	} else if (kfunc_targets_checkable(dp)) {
-		resolve_kfunc_target(sc, e);
-	} else if (!kind_has_targets(dp->kind)) {
+		return;
+	case TARGETS_NONE:
 		if (target_fail(sc))
 			sema_error(e->loc, sc->sm, "target variable '%s' is not available at probe point '%s'",
 				   e->name, dp->point);
-	} else {
+		return;
+	case TARGETS_KFUNC:
+		if (kfunc_targets_checkable(dp)) {
+			resolve_kfunc_target(sc, e);
+			return;
+		}
+		/* no BTF for it: its debuginfo is read later */
+		/* fall through */
+	case TARGETS_DWARF:
 		/* checked against debuginfo in a later pass */
 		e->type = e->pretty || e->name[1] == '$' ? TYPE_STRING : TYPE_LONG;
+		return;
 	}
 }
 
@@ -661,7 +663,7 @@ static void rx_entry(struct scope *sc, struct expr *e)
 {
 	struct derived_probe *dp = sc->dp;
 
-	if (!dp || !dp->is_return || !kind_has_targets(dp->kind))
+	if (!dp || !dp->is_return || probe_targets(dp) == TARGETS_NONE)
 		sema_error(e->loc, sc->sm, "@entry can only be used in a .return probe");
 	rx(sc, &e->left);
 }
@@ -727,7 +729,7 @@ static void rx_lvalue(struct scope *sc, struct expr *e, const char *op)
 		rx_index(sc, e, false);
 	} else if (e->kind == EXPR_TARGET) {
 		resolve_target(sc, e);
-		if (sc->dp && sc->dp->kind == PROBE_TRACE)
+		if (sc->dp && probe_targets(sc->dp) == TARGETS_TRACEPOINT)
 			sema_error(e->loc, sc->sm, "tracepoint field '%s' is read-only", e->name);
 		else
 			sema_target_write(sc->sm, sc->dp, e, op);

@@ -42,6 +42,7 @@
 #include <string.h>
 #include "diag.h"
 #include "parse.h"
+#include "probe_kinds.h"
 #include "sema_int.h"
 
 /* What one elaboration's rewrite keeps across probes. */
@@ -405,10 +406,10 @@ static bool counterpart_of(const struct derived_probe *c, const struct derived_p
 {
 	if (c->kind != dp->kind || c->is_return)
 		return false;
-	switch (c->kind) {
-	case PROBE_TRACE:
+	switch (probe_class(c)) {
+	case PCLASS_TRACEPOINT:
 		return !strcmp(c->tp->system, dp->tp->system) && !strcmp(c->tp->name, enter);
-	case PROBE_UFUNC:
+	case PCLASS_UPROBE:
 		return c->entry_addr == dp->entry_addr && c->elf_path && dp->elf_path &&
 		       !strcmp(c->elf_path, dp->elf_path);
 	default:
@@ -505,13 +506,13 @@ static void companion_function(struct ew *w, struct srcloc loc)
 /* Why DP cannot have @entry, or NULL when it can. */
 static const char *no_entry_reason(struct sema *sm, struct derived_probe *dp)
 {
-	if (dp->kind == PROBE_TRACE && is_syscall_exit(dp->tp)) {
+	if (probe_class(dp) == PCLASS_TRACEPOINT && is_syscall_exit(dp->tp)) {
 		if (!sys_tracepoint(sm, dp->tp->system, enter_name(dp->tp)))
 			return arena_printf("@entry needs tracepoint '%s:%s', which this kernel lacks",
 					    dp->tp->system, enter_name(dp->tp));
 		return NULL;
 	}
-	if ((dp->kind == PROBE_KFUNC || dp->kind == PROBE_UFUNC) && dp->is_return)
+	if (probe_is_function_return(dp))
 		return NULL;
 	return "@entry can only be used in a .return probe";
 }
@@ -585,7 +586,7 @@ static void prepend_fetches(struct ew *w)
 
 void sema_entry_rewrite(struct sema *sm, struct derived_probe *dp)
 {
-	bool implicit = (dp->kind == PROBE_KFUNC || dp->kind == PROBE_UFUNC) && dp->is_return;
+	bool implicit = probe_is_function_return(dp);
 	struct srcloc loc = dp->body ? dp->body->loc : dp->probe->loc;
 	struct ew w = { .sm = sm, .dp = dp, .implicit = implicit };
 
@@ -597,7 +598,7 @@ void sema_entry_rewrite(struct sema *sm, struct derived_probe *dp)
 	w.fetches = ast_stmt(STMT_BLOCK, loc);
 	if (!w.why) {
 		w.key = ++state.returns;
-		w.nested = dp->kind == PROBE_KFUNC;
+		w.nested = probe_class(dp) == PCLASS_KPROBE;	/* a kernel function may recurse */
 		if (w.nested)
 			depth_stack(&w, loc);
 	}
@@ -605,7 +606,7 @@ void sema_entry_rewrite(struct sema *sm, struct derived_probe *dp)
 	if (w.why)
 		return;
 	prepend_fetches(&w);
-	if (dp->kind == PROBE_TRACE)
+	if (probe_class(dp) == PCLASS_TRACEPOINT)
 		companion_trace(&w, loc);
 	else
 		companion_function(&w, loc);

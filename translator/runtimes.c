@@ -1,0 +1,101 @@
+/*
+ * runtimes.c - the runtimes' table (runtimes.h).
+ */
+#include <string.h>
+#include <unistd.h>
+#include "compile.h"
+#include "diag.h"
+#include "emit.h"
+#include "runtimes.h"
+#include "sysroot.h"
+
+/* Modules load where the kernel lists them; a kernel without CONFIG_MODULES has no /proc/modules. */
+static const char *kernel_unavailable(const struct session *s)
+{
+	if (sys_root() || strcmp(s->kernel_release, sys_kernel_release()) != 0)
+		return NULL;	/* built for another kernel (-r, a sysroot): run there */
+	if (access("/proc/modules", F_OK) != 0)
+		return "this kernel cannot load modules (it has no /proc/modules)";
+	return NULL;
+}
+
+static const struct runtime_info runtimes[RUNTIME_COUNT] = {
+	[RUNTIME_BPF] = { "bpf", NULL, NULL, emit_program, compile_program },
+	[RUNTIME_KERNEL] = { "kernel", kernel_unavailable,
+			     "compile it for a kernel that loads modules with -r RELEASE -p4, or use "
+			     "--runtime=bpf", NULL, NULL },
+	[RUNTIME_DYNINST] = { "dyninst", NULL, NULL, NULL, NULL },
+};
+
+const struct runtime_info *runtime_find(const char *name)
+{
+	for (int i = 0; i < RUNTIME_COUNT; i++)
+		if (name && strcmp(runtimes[i].name, name) == 0)
+			return &runtimes[i];
+	return NULL;
+}
+
+enum runtime_id runtime_id_of(const struct session *s)
+{
+	const struct runtime_info *rt = runtime_find(s->runtime);
+
+	return rt ? (enum runtime_id)(rt - runtimes) : RUNTIME_BPF;
+}
+
+const struct runtime_info *runtime_of(const struct session *s)
+{
+	return &runtimes[runtime_id_of(s)];
+}
+
+/* What a probe of context CTX needs, in words. */
+static const char *needs(enum probe_context ctx)
+{
+	switch (ctx) {
+	case PCTX_KERNEL: return "it runs in the kernel";
+	case PCTX_TARGET: return "it runs in the probed process";
+	default: return "it runs in pmstap's own process";
+	}
+}
+
+/* The context DP has on the first runtime that can run it. */
+static enum runtime_id first_runtime(const struct derived_probe *dp)
+{
+	for (int i = 0; i < RUNTIME_COUNT; i++)
+		if (probe_context(dp, (enum runtime_id)i) != PCTX_NONE)
+			return (enum runtime_id)i;
+	return RUNTIME_BPF;
+}
+
+static void refuse_probe(const struct session *s, const struct derived_probe *dp)
+{
+	enum runtime_id other = first_runtime(dp);
+
+	diag_error(dp->orig ? dp->orig->loc : dp->probe->loc,
+		   "probe point '%s' cannot run on the %s runtime: %s", dp->point, s->runtime,
+		   needs(probe_context(dp, other)));
+	diag_hint("the %s runtime runs it (--runtime=%s)", runtimes[other].name,
+		  runtimes[other].name);
+}
+
+bool runtime_check_program(const struct session *s, const struct program *prog)
+{
+	const struct runtime_info *rt = runtime_of(s);
+	enum runtime_id id = runtime_id_of(s);
+	const char *why = rt->unavailable ? rt->unavailable(s) : NULL;
+	bool ok = true;
+
+	if (why) {
+		diag_error((struct srcloc){ 0 }, "the %s runtime cannot run here: %s", rt->name, why);
+		diag_hint("%s", rt->unavailable_hint);
+		return false;
+	}
+	for (int i = 0; i < prog->probes.len; i++) {
+		const struct derived_probe *dp = VEC_AT(&prog->probes, i);
+
+		if (probe_context(dp, id) == PCTX_NONE) {
+			refuse_probe(s, dp);
+			ok = false;
+		}
+	}
+	return ok;
+}
