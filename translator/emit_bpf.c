@@ -220,7 +220,7 @@ static const char *field_list(struct emitter *E, const struct tracepoint *tp, bo
 	return emit_bpf_snprintf(E, &pieces);
 }
 
-static const char *string_const(struct emitter *E, const char *s)
+const char *emit_string_const(struct emitter *E, const char *s)
 {
 	const char *t = emit_str_temp(E);
 
@@ -233,11 +233,11 @@ static const char *dollars(struct emitter *E, struct expr *e, const struct trace
 	const char *n = e->name + 2;
 
 	if (strcmp(n, "name") == 0)
-		return string_const(E, tp->name);
+		return emit_string_const(E, tp->name);
 	if (strcmp(n, "system") == 0)
-		return string_const(E, tp->system);
+		return emit_string_const(E, tp->system);
 	if (strcmp(n, "locals") == 0)
-		return string_const(E, "");
+		return emit_string_const(E, "");
 	return field_list(E, tp, e->pretty > 0);
 }
 
@@ -291,6 +291,7 @@ const char *emit_target(struct emitter *E, struct expr *e)
 			break;
 		return emit_kprobe_target(E, e);
 	case TARGETS_SDT:
+	case TARGETS_PLT:
 		return emit_uprobe_target(E, e);
 	case TARGETS_DWARF:
 		if (probe_class(dp) != PCLASS_UPROBE)

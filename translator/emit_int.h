@@ -262,6 +262,8 @@ const char *emit_target(struct emitter *E, struct expr *e);
 void emit_bpf_loop(struct emitter *E, struct stmt *s);
 void emit_bpf_foreach(struct emitter *E, struct stmt *s);
 bool emit_probe_in_kernel(const struct derived_probe *dp);
+/* A string temporary holding S (a constant), for kernel-context code. */
+const char *emit_string_const(struct emitter *E, const char *s);
 
 /* emit_btf.c */
 const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_arg *a, int index);

@@ -89,21 +89,13 @@ static const char *arg_value(struct emitter *E, struct expr *e, const struct sdt
 	return t;
 }
 
-static const char *string_const(struct emitter *E, const char *s)
-{
-	const char *t = emit_str_temp(E);
-
-	emit_line(E, "stp_strcpy(%s, %s);", t, emit_c_string(s, strlen(s)));
-	return t;
-}
-
 /* "arg1=0x.. arg2=0x..": $$parms and $$vars. */
 static const char *arg_list(struct emitter *E, struct expr *e, const struct sdt_note *sn)
 {
 	struct vec pieces = { 0 };
 
 	if (!sn->specs.len)
-		return string_const(E, "");
+		return emit_string_const(E, "");
 	for (int i = 0; i < sn->specs.len; i++) {
 		struct emit_piece *p = ARENA_NEW(struct emit_piece);
 
@@ -127,18 +119,20 @@ static const char *pretty(struct emitter *E, const char *val)
 	return emit_bpf_snprintf(E, &pieces);
 }
 
-/* $argN, $$name, $$provider, $$parms in a .mark probe. */
+/* $argN, $$name, $$provider, $$parms in a .mark probe; $$name in a .plt probe. */
 const char *emit_uprobe_target(struct emitter *E, struct expr *e)
 {
 	const struct sdt_note *sn = E->dp->sdt;
 	const char *n = e->name + 1, *v;
 	int k;
 
+	if (probe_targets(E->dp) == TARGETS_PLT)	/* pass 2 let only $$name through */
+		return emit_string_const(E, E->dp->function);
 	E->cf->uses_ctx = true;
 	if (!strcmp(n, "$name"))
-		return string_const(E, sn->name);
+		return emit_string_const(E, sn->name);
 	if (!strcmp(n, "$provider"))
-		return string_const(E, sn->provider);
+		return emit_string_const(E, sn->provider);
 	if (!strcmp(n, "$parms") || !strcmp(n, "$vars"))
 		return arg_list(E, e, sn);
 	k = strncmp(n, "arg", 3) == 0 ? atoi(n + 3) : 0;

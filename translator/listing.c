@@ -74,7 +74,7 @@ static const char *line_name(const struct derived_probe *dp)
 {
 	if (dp->aliases.len)
 		return alias_name(VEC_AT(&dp->aliases, 0), dp->orig);
-	return dp->point;
+	return dp->list_point ? dp->list_point : dp->point;
 }
 
 /* ---- variables ---- */

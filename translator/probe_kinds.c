@@ -42,6 +42,8 @@ static const struct probe_kind_info kinds[] = {
 			       ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
 	[PROBE_UMARK] = { "process.mark", PCLASS_UPROBE, TARGETS_SDT, false,
 			  ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
+	[PROBE_UPLT] = { "process.plt", PCLASS_UPROBE, TARGETS_PLT, false,
+			 ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
 };
 
 _Static_assert(sizeof(kinds) / sizeof(kinds[0]) == PROBE_KIND_COUNT,

@@ -56,6 +56,7 @@ enum probe_targets {
 	TARGETS_SDT,		/* the marker's $argN: pass 2 */
 	TARGETS_KFUNC,		/* BTF parameters (pass 2) where BTF has the function */
 	TARGETS_DWARF,		/* the probed file's debuginfo: pass 3 */
+	TARGETS_PLT,		/* $$name, the imported function's name: pass 2 */
 };
 
 struct probe_kind_info {

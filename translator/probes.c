@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "diag.h"
+#include "probe_kinds.h"
 #include "sema_int.h"
 #include "probes_user.h"
 #include "probes_kfunc.h"
@@ -97,6 +98,14 @@ static const struct {
 	{ "process(a).provider(s).mark(s)", PROBE_UMARK },
 	{ "process(a).library(s).mark(s)", PROBE_UMARK },
 	{ "process(a).library(s).provider(s).mark(s)", PROBE_UMARK },
+	{ "process(a).plt", PROBE_UPLT }, { "process(a).plt.return", PROBE_UPLT },
+	{ "process(a).plt(s)", PROBE_UPLT }, { "process(a).plt(s).return", PROBE_UPLT },
+	{ "process(a).library(s).plt", PROBE_UPLT },
+	{ "process(a).library(s).plt.return", PROBE_UPLT },
+	{ "process(a).library(s).plt(s)", PROBE_UPLT },
+	{ "process(a).library(s).plt(s).return", PROBE_UPLT },
+	{ "process.plt", PROBE_UPLT }, { "process.plt.return", PROBE_UPLT },
+	{ "process.plt(s)", PROBE_UPLT }, { "process.plt(s).return", PROBE_UPLT },
 };
 
 static const char *const timer_units[] = {
@@ -565,7 +574,7 @@ static int process_probe(struct expand *x, struct vec *comps, enum probe_kind k,
 	dp->mark = str_arg(&c, "mark");
 	dp->statement = str_arg(&c, "statement");
 	dp->is_return = probes_comp_named(&c, "return") != NULL;
-	if (k == PROBE_UFUNC || k == PROBE_USTATEMENT || k == PROBE_UMARK)
+	if (probe_kind_info(k)->class == PCLASS_UPROBE)
 		return probes_user_resolve(x->sm, dp, &c, x->optional);
 	return 1;
 }
@@ -622,31 +631,30 @@ static int build(struct expand *x, const struct pattern *p, struct vec *comps)
 {
 	struct derived_probe *dp;
 
-	switch (p->kind) {
-	case PROBE_TIMER:
+	switch (probe_kind_info(p->kind)->class) {
+	case PCLASS_TIMER:
 		return build_timer(x, comps);
-	case PROBE_PERF:
+	case PCLASS_SAMPLE:
+		if (p->kind != PROBE_PERF)
+			break;	/* timer.profile: nothing to resolve */
 		return build_perf(x, comps);
-	case PROBE_TRACE:
+	case PCLASS_TRACEPOINT:
 		return build_trace(x, comps);
-	case PROBE_KFUNC:
-		return build_kfunc(x, comps);
-	case PROBE_KSTATEMENT:
+	case PCLASS_KPROBE:
+		if (p->kind == PROBE_KFUNC)
+			return build_kfunc(x, comps);
 		return build_function(x, comps, p->kind);
-	case PROBE_PROCESS_BEGIN:
-	case PROBE_PROCESS_END:
-	case PROBE_THREAD_BEGIN:
-	case PROBE_THREAD_END:
-	case PROBE_UFUNC:
-	case PROBE_USTATEMENT:
-	case PROBE_UMARK:
+	case PCLASS_PROC:
+	case PCLASS_UPROBE:
 		return build_process(x, comps, p->kind);
-	default:
-		dp = make_probe(x, comps, p->kind);
-		dp->priority = ((struct probe_comp *)VEC_AT(comps, 0))->arg
-			       ? ((struct probe_comp *)VEC_AT(comps, 0))->arg->num : 0;
-		return 1;
+	case PCLASS_LIFECYCLE:
+		break;
 	}
+	/* begin(N) and the like: the point is the probe */
+	dp = make_probe(x, comps, p->kind);
+	dp->priority = ((struct probe_comp *)VEC_AT(comps, 0))->arg
+		       ? ((struct probe_comp *)VEC_AT(comps, 0))->arg->num : 0;
+	return 1;
 }
 
 static bool arg_fits(char want, const struct expr *arg)
@@ -686,9 +694,23 @@ static struct vec concrete_comps(const struct pattern *p, struct vec *comps)
 	return c;
 }
 
-/* -1: no family has this shape; else how many probes it made. */
+static bool names_have_wildcards(struct vec *comps)
+{
+	for (int i = 0; i < comps->len; i++)
+		if (has_wildcard(((struct probe_comp *)VEC_AT(comps, i))->name))
+			return true;
+	return false;
+}
+
+/*
+ * -1: no family has this shape; else how many probes it made.  A family
+ * that a wildcard in the point's names chose (process.* choosing
+ * process.plt, which needs a program) is dropped quietly where it cannot
+ * resolve, as stap does.
+ */
 static int expand_builtin(struct expand *x, struct probe_point *pt)
 {
+	bool optional = x->optional, wild = names_have_wildcards(&pt->comps);
 	int total = -1;
 
 	init_patterns();
@@ -700,7 +722,9 @@ static int expand_builtin(struct expand *x, struct probe_point *pt)
 		if (!pattern_matches(p, &pt->comps))
 			continue;
 		comps = concrete_comps(p, &pt->comps);
+		x->optional = optional || wild;
 		n = build(x, p, &comps);
+		x->optional = optional;
 		total = total < 0 ? (n < 0 ? 0 : n) : total + (n < 0 ? 0 : n);
 		if (n < 0)
 			x->reported = true;

@@ -848,6 +848,8 @@ int probes_user_resolve(struct sema *sm, struct derived_probe *dp, struct vec *c
 		n = -1;
 	else if (dp->kind == PROBE_UMARK)
 		n = sdt_resolve(sm, dp, r.ue, comps, optional);
+	else if (dp->kind == PROBE_UPLT)
+		n = plt_resolve(sm, dp, r.ue, comps);
 	else {
 		r.comp = dp->kind == PROBE_UFUNC ? "function" : "statement";
 		r.at = probes_comp_named(comps, r.comp);

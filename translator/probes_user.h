@@ -1,6 +1,7 @@
 /*
  * probes_user.h - user-space probe points of pass 2: the ELF files they
- * name (probes_user.c) and the SDT markers in them (sdt.c).
+ * name (probes_user.c), the SDT markers in them (sdt.c) and their PLT
+ * entries (probes_plt.c).
  */
 #ifndef PMSTAP_PROBES_USER_H
 #define PMSTAP_PROBES_USER_H
@@ -68,6 +69,9 @@ void probes_user_drop(struct sema *sm, struct derived_probe *t);
 char *probes_user_point(struct vec *comps, const char *comp, const char *arg);
 int probes_user_resolve(struct sema *sm, struct derived_probe *dp, struct vec *comps,
 			bool optional);
+
+/* probes_plt.c */
+int plt_resolve(struct sema *sm, struct derived_probe *dp, struct uelf *ue, struct vec *comps);
 
 /* sdt.c */
 int sdt_resolve(struct sema *sm, struct derived_probe *dp, struct uelf *ue, struct vec *comps,

@@ -93,6 +93,7 @@ enum probe_kind {
 	PROBE_UFUNC,		/* process(..)[.library(..)].function(..)[.call|.return] */
 	PROBE_USTATEMENT,	/* process(..).statement(..) */
 	PROBE_UMARK,		/* process(..)[.provider(..)].mark(..) (SDT) */
+	PROBE_UPLT,		/* process(..)[.library(..)].plt[(..)][.return]: a PLT entry */
 	PROBE_KIND_COUNT,	/* each kind has its row in probe_kinds.c */
 };
 
@@ -136,6 +137,7 @@ struct derived_probe {
 	const char *mark;	/* .mark("m") */
 
 	/* user-space probes (PROBE_UFUNC, PROBE_USTATEMENT, PROBE_UMARK), once resolved */
+	/* (function: the function's name; PROBE_UPLT: the imported function's, $$name) */
 	uint64_t addr;		/* the probe's address in the ELF file (virtual, as symtab/DWARF give it) */
 	uint64_t entry_addr;	/* the function's entry (its low_pc or symbol value) */
 	uint64_t offset;	/* the file offset a uprobe attaches at */
@@ -144,6 +146,7 @@ struct derived_probe {
 	uint64_t ref_ctr_offset;	/* PROBE_UMARK: the file offset of its semaphore, or 0 */
 	const struct sdt_note *sdt;	/* PROBE_UMARK: its .note.stapsdt entry (sdt.h) */
 	bool pid_target;	/* only in target()'s process tree (-c/-x, or no process path) */
+	const char *list_point;	/* the point as -l lists it, where it differs (PROBE_UPLT), or NULL */
 
 	/* kernel functions (PROBE_KFUNC), once resolved (probes_kfunc.h) */
 	const char *kfunc;	/* the function probed, no wildcard: "ksys_read"; NULL if unresolved */

@@ -617,6 +617,15 @@ static void resolve_target(struct scope *sc, struct expr *e)
 		if (!sdt_target_type(sc->sm, dp, e) && target_fail(sc))
 			sema_error(e->loc, sc->sm, "mark '%s' has no '%s'", dp->mark, e->name);
 		return;
+	case TARGETS_PLT:
+		if (strcmp(e->name, "$$name") == 0 && !e->comps.len) {
+			e->type = TYPE_STRING;
+			return;
+		}
+		if (target_fail(sc))
+			sema_error(e->loc, sc->sm, "a .plt probe has only $$name (the function "
+				   "called), not '%s'", e->name);
+		return;
 	case TARGETS_NONE:
 		if (target_fail(sc))
 			sema_error(e->loc, sc->sm, "target variable '%s' is not available at probe point '%s'",
