@@ -19,32 +19,14 @@
 
 #define PLT_ENTRY_SIZE 16
 
-/* ELF's section called NAME, or NULL. */
-static Elf_Scn *section_named(Elf *elf, const char *name, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		const char *n;
-
-		if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) &&
-		    strcmp(n, name) == 0)
-			return scn;
-	}
-	return NULL;
-}
-
 /* The address of the I-th PLT entry (in .rela.plt's order), or 0 without a PLT. */
 static uint64_t entry_address(Elf *elf, size_t i)
 {
 	GElf_Shdr sh;
 
-	if (section_named(elf, ".plt.sec", &sh))
+	if (probes_user_section(elf, ".plt.sec", &sh))
 		return sh.sh_addr + i * PLT_ENTRY_SIZE;
-	if (section_named(elf, ".plt", &sh))
+	if (probes_user_section(elf, ".plt", &sh))
 		return sh.sh_addr + (i + 1) * PLT_ENTRY_SIZE;
 	return 0;
 }
@@ -58,7 +40,7 @@ struct plt_entry {
 static void read_entries(struct uelf *ue, struct vec *out)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = section_named(ue->elf, ".rela.plt", &sh);
+	Elf_Scn *scn = probes_user_section(ue->elf, ".rela.plt", &sh);
 	Elf_Scn *symscn = scn ? elf_getscn(ue->elf, sh.sh_link) : NULL;
 	Elf_Data *rela = scn ? elf_getdata(scn, NULL) : NULL;
 	Elf_Data *syms = symscn ? elf_getdata(symscn, NULL) : NULL;

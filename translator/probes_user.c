@@ -153,6 +153,25 @@ static Elf_Scn *section_of_type(Elf *elf, Elf64_Word type)
 	return NULL;
 }
 
+Elf_Scn *probes_user_section(Elf *elf, const char *want, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (name && strcmp(name, want) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
 static void read_symbols(struct uelf *ue)
 {
 	Elf_Scn *scn = section_of_type(ue->elf, SHT_SYMTAB);

@@ -59,31 +59,12 @@ static struct sdt_note *read_note(Elf *elf, const char *desc, size_t n, int64_t 
 	return sn;
 }
 
-static Elf_Scn *section_named(Elf *elf, const char *want, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		const char *name;
-
-		if (!gelf_getshdr(scn, sh))
-			continue;
-		name = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (name && strcmp(name, want) == 0)
-			return scn;
-	}
-	return NULL;
-}
-
 /* Every marker of UE, in note order. */
 static void read_notes(struct uelf *ue, struct vec *out)
 {
 	GElf_Shdr sh, base_sh;
-	Elf_Scn *scn = section_named(ue->elf, ".note.stapsdt", &sh);
-	Elf_Scn *base = section_named(ue->elf, ".stapsdt.base", &base_sh);
+	Elf_Scn *scn = probes_user_section(ue->elf, ".note.stapsdt", &sh);
+	Elf_Scn *base = probes_user_section(ue->elf, ".stapsdt.base", &base_sh);
 	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
 	size_t off = 0, name_off, desc_off;
 	GElf_Nhdr nh;
