@@ -1,6 +1,6 @@
 /*
  * emit_dwarf.c - pass 3: target variables of process(...).function and
- * .statement probes, read through the program's DWARF (dwarf.c).
+ * .statement probes, read through the program's DWARF (dwarf_read.c).
  *
  *	$param, $local			the variable's location at the probe's
  *					address, translated into C over the
@@ -27,7 +27,7 @@
 #include <dwarf.h>
 #include <stdarg.h>
 #include <string.h>
-#include "dwarf_vars.h"
+#include "dwarf_read.h"
 #include "emit_dwarf.h"
 #include "probe_kinds.h"
 

@@ -309,7 +309,7 @@ static const char *compare(struct emitter *E, struct expr *e)
 }
 
 /*
- * Kernel context: the pattern becomes a DFA (translator/regex.c) whose
+ * Kernel context: the pattern becomes a DFA (translator/regex_dfa.c) whose
  * tables and matcher (runtime/bpf/stp_regex.bpf.h) go before the code.
  */
 static const char *regex_kernel(struct emitter *E, struct expr *e)

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <linux/btf.h>
 #include "emit_kprobe.h"
-#include "probes_kfunc.h"
+#include "probes_btf.h"
 
 /* ---- BTF types ---- */
 

@@ -3,8 +3,8 @@
  * .statement and .mark become uprobe programs (a .return probe a
  * uretprobe) whose context is the task's struct pt_regs; the runner
  * attaches them at the file offset the metadata carries.  In .mark probes
- * $argN reads the marker's argument as its note spells it (sdt.c parsed
- * it): a register, a constant, or memory at a register plus a
+ * $argN reads the marker's argument as its note spells it (probes_sdt.c
+ * parsed it): a register, a constant, or memory at a register plus a
  * displacement, read from the process with stp_read_user_int().
  */
 #include <string.h>

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <dwarf.h>
 #include "arena.h"
-#include "dwarf_vars.h"
+#include "dwarf_read.h"
 #include "listing_user.h"
 #include "probes_user.h"
 

@@ -21,7 +21,7 @@
 #include "probe_kinds.h"
 #include "sema_int.h"
 #include "probes_user.h"
-#include "probes_kfunc.h"
+#include "probes_btf.h"
 
 /* ---- the builtin families ---- */
 
@@ -500,7 +500,7 @@ static void kfunc_probe(struct expand *x, struct vec *comps, const char *name, b
 
 /*
  * kernel.function("NAME"), module("M").function("NAME"), kprobe.function:
- * one probe per function a wildcard matches (probes_kfunc.h).
+ * one probe per function a wildcard matches (probes_btf.h).
  */
 static int build_kfunc(struct expand *x, struct vec *comps)
 {

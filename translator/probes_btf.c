@@ -11,7 +11,7 @@
 #include <linux/btf.h>
 #include "diag.h"
 #include "sema_int.h"
-#include "probes_kfunc.h"
+#include "probes_btf.h"
 #include "sysroot.h"
 
 struct btf {

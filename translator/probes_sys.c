@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include "diag.h"
 #include "sema_int.h"
-#include "probes_kfunc.h"
+#include "probes_btf.h"
 #include "sysroot.h"
 
 /* ---- tracefs ---- */

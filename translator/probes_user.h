@@ -1,6 +1,6 @@
 /*
  * probes_user.h - user-space probe points of pass 2: the ELF files they
- * name (probes_user.c), the SDT markers in them (sdt.c) and their PLT
+ * name (probes_user.c), the SDT markers in them (probes_sdt.c) and their PLT
  * entries (probes_plt.c).
  */
 #ifndef PMSTAP_PROBES_USER_H
@@ -75,7 +75,7 @@ int probes_user_resolve(struct sema *sm, struct derived_probe *dp, struct vec *c
 /* probes_plt.c */
 int plt_resolve(struct sema *sm, struct derived_probe *dp, struct uelf *ue, struct vec *comps);
 
-/* sdt.c */
+/* probes_sdt.c */
 int sdt_resolve(struct sema *sm, struct derived_probe *dp, struct uelf *ue, struct vec *comps,
 		bool optional);
 bool sdt_target_type(struct sema *sm, struct derived_probe *dp, struct expr *e);

@@ -148,7 +148,7 @@ struct derived_probe {
 	bool pid_target;	/* only in target()'s process tree (-c/-x, or no process path) */
 	const char *list_point;	/* the point as -l lists it, where it differs (PROBE_UPLT), or NULL */
 
-	/* kernel functions (PROBE_KFUNC), once resolved (probes_kfunc.h) */
+	/* kernel functions (PROBE_KFUNC), once resolved (probes_btf.h) */
 	const char *kfunc;	/* the function probed, no wildcard: "ksys_read"; NULL if unresolved */
 	bool kfunc_kprobe;	/* a kprobe/kretprobe (kprobe.function, module(), no BTF); else fentry/fexit */
 };

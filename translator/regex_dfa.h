@@ -11,8 +11,8 @@
  * the expression tells apart share one), so the transition table is
  * nstates * nclasses bytes.
  */
-#ifndef PMSTAP_REGEX_H
-#define PMSTAP_REGEX_H
+#ifndef PMSTAP_REGEX_DFA_H
+#define PMSTAP_REGEX_DFA_H
 
 #include <stdint.h>
 #include <stdio.h>

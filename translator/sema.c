@@ -6,10 +6,10 @@
  *      every concrete point against this system (probes.c);
  *   2. resolve every symbol of every probe and script function; calls and
  *      globals that the script does not define come from the tapset
- *      library, which is parsed on first need and only once (resolve.c);
+ *      library, which is parsed on first need and only once (sema_resolve.c);
  *   3. drop dead code: assignments to locals nobody reads, statements with
  *      no effect, functions nobody calls, globals nobody uses (sema_use.c);
- *   4. infer and check types over what is left (types.c).
+ *   4. infer and check types over what is left (sema_types.c).
  * Errors are collected and reported at each step; the first step that had
  * any ends the pass.
  */

@@ -6,9 +6,9 @@
  *	probes.c	probe points: aliases, wildcards, builtin families
  *	probes_sys.c	what this system has: tracefs events, kallsyms, paths
  *	probes_btf.c	the kernel's BTF: functions, tracepoint arguments, members
- *	resolve.c	symbols, calls, $vars, @defined, body copies
+ *	sema_resolve.c	symbols, calls, $vars, @defined, body copies
  *	sema_use.c	reachability, dead code, unused-symbol warnings
- *	types.c		type inference and type checks
+ *	sema_types.c	type inference and type checks
  *	sema_print.c	pmstap -p2
  *
  * Nothing here is for other passes: they read program.h.
@@ -146,7 +146,7 @@ void btf_tracepoint_args(const char *name, struct vec *args);
 enum type btf_chain_type(int id, const struct vec *comps, bool pretty, char **why,
 			 const char **near, int *failed_at);
 
-/* resolve.c */
+/* sema_resolve.c */
 struct stmt *resolve_copy_stmt(const struct stmt *s);
 struct expr *resolve_copy_expr(const struct expr *e);
 void resolve_probe(struct sema *sm, struct derived_probe *dp);
@@ -159,7 +159,7 @@ void sema_entry_rewrite(struct sema *sm, struct derived_probe *dp);
 void use_elide_and_collect(struct sema *sm);
 void use_finish(struct sema *sm);
 
-/* types.c */
+/* sema_types.c */
 void types_infer(struct sema *sm);
 const char *sema_type_text(enum type t);	/* "a long", "a string", "statistics" */
 

@@ -1,5 +1,5 @@
 /*
- * test_dwarf.c - dwarf.c: DWARF location expressions translated into C,
+ * test_dwarf.c - dwarf_read.c: DWARF location expressions translated into C,
  * on hand-built op arrays (registers, the frame base through the CFA,
  * static addresses with and without a load bias, dereferences, values,
  * pieces), and the ops it refuses, with their messages.
@@ -8,7 +8,7 @@
 #include <string.h>
 #include "unit.h"
 #include "../../translator/arena.h"
-#include "../../translator/dwarf_vars.h"
+#include "../../translator/dwarf_read.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,5 +1,5 @@
 /*
- * test_regex.c - translator/regex.c's DFAs against glibc's regexec()
+ * test_regex.c - translator/regex_dfa.c's DFAs against glibc's regexec()
  * (REG_EXTENDED | REG_NOSUB), the matcher user context uses, so that
  * '=~' answers the same in kernel and in user context.
  */

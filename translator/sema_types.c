@@ -1,5 +1,5 @@
 /*
- * types.c - type inference and checking (pass 2, last step).
+ * sema_types.c - type inference and checking (pass 2, last step).
  *
  * Types live in slots: a variable's value, each key column of an array,
  * a function's return value.  Walking every kept body, each expression's

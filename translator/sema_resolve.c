@@ -1,5 +1,5 @@
 /*
- * resolve.c - symbols of pass 2: variables, calls, $vars and @defined.
+ * sema_resolve.c - symbols of pass 2: variables, calls, $vars and @defined.
  *
  * Each derived probe has its own copy of its handler (so that a $var can
  * mean a different field in each tracepoint a wildcard matched) and its own
@@ -15,7 +15,7 @@
 #include "sema_int.h"
 #include "sema_write.h"
 #include "probes_user.h"
-#include "probes_kfunc.h"
+#include "probes_btf.h"
 
 /* ---- copies ---- */
 
@@ -579,7 +579,7 @@ static void resolve_trace_target(struct scope *sc, struct expr *e, struct tracep
 			   e->name);
 }
 
-/* $param..., $return, $$parms of a kernel function, typed through BTF (probes_kfunc.h). */
+/* $param..., $return, $$parms of a kernel function, typed through BTF (probes_btf.h). */
 static void resolve_kfunc_target(struct scope *sc, struct expr *e)
 {
 	char *why = NULL;

@@ -1,5 +1,5 @@
 /*
- * dwarf.c - debuginfo of user-space programs through elfutils' libdw, for
+ * dwarf_read.c - debuginfo of user-space programs through elfutils' libdw, for
  * target variables in process(...).function/.statement probes: the scopes
  * at the probe's address, variables, types and members, and DWARF
  * location expressions translated into C that reads the probe's
@@ -22,7 +22,7 @@
 #include <gelf.h>
 #include "arena.h"
 #include "debuginfo.h"
-#include "dwarf_vars.h"
+#include "dwarf_read.h"
 #include "filedeps.h"
 
 struct dwarf_file {

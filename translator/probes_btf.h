@@ -1,11 +1,11 @@
 /*
- * probes_kfunc.h - kernel functions as probe points: kernel.function,
+ * probes_btf.h - kernel functions as probe points: kernel.function,
  * module().function and kprobe.function, resolved against this kernel's
  * BTF and /proc/kallsyms (probes_sys.c, probes_btf.c) and emitted as
  * fentry/fexit or kprobe/kretprobe programs (emit_kprobe.c).
  */
-#ifndef PMSTAP_PROBES_KFUNC_H
-#define PMSTAP_PROBES_KFUNC_H
+#ifndef PMSTAP_PROBES_BTF_H
+#define PMSTAP_PROBES_BTF_H
 
 #include <stdbool.h>
 #include "program.h"

@@ -1,5 +1,5 @@
 /*
- * sdt.c - SDT markers: process("PATH")[.library(..)][.provider(..)].mark(..)
+ * probes_sdt.c - SDT markers: process("PATH")[.library(..)][.provider(..)].mark(..)
  *
  * <sys/sdt.h>'s STAP_PROBE(provider, name, args...) leaves a nop at the
  * marker and a note in .note.stapsdt: the nop's address, the link-time

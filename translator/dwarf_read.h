@@ -1,10 +1,10 @@
 /*
- * dwarf_vars.h - debuginfo of user-space programs, through elfutils' libdw:
+ * dwarf_read.h - debuginfo of user-space programs, through elfutils' libdw:
  * the scopes at a probe's address, variables and their types, and their
  * DWARF location expressions translated into C for the BPF handler.
  */
-#ifndef PMSTAP_DWARF_H
-#define PMSTAP_DWARF_H
+#ifndef PMSTAP_DWARF_READ_H
+#define PMSTAP_DWARF_READ_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /*
- * regex.c - stap's regular expressions -> NFA -> DFA -> minimal DFA, for
- * '=~' and '!~' in kernel context (see regex.h).
+ * regex_dfa.c - stap's regular expressions -> NFA -> DFA -> minimal DFA, for
+ * '=~' and '!~' in kernel context (see regex_dfa.h).
  *
  * The syntax is POSIX's extended one, as glibc's regcomp(REG_EXTENDED)
  * reads it: literals, '\' escapes, '.', bracket expressions with ranges,
