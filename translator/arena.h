@@ -30,18 +30,4 @@ char *arena_read_file(const char *path, size_t *len);
 
 #define ARENA_NEW(type) ((type *)arena_alloc(sizeof(type)))
 
-/*
- * A growable array of pointers kept in the arena: the translator's one list
- * type.  Growing copies into a larger arena block; the old one is simply
- * abandoned, which is cheap because nothing is freed before exit.
- */
-struct vec {
-	void **items;
-	int len;
-	int cap;
-};
-
-void vec_push(struct vec *v, void *item);
-#define VEC_AT(v, i) ((v)->items[i])
-
 #endif

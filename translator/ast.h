@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "arena.h"
+#include "vec.h"
 #include "diag.h"
 
 #define AST_MAX_KEYS 9		/* array index columns, as stap's MAXINDEX */
@@ -253,14 +254,14 @@ struct stapfile {
 	struct vec embeds;	/* struct embed * */
 };
 
-/* Constructors: each returns a zeroed node with kind and loc set. */
+/* Constructors (ast.c): each returns a zeroed node with kind and loc set. */
 struct expr *ast_expr(enum expr_kind kind, struct srcloc loc);
 struct stmt *ast_stmt(enum stmt_kind kind, struct srcloc loc);
 struct vardecl *ast_vardecl(const char *name, struct srcloc loc, enum var_scope scope);
 
 /*
- * Print FILE as script text (pmstap -p1).  The text parses back to the
- * same tree, so printing that tree again gives the same text.
+ * Print FILE as script text (pmstap -p1, ast_print.c).  The text parses
+ * back to the same tree, so printing that tree again gives the same text.
  */
 void ast_print_file(FILE *out, const struct stapfile *file);
 void ast_print_expr(FILE *out, const struct expr *e);

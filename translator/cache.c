@@ -21,9 +21,9 @@
 #include "cache.h"
 #include "diag.h"
 #include "filedeps.h"
+#include "probes_sys.h"
 #include "program.h"
 #include "sysroot.h"
-#include "sema_int.h"	/* sys_find_executable */
 
 /* ---- SHA-256 (FIPS 180-4) ---- */
 

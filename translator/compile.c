@@ -16,8 +16,8 @@
 #include "compile.h"
 #include "compile_int.h"
 #include "diag.h"
+#include "probes_sys.h"
 #include "sysroot.h"
-#include "sema_int.h"	/* sys_find_executable */
 
 #define KERNEL_BTF "/sys/kernel/btf/vmlinux"
 

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "arena.h"
+#include "vec.h"
 #include "session.h"
 
 /* A compiler (or bpftool) run as a child process. */

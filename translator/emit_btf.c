@@ -12,6 +12,7 @@
 #include <string.h>
 #include <linux/btf.h>
 #include "emit_int.h"
+#include "probes_btf.h"
 
 static const struct btf_type *type_at(uint32_t id)
 {

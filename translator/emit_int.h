@@ -6,9 +6,14 @@
  *	emit_expr.c	expressions, shared by both contexts
  *	emit_stmt.c	statements, shared; loops and foreach per context
  *	emit_print.c	the printf family: records (kernel), format.c (user)
+ *	emit_symdefer.c	symbol names printed from kernel context (emit_symdefer.h)
  *	emit_func.c	script and embedded-C functions, call graph, frames
  *	emit_bpf.c	kernel context: script.bpf.c, probe programs, $vars
  *	emit_btf.c	kernel context: $arg->member chains and @cast through BTF
+ *	emit_kprobe.c	kernel context: kernel function probes (emit_kprobe.h)
+ *	emit_uprobe.c	kernel context: user-space probes, SDT $argN (emit_uprobe.h)
+ *	emit_dwarf.c	kernel context: user-space $vars through DWARF (emit_dwarf.h)
+ *	emit_proc.c	kernel context: process and thread begin/end (emit_proc.h)
  *	emit_user.c	user context: script.c's probe functions
  *	emit_meta.c	script.c's struct stp_meta
  *
@@ -28,8 +33,8 @@
 #include <stdlib.h>
 #include "../runtime/stp_meta.h"
 #include "emit.h"
+#include "hmap.h"
 #include "program.h"
-#include "sema_int.h"
 
 /* stp_meta.h's enum stp_meta_hist_kind, as stored in struct eglobal */
 #define STP_HIST_LOG_KIND 1

@@ -12,7 +12,7 @@
 #include "emit_uprobe.h"
 #include "filedeps.h"
 #include "probe_kinds.h"
-#include "probes_user.h"
+#include "probes_sdt.h"
 
 /*
  * With -c or -x, stap restricts process probes to the target's process

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "arena.h"
 #include "filedeps.h"
+#include "vec.h"
 
 static struct vec deps;		/* struct filedep * */
 static unsigned deps_generation;

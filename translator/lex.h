@@ -1,4 +1,7 @@
-/* lex.h - pass 1a: script text to tokens; the preprocessor sits on top. */
+/*
+ * lex.h - pass 1a: script text to tokens (lex.c); the preprocessor
+ * (preproc.h) sits on top.
+ */
 #ifndef PMSTAP_LEX_H
 #define PMSTAP_LEX_H
 
@@ -51,17 +54,6 @@ bool tok_is(const struct token *t, enum tok_type type, const char *text);
 bool tok_is_op(const struct token *t, const char *op);
 bool tok_is_keyword(const struct token *t, const char *kw);
 const char *tok_describe(const struct token *t);	/* "'foo'", "end of input" */
-
-/*
- * The preprocessor: @define macros (with parameters) and
- * %( COND %? ... %: ... %) conditionals.  Macros from tapset *.stpm files
- * are visible to every file; a script's own macros only to that file.
- */
-struct pp;
-
-struct pp *pp_open(struct session *s, const struct source *src);
-struct token *pp_next(struct pp *pp);
-void pp_load_library(struct session *s, const struct source *stpm);
 
 /*
  * String bodies keep their escapes as written.  stap accepts \n \t \r \a

@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "arena.h"
+#include "hmap.h"
 #include "listing.h"
 #include "listing_user.h"
+#include "probes.h"
+#include "probes_btf.h"
 #include "program.h"
-#include "sema_int.h"	/* probes_point_text */
 
 struct listed {
 	const char *name;		/* what the line starts with */

@@ -15,7 +15,7 @@
 #include "arena.h"
 #include "dwarf_read.h"
 #include "listing_user.h"
-#include "probes_user.h"
+#include "probes_sdt.h"
 
 static const char *type_text(Dwarf_Die *die)
 {

@@ -22,6 +22,7 @@
 #include "lex.h"
 #include "listing.h"
 #include "parse.h"
+#include "preproc.h"
 #include "run.h"
 #include "runtimes.h"
 #include "sema.h"

@@ -17,6 +17,7 @@
 #include <string.h>
 #include "parse.h"
 #include "parse_int.h"
+#include "preproc.h"
 
 /* ---- the token cursor ---- */
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "lex.h"
+#include "preproc.h"
 #include "sysroot.h"
 
 #define PP_MAX_DEPTH 200	/* expansions inside expansions */

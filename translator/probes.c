@@ -20,8 +20,10 @@
 #include "diag.h"
 #include "probe_kinds.h"
 #include "sema_int.h"
-#include "probes_user.h"
+#include "probes.h"
 #include "probes_btf.h"
+#include "probes_sys.h"
+#include "probes_user.h"
 
 /* ---- the builtin families ---- */
 
@@ -500,7 +502,7 @@ static void kfunc_probe(struct expand *x, struct vec *comps, const char *name, b
 
 /*
  * kernel.function("NAME"), module("M").function("NAME"), kprobe.function:
- * one probe per function a wildcard matches (probes_btf.h).
+ * one probe per function a wildcard matches (probes_sys.h).
  */
 static int build_kfunc(struct expand *x, struct vec *comps)
 {

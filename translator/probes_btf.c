@@ -10,7 +10,6 @@
 #include <string.h>
 #include <linux/btf.h>
 #include "diag.h"
-#include "sema_int.h"
 #include "probes_btf.h"
 #include "sysroot.h"
 

@@ -1,27 +1,36 @@
 /*
- * probes_btf.h - kernel functions as probe points: kernel.function,
- * module().function and kprobe.function, resolved against this kernel's
- * BTF and /proc/kallsyms (probes_sys.c, probes_btf.c) and emitted as
- * fentry/fexit or kprobe/kretprobe programs (emit_kprobe.c).
+ * probes_btf.h - the kernel's BTF (/sys/kernel/btf/vmlinux), read and
+ * indexed once per run (probes_btf.c).  Pass 2 checks $var->member chains
+ * and kernel function probes against it; pass 3 reads through it
+ * (emit_btf.c, emit_kprobe.c).  Kernel functions as probe points
+ * (kernel.function, module().function, kprobe.function) are matched by
+ * name in probes_sys.h and emitted as fentry/fexit or kprobe/kretprobe
+ * programs (emit_kprobe.c).
  */
 #ifndef PMSTAP_PROBES_BTF_H
 #define PMSTAP_PROBES_BTF_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include "hmap.h"
 #include "program.h"
 
-/* A wildcard may stand for at most this many functions. */
-#define KFUNC_MAX_EXPANSION 1000
+/* ---- the readers ---- */
 
-/*
- * The functions PATTERN matches, into NAMES (char *): the names BTF knows,
- * else those of /proc/kallsyms; MODULE non-NULL: that module's functions
- * (kallsyms).  A wildcard keeps only the functions the kernel can trace
- * (available_filter_functions), when it can tell.  *SIMILAR gets a close
- * name when nothing matches.
- */
-int sys_kernel_functions(const char *module, const char *pattern, struct vec *names,
-			 const char **similar);
+struct btf_type;
+bool btf_index_load(void);				/* false when there is no BTF */
+const struct btf_type *btf_type_at(uint32_t id);	/* NULL for 0 (void) or out of range */
+const char *btf_name_of(uint32_t name_off);		/* "" when out of range */
+int btf_kind(uint32_t id);			/* BTF_KIND_*, BTF_KIND_UNKN for void */
+uint32_t btf_strip(uint32_t id);		/* past typedefs and qualifiers */
+bool btf_is_signed(uint32_t id);		/* a signed integer or enum */
+int btf_type_count(void);
+void btf_function_names(struct vec *names, struct hmap *set);
+void btf_tracepoint_args(const char *name, struct vec *args);
+enum type btf_chain_type(int id, const struct vec *comps, bool pretty, char **why,
+			 const char **near, int *failed_at);
+
+/* ---- kernel functions ---- */
 
 /*
  * The parameters of kernel function NAME (struct tp_arg *) and the BTF

@@ -15,6 +15,8 @@
 #include <fnmatch.h>
 #include <string.h>
 #include "diag.h"
+#include "probes.h"
+#include "probes_plt.h"
 #include "probes_user.h"
 
 #define PLT_ENTRY_SIZE 16

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "diag.h"
+#include "probes_sdt.h"
 #include "probes_user.h"
 
 #define NT_STAPSDT 3

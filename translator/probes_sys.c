@@ -17,6 +17,7 @@
 #include "diag.h"
 #include "sema_int.h"
 #include "probes_btf.h"
+#include "probes_sys.h"
 #include "sysroot.h"
 
 /* ---- tracefs ---- */

@@ -25,6 +25,10 @@
 #include "debuginfo.h"
 #include "diag.h"
 #include "filedeps.h"
+#include "probes.h"
+#include "probes_plt.h"
+#include "probes_sdt.h"
+#include "probes_sys.h"
 #include "probes_user.h"
 #include "session.h"
 

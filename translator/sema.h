@@ -16,7 +16,7 @@ struct program;
  */
 struct program *sema_elaborate(struct session *s, struct stapfile *script);
 
-/* Print the elaborated program with its types (pmstap -p2). */
+/* Print the elaborated program with its types (pmstap -p2, sema_print.c). */
 void sema_print_program(FILE *out, const struct program *prog);
 
 /* Counts for -v: "3 probes, 2 functions, 1 global". */

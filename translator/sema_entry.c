@@ -43,6 +43,8 @@
 #include "diag.h"
 #include "parse.h"
 #include "probe_kinds.h"
+#include "probes.h"
+#include "probes_sys.h"
 #include "sema_int.h"
 
 /* What one elaboration's rewrite keeps across probes. */

@@ -1,40 +1,35 @@
 /*
- * sema_int.h - what the files of pass 2 share among themselves.
+ * sema_int.h - what the files of pass 2 share among themselves: the state
+ * of one elaboration (struct sema) and the facts kept beside the tree.
  *
  *	sema.c		the entry point, symbol indexes, pulling symbols in
  *	sema_library.c	the tapset library: scanned once, parsed where used
+ *	sema_resolve.c	symbols, calls, $vars, @defined, body copies
+ *	sema_entry.c	@entry in return probes, saved by a companion at the entry
+ *	sema_write.c	writes to target variables (sema_write.h)
+ *	sema_use.c	reachability, dead code, unused-symbol warnings
+ *	sema_types.c	type inference and type checks
+ *	sema_print.c	pmstap -p2 (sema.h)
+ *
+ * Probe points are pass 2's too; each of their files has its own header:
+ *
  *	probes.c	probe points: aliases, wildcards, builtin families
  *	probes_sys.c	what this system has: tracefs events, kallsyms, paths
  *	probes_btf.c	the kernel's BTF: functions, tracepoint arguments, members
- *	sema_resolve.c	symbols, calls, $vars, @defined, body copies
- *	sema_use.c	reachability, dead code, unused-symbol warnings
- *	sema_types.c	type inference and type checks
- *	sema_print.c	pmstap -p2
+ *	probes_user.c	process(..) points: ELF files, functions, statements
+ *	probes_sdt.c	process(..).mark: SDT markers
+ *	probes_plt.c	process(..).plt: PLT entries
  *
- * Nothing here is for other passes: they read program.h.
+ * Nothing here is for other passes: they read program.h, and those
+ * headers where they need what pass 2 found on this system.
  */
 #ifndef PMSTAP_SEMA_INT_H
 #define PMSTAP_SEMA_INT_H
 
 #include "ast.h"
+#include "hmap.h"
 #include "program.h"
 #include "session.h"
-
-/* A hash map from a string (or a pointer) to a pointer, in the arena. */
-struct hmap_slot {
-	const void *key;
-	void *val;
-};
-
-struct hmap {
-	struct hmap_slot *slots;
-	int cap;		/* a power of two, or 0 */
-	int len;
-	bool str_keys;		/* keys are C strings compared by content */
-};
-
-void *hmap_get(const struct hmap *m, const void *key);
-void hmap_put(struct hmap *m, const void *key, void *val);
 
 /* Per-variable facts pass 2 gathers (struct vardecl has no room for them). */
 struct declinfo {
@@ -108,9 +103,6 @@ void sema_pull_file(struct sema *sm, struct stapfile *f);
 bool sema_error(struct srcloc loc, struct sema *sm, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* sema_use.c */
-bool sema_expr_has_side_effects(struct sema *sm, struct expr *e);
-
 /* sema_library.c */
 void sema_load_library(struct sema *sm);
 void sema_need_function(struct sema *sm, const char *name);
@@ -119,32 +111,6 @@ void sema_need_aliases(struct sema *sm, struct probe_point *pt);
 int sema_library_func_names(struct sema *sm, const char ***names);
 struct vec sema_library_alias_names(struct sema *sm);
 int sema_library_files(struct sema *sm);
-
-/* probes.c */
-void probes_derive(struct sema *sm, struct probe *p);
-char *probes_point_text(struct vec *comps);
-struct probe_comp *probes_comp_named(struct vec *comps, const char *name);
-
-/* probes_sys.c: this system's probe targets */
-struct tracepoint *sys_tracepoint(struct sema *sm, const char *system, const char *name);
-struct vec *sys_tracepoint_names(struct sema *sm, const char *system);	/* char * */
-struct vec *sys_tracepoint_systems(struct sema *sm);			/* char * */
-int sys_kernel_function_matches(const char *pattern, const char **similar);
-const char *sys_find_executable(const char *path);
-
-/* probes_btf.c: the kernel's BTF, read and indexed once per run */
-struct btf_type;
-bool btf_index_load(void);				/* false when there is no BTF */
-const struct btf_type *btf_type_at(uint32_t id);	/* NULL for 0 (void) or out of range */
-const char *btf_name_of(uint32_t name_off);		/* "" when out of range */
-int btf_kind(uint32_t id);			/* BTF_KIND_*, BTF_KIND_UNKN for void */
-uint32_t btf_strip(uint32_t id);		/* past typedefs and qualifiers */
-bool btf_is_signed(uint32_t id);		/* a signed integer or enum */
-int btf_type_count(void);
-void btf_function_names(struct vec *names, struct hmap *set);
-void btf_tracepoint_args(const char *name, struct vec *args);
-enum type btf_chain_type(int id, const struct vec *comps, bool pretty, char **why,
-			 const char **near, int *failed_at);
 
 /* sema_resolve.c */
 struct stmt *resolve_copy_stmt(const struct stmt *s);
@@ -156,6 +122,7 @@ void resolve_func(struct sema *sm, struct func *f);
 void sema_entry_rewrite(struct sema *sm, struct derived_probe *dp);
 
 /* sema_use.c */
+bool sema_expr_has_side_effects(struct sema *sm, struct expr *e);
 void use_elide_and_collect(struct sema *sm);
 void use_finish(struct sema *sm);
 

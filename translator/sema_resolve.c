@@ -14,8 +14,9 @@
 #include "probe_kinds.h"
 #include "sema_int.h"
 #include "sema_write.h"
-#include "probes_user.h"
+#include "probes.h"
 #include "probes_btf.h"
+#include "probes_sdt.h"
 
 /* ---- copies ---- */
 

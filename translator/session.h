@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include "arena.h"
+#include "vec.h"
 
 struct pp_shared;
 

@@ -12,6 +12,7 @@
 #include "diag.h"
 #include "lex.h"
 #include "parse.h"
+#include "preproc.h"
 #include "session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

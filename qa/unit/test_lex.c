@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "unit.h"
 #include "../../translator/lex.h"
+#include "../../translator/preproc.h"
 
 static char *diag_text;
 static size_t diag_len;

@@ -1,0 +1,19 @@
+/*
+ * preproc.h - pass 1b: the preprocessor (preproc.c) between the lexer and
+ * the parser: @define macros (with parameters) and
+ * %( COND %? ... %: ... %) conditionals.  Macros from tapset *.stpm files
+ * are visible to every file; a script's own macros only to that file.
+ */
+#ifndef PMSTAP_PREPROC_H
+#define PMSTAP_PREPROC_H
+
+#include "lex.h"
+#include "session.h"
+
+struct pp;
+
+struct pp *pp_open(struct session *s, const struct source *src);
+struct token *pp_next(struct pp *pp);
+void pp_load_library(struct session *s, const struct source *stpm);
+
+#endif

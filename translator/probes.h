@@ -1,0 +1,19 @@
+/*
+ * probes.h - pass 2's probe points (probes.c): from what a probe says to
+ * the concrete points of the program, and the text of a point.
+ */
+#ifndef PMSTAP_PROBES_H
+#define PMSTAP_PROBES_H
+
+#include "program.h"
+
+struct sema;
+
+/* Derive P's concrete probes into the program. */
+void probes_derive(struct sema *sm, struct probe *p);
+/* COMPS (struct probe_comp *) as the script writes them: kernel.function("f").return */
+char *probes_point_text(struct vec *comps);
+/* The component of a probe point called NAME, or NULL. */
+struct probe_comp *probes_comp_named(struct vec *comps, const char *name);
+
+#endif

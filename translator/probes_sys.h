@@ -1,0 +1,41 @@
+/*
+ * probes_sys.h - what this system offers to probe (probes_sys.c):
+ * tracepoints (tracefs), kernel functions (BTF, then /proc/kallsyms) and
+ * executables (PATH), each read at most once per run.
+ */
+#ifndef PMSTAP_PROBES_SYS_H
+#define PMSTAP_PROBES_SYS_H
+
+#include "program.h"
+
+struct sema;
+
+/* A wildcard may stand for at most this many functions. */
+#define KFUNC_MAX_EXPANSION 1000
+
+/* SYSTEM:NAME from tracefs, read once; NULL if this kernel has no such event. */
+struct tracepoint *sys_tracepoint(struct sema *sm, const char *system, const char *name);
+struct vec *sys_tracepoint_names(struct sema *sm, const char *system);	/* char * */
+struct vec *sys_tracepoint_systems(struct sema *sm);			/* char * */
+
+/*
+ * How many kernel functions PATTERN (a name or a wildcard) matches: BTF
+ * first, /proc/kallsyms when BTF has none.  *SIMILAR gets a close name
+ * when there is no match.
+ */
+int sys_kernel_function_matches(const char *pattern, const char **similar);
+
+/*
+ * The functions PATTERN matches, into NAMES (char *): the names BTF knows,
+ * else those of /proc/kallsyms; MODULE non-NULL: that module's functions
+ * (kallsyms).  A wildcard keeps only the functions the kernel can trace
+ * (available_filter_functions), when it can tell.  *SIMILAR gets a close
+ * name when nothing matches.
+ */
+int sys_kernel_functions(const char *module, const char *pattern, struct vec *names,
+			 const char **similar);
+
+/* PATH as process("PATH") means it: absolute, or looked up in $PATH; NULL if missing. */
+const char *sys_find_executable(const char *path);
+
+#endif
