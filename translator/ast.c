@@ -31,7 +31,7 @@ struct vardecl *ast_vardecl(const char *name, struct srcloc loc,
 	return d;
 }
 
-const char *type_name(enum type t)
+const char *ast_type_name(enum type t)
 {
 	switch (t) {
 	case TYPE_UNKNOWN: return "unknown";

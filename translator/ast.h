@@ -20,7 +20,7 @@ enum type {
 	TYPE_VOID,		/* a function that returns nothing */
 };
 
-const char *type_name(enum type t);	/* "long", "string", "stats", ... */
+const char *ast_type_name(enum type t);	/* "long", "string", "stats", ... */
 
 enum var_scope {
 	VAR_GLOBAL,

@@ -464,7 +464,7 @@ static void print_global(FILE *out, const struct vardecl *d)
 static void print_type(FILE *out, bool declared, enum type t)
 {
 	if (declared)
-		fprintf(out, ":%s", type_name(t));
+		fprintf(out, ":%s", ast_type_name(t));
 }
 
 static void print_func(FILE *out, const struct func *f)

@@ -341,9 +341,9 @@ static void add_options(struct cache_sha256 *c, struct session *s)
 	add_str(c, "release", s->kernel_release);
 	add_str(c, "arch", s->arch);
 	/* the kernel the build is for: this one, or PMSTAP_SYSROOT's */
-	add_str(c, "running", sys_kernel_release());
-	add_str(c, "build", sys_kernel_version());	/* a rebuilt kernel keeps its release */
-	add_str(c, "build-id", sys_kernel_build_id());	/* and maybe its version string */
+	add_str(c, "running", sysroot_kernel_release());
+	add_str(c, "build", sysroot_kernel_version());	/* a rebuilt kernel keeps its release */
+	add_str(c, "build-id", sysroot_kernel_build_id());	/* and maybe its version string */
 }
 
 /* The ELF files passes 2 and 3 read so far: each by its identity. */

@@ -23,14 +23,14 @@
 
 /* ---- running a tool ---- */
 
-void tool_arg(struct tool *t, const char *a)
+void compile_tool_arg(struct tool *t, const char *a)
 {
 	vec_push(&t->argv, (void *)a);
 }
 
 
 /* Did T say TEXT (in its log)? */
-bool tool_log_has(const struct tool *t, const char *text)
+bool compile_tool_log_has(const struct tool *t, const char *text)
 {
 	char *log = arena_read_file(t->err, NULL);
 
@@ -67,7 +67,7 @@ static int open_log(const char *path, int flags)
 	return open(path, O_WRONLY | O_CREAT | flags | O_CLOEXEC, 0600);
 }
 
-bool tool_start(struct tool *t)
+bool compile_tool_start(struct tool *t)
 {
 	vec_push(&t->argv, NULL);
 	t->pid = fork();
@@ -89,7 +89,7 @@ bool tool_start(struct tool *t)
 }
 
 /* Wait for T; true when it exited with status 0. */
-bool tool_finish(struct tool *t)
+bool compile_tool_finish(struct tool *t)
 {
 	struct rusage ru;
 	int status;
@@ -126,23 +126,23 @@ bool compile_empty_file(const char *path)
 
 static const char *kernel_release(void)
 {
-	return sys_kernel_release();	/* PMSTAP_SYSROOT's, if set */
+	return sysroot_kernel_release();	/* PMSTAP_SYSROOT's, if set */
 }
 
 static bool dump_btf(const char *bpftool, const char *tmp, const char *errlog)
 {
 	struct tool t = { .name = "bpftool", .out = tmp, .err = errlog };
 
-	tool_arg(&t, bpftool);
-	tool_arg(&t, "btf");
-	tool_arg(&t, "dump");
-	tool_arg(&t, "file");
-	tool_arg(&t, sys_path(KERNEL_BTF));
-	tool_arg(&t, "format");
-	tool_arg(&t, "c");
-	if (!tool_start(&t))
+	compile_tool_arg(&t, bpftool);
+	compile_tool_arg(&t, "btf");
+	compile_tool_arg(&t, "dump");
+	compile_tool_arg(&t, "file");
+	compile_tool_arg(&t, sysroot_path(KERNEL_BTF));
+	compile_tool_arg(&t, "format");
+	compile_tool_arg(&t, "c");
+	if (!compile_tool_start(&t))
 		return false;
-	if (tool_finish(&t) && !compile_empty_file(tmp))
+	if (compile_tool_finish(&t) && !compile_empty_file(tmp))
 		return true;
 	diag_error((struct srcloc){ 0 }, "cannot write the kernel's types as C: bpftool failed");
 	compile_show_file(errlog);
@@ -163,9 +163,9 @@ const char *compile_vmlinux_h(const char *root)
 
 	if (!compile_empty_file(path))
 		return path;
-	if (access(sys_path(KERNEL_BTF), R_OK) != 0) {
+	if (access(sysroot_path(KERNEL_BTF), R_OK) != 0) {
 		diag_error((struct srcloc){ 0 }, "cannot read the kernel's types from %s: %s",
-			   sys_path(KERNEL_BTF), strerror(errno));
+			   sysroot_path(KERNEL_BTF), strerror(errno));
 		diag_hint("pmstap needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 		return NULL;
 	}
@@ -210,7 +210,7 @@ static const char *target_arch(const char *machine)
 static void add_defines(struct tool *t, struct session *s)
 {
 	for (int i = 0; i < s->defines.len; i++)
-		tool_arg(t, arena_printf("-D%s", (char *)VEC_AT(&s->defines, i)));
+		compile_tool_arg(t, arena_printf("-D%s", (char *)VEC_AT(&s->defines, i)));
 }
 
 /*
@@ -225,8 +225,8 @@ static void add_multiarch(struct tool *t, const char *machine)
 	struct stat st;
 
 	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
-		tool_arg(t, "-idirafter");
-		tool_arg(t, dir);
+		compile_tool_arg(t, "-idirafter");
+		compile_tool_arg(t, dir);
 	}
 }
 
@@ -236,13 +236,13 @@ void compile_bpf_flags(struct tool *t)
 	struct utsname u;
 
 	uname(&u);
-	tool_arg(t, "-O2");
-	tool_arg(t, "-g");
-	tool_arg(t, "-target");
-	tool_arg(t, "bpf");
-	tool_arg(t, "-mcpu=v3");	/* atomics that return the old value */
-	tool_arg(t, "-fwrapv");	/* stap's arithmetic wraps */
-	tool_arg(t, arena_printf("-D__TARGET_ARCH_%s", target_arch(u.machine)));
+	compile_tool_arg(t, "-O2");
+	compile_tool_arg(t, "-g");
+	compile_tool_arg(t, "-target");
+	compile_tool_arg(t, "bpf");
+	compile_tool_arg(t, "-mcpu=v3");	/* atomics that return the old value */
+	compile_tool_arg(t, "-fwrapv");	/* stap's arithmetic wraps */
+	compile_tool_arg(t, arena_printf("-D__TARGET_ARCH_%s", target_arch(u.machine)));
 }
 
 /* Where the kernel side's headers are found after the build's own directory. */
@@ -251,8 +251,8 @@ void compile_bpf_search(struct tool *t, struct session *s, const char *root)
 	struct utsname u;
 
 	uname(&u);
-	tool_arg(t, arena_printf("-I%s", root));
-	tool_arg(t, arena_printf("-I%s", s->runtime_dir));
+	compile_tool_arg(t, arena_printf("-I%s", root));
+	compile_tool_arg(t, arena_printf("-I%s", s->runtime_dir));
 	add_multiarch(t, u.machine);
 }
 
@@ -263,32 +263,33 @@ static void bpf_command(struct tool *t, struct session *s, const char *dir, cons
 	compile_bpf_flags(t);
 	add_defines(t, s);
 	if (pch) {
-		tool_arg(t, "-include-pch");
-		tool_arg(t, pch);
+		compile_tool_arg(t, "-include-pch");
+		compile_tool_arg(t, pch);
 	}
-	tool_arg(t, arena_printf("-I%s", dir));	/* vmlinux.h, for the runtime's headers too */
+	/* vmlinux.h, for the runtime's headers too */
+	compile_tool_arg(t, arena_printf("-I%s", dir));
 	compile_bpf_search(t, s, root);
-	tool_arg(t, "-c");
-	tool_arg(t, arena_printf("%s/%s", dir, COMPILE_BPF_SOURCE));
-	tool_arg(t, "-o");
-	tool_arg(t, arena_printf("%s/%s", dir, COMPILE_BPF_OBJECT));
+	compile_tool_arg(t, "-c");
+	compile_tool_arg(t, arena_printf("%s/%s", dir, COMPILE_BPF_SOURCE));
+	compile_tool_arg(t, "-o");
+	compile_tool_arg(t, arena_printf("%s/%s", dir, COMPILE_BPF_OBJECT));
 }
 
 /* TAPSET: the tapset services' object to link in, or NULL (script.c has them). */
 static void user_command(struct tool *t, struct session *s, const char *dir, const char *tapset)
 {
-	tool_arg(t, "-O2");
-	tool_arg(t, "-g");
-	tool_arg(t, "-shared");
-	tool_arg(t, "-fPIC");
-	tool_arg(t, "-fwrapv");
+	compile_tool_arg(t, "-O2");
+	compile_tool_arg(t, "-g");
+	compile_tool_arg(t, "-shared");
+	compile_tool_arg(t, "-fPIC");
+	compile_tool_arg(t, "-fwrapv");
 	add_defines(t, s);
-	tool_arg(t, arena_printf("-I%s", s->runtime_dir));
-	tool_arg(t, "-o");
-	tool_arg(t, arena_printf("%s/%s", dir, COMPILE_USER_OBJECT));
-	tool_arg(t, arena_printf("%s/%s", dir, COMPILE_USER_SOURCE));
+	compile_tool_arg(t, arena_printf("-I%s", s->runtime_dir));
+	compile_tool_arg(t, "-o");
+	compile_tool_arg(t, arena_printf("%s/%s", dir, COMPILE_USER_OBJECT));
+	compile_tool_arg(t, arena_printf("%s/%s", dir, COMPILE_USER_SOURCE));
 	if (tapset)
-		tool_arg(t, tapset);
+		compile_tool_arg(t, tapset);
 }
 
 /* DIR/vmlinux.h -> ../vmlinux-<release>.h: what #include "vmlinux.h" finds (-I DIR). */
@@ -360,20 +361,20 @@ static bool bpf_start(struct session *s, const char *dir, const char *root, cons
 		      const char *pch, struct tool *t)
 {
 	*t = (struct tool){ .name = "clang" };
-	tool_arg(t, clang);
+	compile_tool_arg(t, clang);
 	bpf_command(t, s, dir, root, pch);
 	t->out = t->err = arena_printf("%s/%s.log", dir, COMPILE_BPF_OBJECT);
-	return tool_start(t);
+	return compile_tool_start(t);
 }
 
 static bool user_start(struct session *s, const char *dir, const char *cc, const char *tapset,
 		       struct tool *t)
 {
 	*t = (struct tool){ .name = "cc" };
-	tool_arg(t, cc);
+	compile_tool_arg(t, cc);
 	user_command(t, s, dir, tapset);
 	t->out = t->err = arena_printf("%s/%s.log", dir, COMPILE_USER_OBJECT);
-	return tool_start(t);
+	return compile_tool_start(t);
 }
 
 /*
@@ -385,13 +386,13 @@ static bool user_start(struct session *s, const char *dir, const char *cc, const
 static bool bpf_finish(struct session *s, const char *dir, const char *root, const char *clang,
 		       const char *pch, struct tool *t, bool *dropped)
 {
-	if (tool_finish(t)) {
+	if (compile_tool_finish(t)) {
 		show_time(s, t, pch ? "compiled script.bpf.c with the PCH" : "compiled script.bpf.c");
 		return true;
 	}
 	if (!pch)
 		return false;
-	if (tool_log_has(t, pch)) {
+	if (compile_tool_log_has(t, pch)) {
 		unlink(pch);
 		*dropped = true;
 	}
@@ -405,14 +406,14 @@ static bool user_finish(struct session *s, const char *dir, const char *cc,
 {
 	const char *object = ts->object;
 
-	if (tool_finish(t)) {
+	if (compile_tool_finish(t)) {
 		show_time(s, t, object ? "compiled script.c, linked the tapset object," :
 				 "compiled script.c");
 		return true;
 	}
 	if (!object)
 		return false;
-	if (tool_log_has(t, object))
+	if (compile_tool_log_has(t, object))
 		unlink(object);
 	compile_tapset_undo(dir);
 	ts->object = NULL;
@@ -454,7 +455,7 @@ int compile_program(struct session *s, const char *dir, const char *root)
 	if (!bpf_start(s, dir, root, clang, pch, &bpf))
 		return -1;
 	if (!ts.building && !user_start(s, dir, cc, ts.object, &user)) {
-		tool_finish(&bpf);
+		compile_tool_finish(&bpf);
 		return -1;
 	}
 	if (!bpf_finish(s, dir, root, clang, pch, &bpf, &dropped))

@@ -34,10 +34,10 @@ struct tool {
 	double cpu_ms;		/* its CPU time, user and system, for -vv */
 };
 
-void tool_arg(struct tool *t, const char *a);
-bool tool_start(struct tool *t);
-bool tool_finish(struct tool *t);	/* true when it exited with status 0 */
-bool tool_log_has(const struct tool *t, const char *text);
+void compile_tool_arg(struct tool *t, const char *a);
+bool compile_tool_start(struct tool *t);
+bool compile_tool_finish(struct tool *t);	/* true when it exited with status 0 */
+bool compile_tool_log_has(const struct tool *t, const char *text);
 
 bool compile_empty_file(const char *path);
 void compile_show_file(const char *path);

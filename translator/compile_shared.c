@@ -94,7 +94,7 @@ static const char *temp_beside(const char *path)
 /* A job's end: its output renamed to PATH when it succeeded, else removed. */
 static bool job_done(struct tool *job, const char *tmp, const char *path, const char *magic)
 {
-	bool ok = tool_finish(job) && starts_with(tmp, magic, 4) && rename(tmp, path) == 0;
+	bool ok = compile_tool_finish(job) && starts_with(tmp, magic, 4) && rename(tmp, path) == 0;
 
 	if (!ok)
 		unlink(tmp);
@@ -104,7 +104,7 @@ static bool job_done(struct tool *job, const char *tmp, const char *path, const 
 
 static const char *kernel_release(void)
 {
-	return sys_kernel_release();	/* PMSTAP_SYSROOT's, if set */
+	return sysroot_kernel_release();	/* PMSTAP_SYSROOT's, if set */
 }
 
 /* ---- the kernel side's prefix ---- */
@@ -146,11 +146,11 @@ static bool pch_usable(struct session *s)
 static void pch_command(struct tool *t, struct session *s, const char *root, const char *clang)
 {
 	t->name = "clang (PCH)";
-	tool_arg(t, clang);
+	compile_tool_arg(t, clang);
 	compile_bpf_flags(t);
 	compile_bpf_search(t, s, root);
-	tool_arg(t, "-x");
-	tool_arg(t, "c-header");
+	compile_tool_arg(t, "-x");
+	compile_tool_arg(t, "c-header");
 }
 
 bool compile_pch_prepare(struct session *s, const char *root, const char *vmlinux,
@@ -179,13 +179,13 @@ bool compile_pch_prepare(struct session *s, const char *root, const char *vmlinu
 	}
 	if (!write_once(header, text) || !(p->tmp = temp_beside(p->path)))
 		return false;
-	tool_arg(t, header);
-	tool_arg(t, "-o");
-	tool_arg(t, p->tmp);
+	compile_tool_arg(t, header);
+	compile_tool_arg(t, "-o");
+	compile_tool_arg(t, p->tmp);
 	t->out = t->err = arena_printf("%s.log", p->tmp);
 	if (s->verbose >= 2)
 		fprintf(stderr, "Pass 4: precompiling the kernel headers into %s\n", p->path);
-	p->building = tool_start(t);
+	p->building = compile_tool_start(t);
 	if (!p->building)
 		unlink(p->tmp);
 	return p->building;
@@ -229,15 +229,15 @@ static const char *script_defines(const char *dir)
 static void tapset_command(struct tool *t, struct session *s, const char *cc)
 {
 	t->name = "cc (tapset object)";
-	tool_arg(t, cc);
-	tool_arg(t, "-O2");
-	tool_arg(t, "-g");
-	tool_arg(t, "-fPIC");
-	tool_arg(t, "-fwrapv");
+	compile_tool_arg(t, cc);
+	compile_tool_arg(t, "-O2");
+	compile_tool_arg(t, "-g");
+	compile_tool_arg(t, "-fPIC");
+	compile_tool_arg(t, "-fwrapv");
 	for (int i = 0; i < s->defines.len; i++)
-		tool_arg(t, arena_printf("-D%s", (char *)VEC_AT(&s->defines, i)));
-	tool_arg(t, arena_printf("-I%s", s->runtime_dir));
-	tool_arg(t, "-c");
+		compile_tool_arg(t, arena_printf("-D%s", (char *)VEC_AT(&s->defines, i)));
+	compile_tool_arg(t, arena_printf("-I%s", s->runtime_dir));
+	compile_tool_arg(t, "-c");
 }
 
 /* DIR/user/tapset_user.c: found before the runtime's by script.c's #include "...". */
@@ -286,11 +286,11 @@ bool compile_tapset_prepare(struct session *s, const char *dir, const char *root
 					     "#include \"user/tapset_user.c\"\n", defines)) ||
 	    !(ts->tmp = temp_beside(ts->object)))
 		goto whole;
-	tool_arg(t, source);
-	tool_arg(t, "-o");
-	tool_arg(t, ts->tmp);
+	compile_tool_arg(t, source);
+	compile_tool_arg(t, "-o");
+	compile_tool_arg(t, ts->tmp);
 	t->out = t->err = arena_printf("%s.log", ts->tmp);
-	if ((ts->building = tool_start(t)))
+	if ((ts->building = compile_tool_start(t)))
 		return true;
 	unlink(ts->tmp);
 whole:

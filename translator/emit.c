@@ -208,7 +208,7 @@ static int64_t define_value(struct session *s, const char *name, int64_t dflt)
 static int possible_cpus(void)
 {
 	size_t len;
-	char *text = arena_read_file(sys_path("/sys/devices/system/cpu/possible"), &len);
+	char *text = arena_read_file(sysroot_path("/sys/devices/system/cpu/possible"), &len);
 	const char *p = text;
 	long hi = 0;
 

@@ -529,7 +529,7 @@ static bool probe_section(struct emitter *E, struct derived_probe *dp, struct se
 	case PCLASS_PROC:
 		return emit_proc_section(E, dp, &sec->sec, &sec->ctype, &sec->kind, &sec->prologue);
 	case PCLASS_KPROBE:
-		if (access(sys_path("/sys/kernel/tracing/kprobe_events"), F_OK) != 0) {
+		if (access(sysroot_path("/sys/kernel/tracing/kprobe_events"), F_OK) != 0) {
 			diag_error(dp->orig->loc, "probe point '%s' is not available on this kernel: "
 				   "it has no kprobes", dp->point);
 			diag_hint("a tracepoint may fire at the same place: pmstap -l "

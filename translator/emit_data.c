@@ -274,7 +274,7 @@ static void decl_stat(struct emitter *E, FILE *out, struct eglobal *g)
 
 static const char *describe(struct eglobal *g)
 {
-	const char *t = g->stats ? "statistics" : type_name(g->d->type);
+	const char *t = g->stats ? "statistics" : ast_type_name(g->d->type);
 
 	if (!g->array)
 		return t;
@@ -283,7 +283,7 @@ static const char *describe(struct eglobal *g)
 
 		for (int i = 0; i < g->d->arity; i++)
 			keys = arena_printf("%s%s%s", keys, i ? ", " : "",
-					    type_name(g->d->key_types[i]));
+					    ast_type_name(g->d->key_types[i]));
 		return arena_printf("%s [%s]", t, keys);
 	}
 }

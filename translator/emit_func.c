@@ -352,11 +352,11 @@ static void comment(struct emitter *E, FILE *out, struct efunc *ef)
 {
 	const struct func *fn = ef->fn;
 
-	fprintf(out, "/* function %s:%s (", fn->name, type_name(fn->ret_type));
+	fprintf(out, "/* function %s:%s (", fn->name, ast_type_name(fn->ret_type));
 	for (int i = 0; i < fn->params.len; i++) {
 		struct vardecl *p = VEC_AT(&fn->params, i);
 
-		fprintf(out, "%s%s:%s", i ? ", " : "", p->name, type_name(p->type));
+		fprintf(out, "%s%s:%s", i ? ", " : "", p->name, ast_type_name(p->type));
 	}
 	fprintf(out, ") at %s */\n", emit_loc_text(fn->loc));
 }

@@ -551,22 +551,22 @@ struct token *lex_next(struct lexer *lx)
 	}
 }
 
-bool tok_is(const struct token *t, enum tok_type type, const char *text)
+bool lex_tok_is(const struct token *t, enum tok_type type, const char *text)
 {
 	return t && t->type == type && !strcmp(t->text, text);
 }
 
-bool tok_is_op(const struct token *t, const char *op)
+bool lex_tok_is_op(const struct token *t, const char *op)
 {
-	return tok_is(t, TOK_OP, op);
+	return lex_tok_is(t, TOK_OP, op);
 }
 
-bool tok_is_keyword(const struct token *t, const char *kw)
+bool lex_tok_is_keyword(const struct token *t, const char *kw)
 {
-	return tok_is(t, TOK_KEYWORD, kw);
+	return lex_tok_is(t, TOK_KEYWORD, kw);
 }
 
-const char *tok_describe(const struct token *t)
+const char *lex_tok_describe(const struct token *t)
 {
 	switch (t->type) {
 	case TOK_EOF:
@@ -581,7 +581,7 @@ const char *tok_describe(const struct token *t)
 	}
 }
 
-struct source *source_from_string(const char *name, const char *text)
+struct source *lex_source_from_string(const char *name, const char *text)
 {
 	struct source *src = ARENA_NEW(struct source);
 
@@ -591,7 +591,7 @@ struct source *source_from_string(const char *name, const char *text)
 	return src;
 }
 
-struct source *source_read_file(const char *path, bool is_tapset)
+struct source *lex_source_read_file(const char *path, bool is_tapset)
 {
 	size_t len;
 	char *text = arena_read_file(path, &len);

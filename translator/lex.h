@@ -50,10 +50,10 @@ struct lexer *lex_open(struct session *s, const struct source *src);
 struct token *lex_next(struct lexer *lx);	/* TOK_EOF at the end, forever */
 void lex_keep_errors(struct lexer *lx);		/* see token->error */
 
-bool tok_is(const struct token *t, enum tok_type type, const char *text);
-bool tok_is_op(const struct token *t, const char *op);
-bool tok_is_keyword(const struct token *t, const char *kw);
-const char *tok_describe(const struct token *t);	/* "'foo'", "end of input" */
+bool lex_tok_is(const struct token *t, enum tok_type type, const char *text);
+bool lex_tok_is_op(const struct token *t, const char *op);
+bool lex_tok_is_keyword(const struct token *t, const char *kw);
+const char *lex_tok_describe(const struct token *t);	/* "'foo'", "end of input" */
 
 /*
  * String bodies keep their escapes as written.  stap accepts \n \t \r \a
@@ -61,7 +61,7 @@ const char *tok_describe(const struct token *t);	/* "'foo'", "end of input" */
  */
 
 /* Read a whole file into a source in the arena; NULL (and an error) if unreadable. */
-struct source *source_read_file(const char *path, bool is_tapset);
-struct source *source_from_string(const char *name, const char *text);
+struct source *lex_source_read_file(const char *path, bool is_tapset);
+struct source *lex_source_from_string(const char *name, const char *text);
 
 #endif

@@ -136,7 +136,7 @@ static struct vec probe_vars(const struct derived_probe *dp)
 	for (int i = 0; i < dp->locals.len; i++) {
 		const struct vardecl *d = VEC_AT(&dp->locals, i);
 
-		vec_push(&v, arena_printf("%s:%s", d->name, type_name(d->type)));
+		vec_push(&v, arena_printf("%s:%s", d->name, ast_type_name(d->type)));
 	}
 	if (dp->kind == PROBE_TRACE && dp->tp)
 		tracepoint_vars(dp->tp, &v);

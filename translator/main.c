@@ -164,12 +164,12 @@ static void session_defaults(struct session *s)
 	memset(s, 0, sizeof(*s));
 	s->last_pass = 5;
 	uname(&u);
-	s->kernel_release = sys_kernel_release();	/* PMSTAP_SYSROOT's, if set */
+	s->kernel_release = sysroot_kernel_release();	/* PMSTAP_SYSROOT's, if set */
 	s->arch = u.machine;
 	s->runtime = "bpf";
 	s->privilege = geteuid() == 0 ? "stapdev" : "stapusr";
-	if (access(sys_path("/sys/kernel/tracing/events"), F_OK) == 0)
-		s->tracefs = sys_path("/sys/kernel/tracing");
+	if (access(sysroot_path("/sys/kernel/tracing/events"), F_OK) == 0)
+		s->tracefs = sysroot_path("/sys/kernel/tracing");
 }
 
 static long parse_number(const char *arg, long lo, long hi, const char *what)
@@ -310,11 +310,11 @@ static int load_library_macros(struct session *s)
 		int n = scandir(dir, &list, is_stpm, alphasort);
 
 		for (int j = 0; j < n; j++) {
-			struct source *src = source_read_file(
+			struct source *src = lex_source_read_file(
 				arena_printf("%s/%s", dir, list[j]->d_name), true);
 
 			if (src) {
-				pp_load_library(s, src);
+				preproc_load_library(s, src);
 				files++;
 			}
 			free(list[j]);
@@ -337,7 +337,7 @@ static struct source *read_stdin(void)
 	while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0)
 		fwrite(buf, 1, n, mem);
 	fclose(mem);
-	src = source_from_string("<stdin>", text);
+	src = lex_source_from_string("<stdin>", text);
 	free(text);
 	return src;
 }
@@ -350,11 +350,11 @@ static struct stapfile *pass1_parse(struct session *s)
 	struct stapfile *file;
 
 	if (s->script_text)
-		src = source_from_string("<input>", s->script_text);
+		src = lex_source_from_string("<input>", s->script_text);
 	else if (strcmp(s->script_path, "-") == 0)
 		src = read_stdin();
 	else
-		src = source_read_file(s->script_path, false);
+		src = lex_source_read_file(s->script_path, false);
 	if (!src)
 		return NULL;
 	file = parse_file(s, src);

@@ -24,7 +24,7 @@
 struct token *parse_peek_at(struct parser *p, int n)
 {
 	while (p->nla <= n)
-		p->la[p->nla++] = pp_next(p->pp);
+		p->la[p->nla++] = preproc_next(p->pp);
 	return p->la[n];
 }
 
@@ -47,12 +47,12 @@ struct token *parse_next(struct parser *p)
 
 bool parse_peek_op(struct parser *p, const char *op)
 {
-	return tok_is_op(parse_peek(p), op);
+	return lex_tok_is_op(parse_peek(p), op);
 }
 
 bool parse_peek_keyword(struct parser *p, const char *kw)
 {
-	return tok_is_keyword(parse_peek(p), kw);
+	return lex_tok_is_keyword(parse_peek(p), kw);
 }
 
 bool parse_accept_op(struct parser *p, const char *op)
@@ -103,14 +103,14 @@ void parse_fail_at(struct parser *p, struct srcloc loc, const char *fmt, ...)
 
 void parse_fail_expected(struct parser *p, const struct token *t, const char *what)
 {
-	parse_fail(p, t, "expected %s, found %s", what, tok_describe(t));
+	parse_fail(p, t, "expected %s, found %s", what, lex_tok_describe(t));
 }
 
 struct token *parse_expect_op(struct parser *p, const char *op)
 {
 	struct token *t = parse_peek(p);
 
-	if (!tok_is_op(t, op))
+	if (!lex_tok_is_op(t, op))
 		parse_fail_expected(p, t, arena_printf("'%s'", op));
 	return parse_next(p);
 }
@@ -119,7 +119,7 @@ struct token *parse_expect_keyword(struct parser *p, const char *kw)
 {
 	struct token *t = parse_peek(p);
 
-	if (!tok_is_keyword(t, kw))
+	if (!lex_tok_is_keyword(t, kw))
 		parse_fail_expected(p, t, arena_printf("'%s'", kw));
 	return parse_next(p);
 }
@@ -205,7 +205,7 @@ struct expr *parse_literal(struct parser *p)
 
 	if (t->type == TOK_STRING)
 		return parse_string_literal(p);
-	if (t->type == TOK_NUMBER || tok_is_op(t, "-"))
+	if (t->type == TOK_NUMBER || lex_tok_is_op(t, "-"))
 		return parse_number_literal(p);
 	parse_fail_expected(p, t, "a number or a string");
 }
@@ -345,7 +345,7 @@ static struct token *parse_func_name(struct parser *p)
 {
 	struct token *t = parse_peek(p);
 
-	if (tok_is_keyword(t, "long") || tok_is_keyword(t, "string"))
+	if (lex_tok_is_keyword(t, "long") || lex_tok_is_keyword(t, "string"))
 		return parse_next(p);
 	return parse_expect_ident(p, "a function name");
 }
@@ -404,7 +404,7 @@ static bool is_name_piece(const struct token *t)
 {
 	if (t->type == TOK_IDENT)
 		return t->text[0] != '$' && t->text[0] != '@';
-	return t->type == TOK_KEYWORD || tok_is_op(t, "*");
+	return t->type == TOK_KEYWORD || lex_tok_is_op(t, "*");
 }
 
 /* comp_name: name_piece { name_piece }   (pieces written without spaces) */
@@ -425,7 +425,7 @@ static struct vec parse_component(struct parser *p)
 	struct probe_comp *c;
 	struct vec pps = { 0 };
 
-	if (tok_is_op(t, "{")) {
+	if (lex_tok_is_op(t, "{")) {
 		parse_next(p);
 		parse_enter(p, t);
 		pps = parse_points(p);
@@ -486,7 +486,7 @@ static void parse_point_suffix(struct parser *p, struct vec *pps)
 {
 	struct token *t = parse_peek(p);
 
-	if (tok_is_op(t, "?") || tok_is_op(t, "!")) {
+	if (lex_tok_is_op(t, "?") || lex_tok_is_op(t, "!")) {
 		parse_next(p);
 		for (int i = 0; i < pps->len; i++) {
 			struct probe_point *pp = VEC_AT(pps, i);
@@ -494,7 +494,7 @@ static void parse_point_suffix(struct parser *p, struct vec *pps)
 			if (pp->optional)
 				parse_fail(p, t, "'?' or '!' given twice for one probe point");
 			pp->optional = true;
-			pp->sufficient = tok_is_op(t, "!");
+			pp->sufficient = lex_tok_is_op(t, "!");
 		}
 	}
 	if (parse_peek_keyword(p, "if")) {
@@ -592,14 +592,14 @@ static void parse_probe(struct parser *p, struct token *kw)
 
 		pps = parse_points(p);
 		t = parse_peek(p);
-		if (tok_is_op(t, "=") || tok_is_op(t, "+=")) {
+		if (lex_tok_is_op(t, "=") || lex_tok_is_op(t, "+=")) {
 			parse_next(p);
 			for (int i = 0; i < pps.len; i++)
 				vec_push(&names, VEC_AT(&pps, i));
-			epilogue |= tok_is_op(t, "+=");
+			epilogue |= lex_tok_is_op(t, "+=");
 			continue;
 		}
-		if (!tok_is_op(t, "{"))
+		if (!lex_tok_is_op(t, "{"))
 			parse_fail_expected(p, t, "',', '{', '=' or '+=' after a probe point");
 		break;
 	}
@@ -621,8 +621,8 @@ static void parse_probe(struct parser *p, struct token *kw)
 
 static bool is_export_global(struct parser *p)
 {
-	return tok_is(parse_peek(p), TOK_IDENT, "export") &&
-	       tok_is_keyword(parse_peek_at(p, 1), "global");
+	return lex_tok_is(parse_peek(p), TOK_IDENT, "export") &&
+	       lex_tok_is_keyword(parse_peek_at(p, 1), "global");
 }
 
 /* Can the next token start a declaration?  Recovery stops there. */
@@ -631,8 +631,8 @@ static bool at_decl_start(struct parser *p)
 	struct token *t = parse_peek(p);
 
 	return t->type == TOK_EOF || t->type == TOK_EMBEDDED ||
-	       tok_is_keyword(t, "probe") || tok_is_keyword(t, "global") ||
-	       tok_is_keyword(t, "function") || tok_is_keyword(t, "private") ||
+	       lex_tok_is_keyword(t, "probe") || lex_tok_is_keyword(t, "global") ||
+	       lex_tok_is_keyword(t, "function") || lex_tok_is_keyword(t, "private") ||
 	       is_export_global(p);
 }
 
@@ -642,10 +642,10 @@ static void parse_private(struct parser *p, struct token *kw)
 	struct vardecl proto = { .is_private = true, .doc = kw->doc };
 	struct token *t = parse_peek(p);
 
-	if (tok_is_keyword(t, "function")) {
+	if (lex_tok_is_keyword(t, "function")) {
 		parse_next(p);
 		parse_function(p, kw, true);
-	} else if (tok_is_keyword(t, "global")) {
+	} else if (lex_tok_is_keyword(t, "global")) {
 		parse_next(p);
 		parse_global_list(p, NULL, &proto);
 	} else if (t->type == TOK_IDENT) {
@@ -682,15 +682,15 @@ static void parse_decl(struct parser *p)
 		return;
 	}
 	parse_next(p);
-	if (tok_is_keyword(t, "probe")) {
+	if (lex_tok_is_keyword(t, "probe")) {
 		parse_probe(p, t);
-	} else if (tok_is_keyword(t, "global")) {
+	} else if (lex_tok_is_keyword(t, "global")) {
 		struct vardecl proto = { .doc = t->doc };
 
 		parse_global_list(p, NULL, &proto);
-	} else if (tok_is_keyword(t, "function")) {
+	} else if (lex_tok_is_keyword(t, "function")) {
 		parse_function(p, t, false);
-	} else if (tok_is_keyword(t, "private")) {
+	} else if (lex_tok_is_keyword(t, "private")) {
 		parse_private(p, t);
 	} else if (t->type == TOK_EMBEDDED) {
 		parse_embed(p, t);
@@ -713,7 +713,7 @@ struct stapfile *parse_file(struct session *s, const struct source *src)
 	p->src = src;
 	p->file = f;
 	p->privileged = s->guru || src->is_tapset;
-	p->pp = pp_open(s, src);
+	p->pp = preproc_open(s, src);
 	if (setjmp(p->recover)) {
 		p->in_function = false;
 		p->depth = 0;

@@ -20,7 +20,7 @@ static struct expr *parse_level(struct parser *p, int level);
 static bool tok_is_any_op(const struct token *t, const char *const *ops)
 {
 	for (; *ops; ops++)
-		if (tok_is_op(t, *ops))
+		if (lex_tok_is_op(t, *ops))
 			return true;
 	return false;
 }
@@ -71,7 +71,7 @@ static struct expr *parse_ternary(struct parser *p)
 	struct token *t = parse_peek(p);
 	struct expr *e;
 
-	if (!tok_is_op(t, "?"))
+	if (!lex_tok_is_op(t, "?"))
 		return cond;
 	parse_next(p);
 	e = ast_expr(EXPR_TERNARY, t->loc);
@@ -163,7 +163,7 @@ static struct expr *parse_array_in(struct parser *p)
 		parse_next(p);
 	}
 	t = parse_peek(p);
-	if (!tok_is_keyword(t, "in")) {
+	if (!lex_tok_is_keyword(t, "in")) {
 		if (keys.len == 1 && VEC_AT(&keys, 0))
 			return VEC_AT(&keys, 0);
 		parse_fail_expected(p, t, "'in' after a list of keys in '[...]'");
@@ -184,7 +184,7 @@ static struct expr *parse_comparison(struct parser *p)
 	struct expr *left = parse_level(p, LEVEL_COMPARE + 1);
 	struct token *t = parse_peek(p);
 
-	if (tok_is_op(t, "=~") || tok_is_op(t, "!~")) {
+	if (lex_tok_is_op(t, "=~") || lex_tok_is_op(t, "!~")) {
 		parse_next(p);
 		if (parse_peek(p)->type != TOK_STRING)
 			parse_fail_expected(p, parse_peek(p),
@@ -212,7 +212,7 @@ static struct expr *parse_unary(struct parser *p)
 
 	if (!tok_is_any_op(t, unary_ops)) {
 		/* crement: ('++' | '--') dwarf_value | dwarf_value ['++' | '--'] */
-		if (tok_is_op(t, "++") || tok_is_op(t, "--")) {
+		if (lex_tok_is_op(t, "++") || lex_tok_is_op(t, "--")) {
 			parse_next(p);
 			e = ast_expr(EXPR_PREFIX, t->loc);
 			e->op = t->text;
@@ -221,7 +221,7 @@ static struct expr *parse_unary(struct parser *p)
 		}
 		e = parse_dwarf_value(p);
 		t = parse_peek(p);
-		if (tok_is_op(t, "++") || tok_is_op(t, "--")) {
+		if (lex_tok_is_op(t, "++") || lex_tok_is_op(t, "--")) {
 			parse_next(p);
 			e = binary(EXPR_POSTFIX, t, e, NULL);
 		}
@@ -262,7 +262,7 @@ static bool at_components(struct parser *p)
 {
 	struct token *t = parse_peek(p);
 
-	return tok_is_op(t, "->") || tok_is_op(t, "[") ||
+	return lex_tok_is_op(t, "->") || lex_tok_is_op(t, "[") ||
 	       (t->type == TOK_IDENT && all_dollars(t->text));
 }
 
@@ -331,7 +331,7 @@ static void parse_components(struct parser *p, struct expr *e)
 		e->pretty = (int)strlen(parse_next(p)->text);
 	}
 	t = parse_peek(p);
-	if (e->pretty && (tok_is_op(t, "->") || tok_is_op(t, "[")))
+	if (e->pretty && (lex_tok_is_op(t, "->") || lex_tok_is_op(t, "[")))
 		parse_fail(p, t, "'%s' cannot follow a pretty-printed value ('$' or '$$')", t->text);
 }
 
@@ -406,9 +406,9 @@ static struct expr *parse_dwarf_value(struct parser *p)
 		parse_next(p);
 		e = ast_expr(EXPR_TARGET, t->loc);
 		e->name = split_pretty(p, t, t->text, e);
-	} else if (tok_is(t, TOK_IDENT, "@cast")) {
+	} else if (lex_tok_is(t, TOK_IDENT, "@cast")) {
 		e = parse_cast(p);
-	} else if (tok_is(t, TOK_IDENT, "@var")) {
+	} else if (lex_tok_is(t, TOK_IDENT, "@var")) {
 		e = parse_atvar(p);
 	} else {
 		e = parse_value(p);
@@ -452,7 +452,7 @@ static struct expr *parse_value(struct parser *p)
 	case TOK_STRING:
 		return parse_literal(p);
 	default:
-		if (!tok_is_op(t, "("))
+		if (!lex_tok_is_op(t, "("))
 			parse_fail_expected(p, t, "an expression");
 		parse_next(p);
 		e = parse_expr(p);
@@ -502,7 +502,7 @@ static struct expr *index_of(struct parser *p, struct expr *base)
 
 static bool is_hist_name(const struct token *t)
 {
-	return tok_is(t, TOK_IDENT, "@hist_log") || tok_is(t, TOK_IDENT, "@hist_linear");
+	return lex_tok_is(t, TOK_IDENT, "@hist_log") || lex_tok_is(t, TOK_IDENT, "@hist_linear");
 }
 
 /*
@@ -514,7 +514,7 @@ static struct expr *parse_hist(struct parser *p)
 	struct token *kw = parse_next(p);
 	struct expr *e = ast_expr(EXPR_HIST, kw->loc);
 
-	e->hist = tok_is(kw, TOK_IDENT, "@hist_log") ? HIST_LOG : HIST_LINEAR;
+	e->hist = lex_tok_is(kw, TOK_IDENT, "@hist_log") ? HIST_LOG : HIST_LINEAR;
 	parse_expect_op(p, "(");
 	e->left = parse_expr(p);
 	if (e->hist == HIST_LINEAR) {
@@ -566,12 +566,12 @@ static struct expr *parse_stat(struct parser *p, enum stat_op op)
 	parse_expect_op(p, "(");
 	e->left = parse_expr(p);
 	t = parse_peek(p);
-	if (tok_is_op(t, ",") && op != STAT_VARIANCE)
+	if (lex_tok_is_op(t, ",") && op != STAT_VARIANCE)
 		parse_fail(p, t, "%s takes one argument", kw->text);
 	if (parse_accept_op(p, ","))
 		e->right = parse_number_literal(p);
 	t = parse_peek(p);
-	if (tok_is_op(t, ","))
+	if (lex_tok_is_op(t, ","))
 		parse_fail(p, t, "%s takes at most two arguments", kw->text);
 	parse_expect_op(p, ")");
 	return e;

@@ -16,8 +16,8 @@ static struct stmt *parse_paren_cond(struct parser *p, enum stmt_kind kind)
 /* Can T only start a declaration, so that a '}' must be missing before it? */
 static bool starts_decl(const struct token *t)
 {
-	return tok_is_keyword(t, "probe") || tok_is_keyword(t, "function") ||
-	       tok_is_keyword(t, "global") || tok_is_keyword(t, "private");
+	return lex_tok_is_keyword(t, "probe") || lex_tok_is_keyword(t, "function") ||
+	       lex_tok_is_keyword(t, "global") || lex_tok_is_keyword(t, "private");
 }
 
 /* block: '{' { stmt } '}' */
@@ -29,11 +29,11 @@ struct stmt *parse_block(struct parser *p)
 	for (;;) {
 		struct token *t = parse_peek(p);
 
-		if (tok_is_op(t, "}"))
+		if (lex_tok_is_op(t, "}"))
 			break;
 		if (t->type == TOK_EOF || starts_decl(t))
 			parse_fail(p, t, "expected '}' to close the block opened at line %d, found %s",
-				   open->loc.line, tok_describe(t));
+				   open->loc.line, lex_tok_describe(t));
 		vec_push(&s->body, parse_stmt(p));
 	}
 	parse_next(p);
@@ -94,10 +94,10 @@ static int parse_sort(struct parser *p, struct stmt *s, int col)
 	struct token *t = parse_peek(p);
 	int dir;
 
-	if (!tok_is_op(t, "+") && !tok_is_op(t, "-"))
+	if (!lex_tok_is_op(t, "+") && !lex_tok_is_op(t, "-"))
 		return 0;
 	parse_next(p);
-	dir = tok_is_op(t, "+") ? 1 : -1;
+	dir = lex_tok_is_op(t, "+") ? 1 : -1;
 	if (s->sort_dir)
 		parse_fail(p, t, "foreach can sort on one column only, and a sort order was already given");
 	s->sort_dir = dir;
@@ -161,7 +161,7 @@ static void parse_stat_sort(struct parser *p, struct stmt *s)
 			break;
 	if (i > STAT_VARIANCE)
 		parse_fail(p, t, "expected a statistic to sort on (@count, @sum, @min, @max, @avg or @variance), found %s",
-			   tok_describe(t));
+			   lex_tok_describe(t));
 	s->sort_by_stat = true;
 	s->sort_stat = (enum stat_op)i;
 	if (!parse_sort(p, s, 0))
@@ -184,11 +184,12 @@ static struct stmt *parse_foreach(struct parser *p)
 
 	parse_expect_op(p, "(");
 	t = parse_peek(p);
-	if (t->type == TOK_IDENT && tok_is_op(parse_peek_at(p, 1), "=")) {
+	if (t->type == TOK_IDENT && lex_tok_is_op(parse_peek_at(p, 1), "=")) {
 		s->value = symbol_of(parse_next(p));
 		parse_next(p);
-	} else if (t->type == TOK_IDENT && tok_is_op(parse_peek_at(p, 2), "=") &&
-		   (tok_is_op(parse_peek_at(p, 1), "+") || tok_is_op(parse_peek_at(p, 1), "-"))) {
+	} else if (t->type == TOK_IDENT && lex_tok_is_op(parse_peek_at(p, 2), "=") &&
+		   (lex_tok_is_op(parse_peek_at(p, 1), "+") ||
+		    lex_tok_is_op(parse_peek_at(p, 1), "-"))) {
 		s->value = symbol_of(parse_next(p));
 		parse_sort(p, s, 0);
 		parse_next(p);
@@ -271,19 +272,19 @@ static struct stmt *parse_simple_stmt(struct parser *p)
 	struct token *t = parse_peek(p);
 	struct stmt *s;
 
-	if (tok_is_keyword(t, "return"))
+	if (lex_tok_is_keyword(t, "return"))
 		return parse_return(p);
-	if (tok_is_keyword(t, "delete"))
+	if (lex_tok_is_keyword(t, "delete"))
 		return parse_delete(p);
-	if (tok_is_keyword(t, "break"))
+	if (lex_tok_is_keyword(t, "break"))
 		return parse_simple(p, STMT_BREAK);
-	if (tok_is_keyword(t, "continue"))
+	if (lex_tok_is_keyword(t, "continue"))
 		return parse_simple(p, STMT_CONTINUE);
-	if (tok_is_keyword(t, "next"))
+	if (lex_tok_is_keyword(t, "next"))
 		return parse_simple(p, STMT_NEXT);
 	if (t->type == TOK_EMBEDDED)
 		return parse_embedded_stmt(p);
-	if (t->type == TOK_EOF || t->type == TOK_KEYWORD || tok_is_op(t, "}"))
+	if (t->type == TOK_EOF || t->type == TOK_KEYWORD || lex_tok_is_op(t, "}"))
 		parse_fail_expected(p, t, "a statement");
 	s = ast_stmt(STMT_EXPR, t->loc);
 	s->expr = parse_expr(p);
@@ -312,19 +313,19 @@ static struct stmt *parse_any_stmt(struct parser *p)
 	struct token *t = parse_peek(p);
 	struct stmt *s;
 
-	if (tok_is_op(t, ";"))
+	if (lex_tok_is_op(t, ";"))
 		return parse_simple(p, STMT_NULL);
-	if (tok_is_op(t, "{"))
+	if (lex_tok_is_op(t, "{"))
 		return parse_block(p);
-	if (tok_is_keyword(t, "if"))
+	if (lex_tok_is_keyword(t, "if"))
 		return parse_if(p);
-	if (tok_is_keyword(t, "while"))
+	if (lex_tok_is_keyword(t, "while"))
 		return parse_while(p);
-	if (tok_is_keyword(t, "for"))
+	if (lex_tok_is_keyword(t, "for"))
 		return parse_for(p);
-	if (tok_is_keyword(t, "foreach"))
+	if (lex_tok_is_keyword(t, "foreach"))
 		return parse_foreach(p);
-	if (tok_is_keyword(t, "try"))
+	if (lex_tok_is_keyword(t, "try"))
 		return parse_try(p);
 	s = parse_simple_stmt(p);
 	parse_accept_op(p, ";");

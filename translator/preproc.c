@@ -198,7 +198,7 @@ static void define_recover(struct pp *pp, struct token *t)
 {
 	int depth = 0;
 
-	while (t && !tok_is_op(t, "%(")) {
+	while (t && !lex_tok_is_op(t, "%(")) {
 		if (t->type == TOK_EOF || t->type == TOK_KEYWORD ||
 		    t->type == TOK_EMBEDDED) {
 			push_back(pp, t);
@@ -207,9 +207,9 @@ static void define_recover(struct pp *pp, struct token *t)
 		t = raw_next(pp);
 	}
 	while (t && t->type != TOK_EOF) {
-		if (tok_is_op(t, "%("))
+		if (lex_tok_is_op(t, "%("))
 			depth++;
-		else if (tok_is_op(t, "%)") && --depth == 0)
+		else if (lex_tok_is_op(t, "%)") && --depth == 0)
 			return;
 		t = raw_next(pp);
 	}
@@ -227,7 +227,7 @@ static struct token *define_params(struct pp *pp, struct pp_macro *m)
 		t = raw_next(pp);
 		if (!is_name(t)) {
 			diag_error(t->loc, "expected a parameter name for macro '@%s', saw %s",
-				   m->name, tok_describe(t));
+				   m->name, lex_tok_describe(t));
 			define_recover(pp, t);
 			return NULL;
 		}
@@ -237,10 +237,10 @@ static struct token *define_params(struct pp *pp, struct pp_macro *m)
 					   t->text, m->name);
 		vec_push(&m->params, (void *)t->text);
 		t = raw_next(pp);
-	} while (tok_is_op(t, ","));
-	if (!tok_is_op(t, ")")) {
+	} while (lex_tok_is_op(t, ","));
+	if (!lex_tok_is_op(t, ")")) {
 		diag_error(t->loc, "expected ',' or ')' in the parameters of macro '@%s', saw %s",
-			   m->name, tok_describe(t));
+			   m->name, lex_tok_describe(t));
 		define_recover(pp, t);
 		return NULL;
 	}
@@ -259,9 +259,9 @@ static bool define_body(struct pp *pp, struct pp_macro *m)
 			push_back(pp, t);
 			return false;
 		}
-		if (tok_is_op(t, "%("))
+		if (lex_tok_is_op(t, "%("))
 			depth++;
-		else if (tok_is_op(t, "%)") && depth-- == 0)
+		else if (lex_tok_is_op(t, "%)") && depth-- == 0)
 			return true;
 		vec_push(&m->body, t);
 	}
@@ -303,7 +303,7 @@ static void define(struct pp *pp, struct token *at)
 	t = raw_next(pp);
 	if (!is_name(t)) {
 		diag_error(t->loc, "expected a macro name after '@define', saw %s",
-			   tok_describe(t));
+			   lex_tok_describe(t));
 		define_recover(pp, t);
 		return;
 	}
@@ -311,11 +311,11 @@ static void define(struct pp *pp, struct token *at)
 	m->name = t->text;
 	m->def = t;
 	t = raw_next(pp);
-	if (tok_is_op(t, "(") && !(t = define_params(pp, m)))
+	if (lex_tok_is_op(t, "(") && !(t = define_params(pp, m)))
 		return;
-	if (!tok_is_op(t, "%(")) {
+	if (!lex_tok_is_op(t, "%(")) {
 		diag_error(t->loc, "expected '%%(' to start the body of macro '@%s', saw %s",
-			   m->name, tok_describe(t));
+			   m->name, lex_tok_describe(t));
 		define_recover(pp, t);
 		return;
 	}
@@ -370,10 +370,10 @@ static bool collect_args(struct pp *pp, const struct token *use,
 	t = raw_next(pp);
 	if (!t && pp->dropped)
 		return false;
-	if (!tok_is_op(t, "(")) {
+	if (!lex_tok_is_op(t, "(")) {
 		arity_error(use, m, "macro '@%s' takes %s: expected '(' after it, saw %s",
 			    m->name, plural(m->params.len, "argument"),
-			    t ? tok_describe(t) : "the end of the macro body");
+			    t ? lex_tok_describe(t) : "the end of the macro body");
 		if (t)
 			push_back(pp, t);
 		return false;
@@ -395,11 +395,11 @@ static bool collect_args(struct pp *pp, const struct token *use,
 		else if (depth && t->type == TOK_OP &&
 			 strchr(")]}", t->text[0]) && !t->text[1])
 			depth--;
-		else if (!depth && tok_is_op(t, ","))
+		else if (!depth && lex_tok_is_op(t, ","))
 			vec_push(args, cur = ARENA_NEW(struct vec));
-		else if (!depth && tok_is_op(t, ")"))
+		else if (!depth && lex_tok_is_op(t, ")"))
 			return true;
-		if (!tok_is_op(t, ",") || depth)
+		if (!lex_tok_is_op(t, ",") || depth)
 			vec_push(cur, t);
 	}
 }
@@ -579,7 +579,7 @@ static void load_kconfig(struct session *s, const struct token *at)
 	const char *rel = s->kernel_release ? s->kernel_release : "";
 	const char *tries[] = {
 		s->kconfig_path,
-		s->kconfig_path ? NULL : sys_path("/proc/config.gz"),
+		s->kconfig_path ? NULL : sysroot_path("/proc/config.gz"),
 		arena_printf("/boot/config-%s", rel),
 		arena_printf("/lib/modules/%s/build/.config", rel),
 	};
@@ -657,7 +657,7 @@ static void cond_error(struct cond *c, const struct token *at, const char *fmt, 
 /* A syntax error at T: stop, and leave T to be read again. */
 static bool cond_syntax(struct cond *c, struct token *t, const char *what)
 {
-	cond_error(c, t, "expected %s, saw %s", what, tok_describe(t));
+	cond_error(c, t, "expected %s, saw %s", what, lex_tok_describe(t));
 	c->stop = t;
 	push_back(c->pp, t);
 	return false;
@@ -691,7 +691,7 @@ static bool is_comparison(const struct token *t)
 	size_t i;
 
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (tok_is_op(t, ops[i]))
+		if (lex_tok_is_op(t, ops[i]))
 			return true;
 	return false;
 }
@@ -722,7 +722,7 @@ static int sign_of(long long a, long long b)
 static bool want_equality(struct cond *c, const struct token *l,
 			  const struct token *op)
 {
-	if (tok_is_op(op, "==") || tok_is_op(op, "!="))
+	if (lex_tok_is_op(op, "==") || lex_tok_is_op(op, "!="))
 		return true;
 	cond_error(c, op, "'%s' can only be compared with '==' or '!='", l->text);
 	return false;
@@ -734,7 +734,7 @@ static bool want_type(struct cond *c, const struct token *l,
 	if (r->type == type)
 		return true;
 	cond_error(c, r, "'%s' is compared with a %s, saw %s", l->text,
-		   type == TOK_STRING ? "string" : "number", tok_describe(r));
+		   type == TOK_STRING ? "string" : "number", lex_tok_describe(r));
 	return false;
 }
 
@@ -743,7 +743,7 @@ static bool cmp_version(struct cond *c, const struct token *l,
 			const struct token *op, const struct token *r,
 			const char *have)
 {
-	bool eq = tok_is_op(op, "==") || tok_is_op(op, "!=");
+	bool eq = lex_tok_is_op(op, "==") || lex_tok_is_op(op, "!=");
 
 	if (!want_type(c, l, r, TOK_STRING))
 		return false;
@@ -753,7 +753,7 @@ static bool cmp_version(struct cond *c, const struct token *l,
 			return false;
 		}
 		return (fnmatch(r->text, have, FNM_NOESCAPE) == 0) ==
-		       tok_is_op(op, "==");
+		       lex_tok_is_op(op, "==");
 	}
 	return compare(strverscmp(have, r->text), op);
 }
@@ -764,7 +764,7 @@ static bool cmp_glob(struct cond *c, const struct token *l,
 {
 	if (!want_type(c, l, r, TOK_STRING) || !want_equality(c, l, op))
 		return false;
-	return (fnmatch(r->text, have, FNM_NOESCAPE) == 0) == tok_is_op(op, "==");
+	return (fnmatch(r->text, have, FNM_NOESCAPE) == 0) == lex_tok_is_op(op, "==");
 }
 
 static bool config_number(const char *v, long long *out)
@@ -800,7 +800,7 @@ static bool cmp_config(struct cond *c, const struct token *l,
 		return compare(strcmp(have, other), op);
 	}
 	cond_error(c, r, "%s is compared with a string, a number or another CONFIG_ option, saw %s",
-		   l->text, tok_describe(r));
+		   l->text, lex_tok_describe(r));
 	return false;
 }
 
@@ -825,14 +825,14 @@ static bool cmp_name(struct cond *c, const struct token *l,
 		if (!want_type(c, l, r, TOK_STRING) || !want_equality(c, l, op))
 			return false;
 		return !strcmp(s->privilege ? s->privilege : "stapusr", r->text) ==
-		       tok_is_op(op, "==");
+		       lex_tok_is_op(op, "==");
 	}
 	if (!strcmp(n, "guru_mode")) {
 		if (!want_type(c, l, r, TOK_NUMBER) || !want_equality(c, l, op))
 			return false;
 		if (r->value != 0 && r->value != 1) {
 			cond_error(c, r, "guru_mode is compared with 0 or 1, saw %s",
-				   tok_describe(r));
+				   lex_tok_describe(r));
 			return false;
 		}
 		return compare(sign_of(s->guru, r->value), op);
@@ -851,7 +851,7 @@ static bool cmp_literals(struct cond *c, const struct token *l,
 		cond_error(c, r, "a %s can only be compared with a %s, saw %s",
 			   l->type == TOK_STRING ? "string" : "number",
 			   l->type == TOK_STRING ? "string" : "number",
-			   tok_describe(r));
+			   lex_tok_describe(r));
 		return false;
 	}
 	if (l->type == TOK_STRING)
@@ -870,12 +870,12 @@ static bool cond_primary(struct cond *c)
 	if (c->stop)
 		return false;
 	l = cond_next(c);
-	if (tok_is_op(l, "(")) {
+	if (lex_tok_is_op(l, "(")) {
 		v = cond_or(c);
 		if (c->stop)
 			return false;
 		r = cond_next(c);
-		if (!tok_is_op(r, ")"))
+		if (!lex_tok_is_op(r, ")"))
 			return cond_syntax(c, r, "')' in the condition");
 		return v;
 	}
@@ -900,7 +900,7 @@ static bool cond_and(struct cond *c)
 	while (!c->stop) {
 		struct token *t = cond_next(c);
 
-		if (!tok_is_op(t, "&&")) {
+		if (!lex_tok_is_op(t, "&&")) {
 			push_back(c->pp, t);
 			break;
 		}
@@ -917,7 +917,7 @@ static bool cond_or(struct cond *c)
 	while (!c->stop) {
 		struct token *t = cond_next(c);
 
-		if (!tok_is_op(t, "||")) {
+		if (!lex_tok_is_op(t, "||")) {
 			push_back(c->pp, t);
 			break;
 		}
@@ -951,7 +951,7 @@ static void open_cond(struct pp *pp, const struct token *open)
 	if (!c.stop) {
 		struct token *t = cond_next(&c);
 
-		if (tok_is_op(t, "%?")) {
+		if (lex_tok_is_op(t, "%?")) {
 			cond_push(pp, open, v && !c.failed ? PP_KEEP_THEN : PP_SKIP_THEN,
 				  false);
 			return;
@@ -982,12 +982,12 @@ static struct token *skip_branch(struct pp *pp)
 		}
 		if (t->type == TOK_EOF)
 			return t;
-		if (tok_is_op(t, "%("))
+		if (lex_tok_is_op(t, "%("))
 			depth++;
-		else if (depth && tok_is_op(t, "%)"))
+		else if (depth && lex_tok_is_op(t, "%)"))
 			depth--;
-		else if (!depth && (tok_is_op(t, "%?") || tok_is_op(t, "%:") ||
-				    tok_is_op(t, "%)")))
+		else if (!depth && (lex_tok_is_op(t, "%?") || lex_tok_is_op(t, "%:") ||
+				    lex_tok_is_op(t, "%)")))
 			return t;
 	}
 }
@@ -1004,10 +1004,10 @@ static void marker(struct pp *pp, struct token *t)
 
 	if (!c) {
 		stray_marker(t);
-	} else if (tok_is_op(t, "%)")) {
+	} else if (lex_tok_is_op(t, "%)")) {
 		pp->conds.len--;
 		pp->doc = NULL;
-	} else if (tok_is_op(t, "%?")) {
+	} else if (lex_tok_is_op(t, "%?")) {
 		if (c->bad_cond && c->branch == PP_SKIP_THEN) {
 			c->bad_cond = false;
 			return;
@@ -1039,10 +1039,10 @@ static struct token *at_eof(struct pp *pp, struct token *t)
 
 static bool is_marker(const struct token *t)
 {
-	return tok_is_op(t, "%?") || tok_is_op(t, "%:") || tok_is_op(t, "%)");
+	return lex_tok_is_op(t, "%?") || lex_tok_is_op(t, "%:") || lex_tok_is_op(t, "%)");
 }
 
-struct token *pp_next(struct pp *pp)
+struct token *preproc_next(struct pp *pp)
 {
 	for (;;) {
 		struct pp_cond *c = cond_top(pp);
@@ -1061,7 +1061,7 @@ struct token *pp_next(struct pp *pp)
 			marker(pp, t);
 			continue;
 		}
-		if (tok_is_op(t, "%(")) {
+		if (lex_tok_is_op(t, "%(")) {
 			pp->doc = t->doc;
 			open_cond(pp, t);
 			continue;
@@ -1073,7 +1073,7 @@ struct token *pp_next(struct pp *pp)
 	}
 }
 
-struct pp *pp_open(struct session *s, const struct source *src)
+struct pp *preproc_open(struct session *s, const struct source *src)
 {
 	struct pp *pp = ARENA_NEW(struct pp);
 
@@ -1085,17 +1085,17 @@ struct pp *pp_open(struct session *s, const struct source *src)
 }
 
 /* A tapset .stpm file: its @defines become visible to every file. */
-void pp_load_library(struct session *s, const struct source *stpm)
+void preproc_load_library(struct session *s, const struct source *stpm)
 {
-	struct pp *pp = pp_open(s, stpm);
+	struct pp *pp = preproc_open(s, stpm);
 	struct pp_shared *sh = shared(s);
 	int errors = diag_error_count(), i;
 	struct token *t;
 
-	for (t = pp_next(pp); t->type != TOK_EOF; t = pp_next(pp))
+	for (t = preproc_next(pp); t->type != TOK_EOF; t = preproc_next(pp))
 		if (diag_error_count() == errors)
 			diag_error(t->loc, "a macro library may only contain @define and conditionals, saw %s",
-				   tok_describe(t));
+				   lex_tok_describe(t));
 	if (diag_error_count() > errors)
 		return;
 	for (i = 0; i < pp->macros.len; i++) {

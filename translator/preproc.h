@@ -12,8 +12,8 @@
 
 struct pp;
 
-struct pp *pp_open(struct session *s, const struct source *src);
-struct token *pp_next(struct pp *pp);
-void pp_load_library(struct session *s, const struct source *stpm);
+struct pp *preproc_open(struct session *s, const struct source *src);
+struct token *preproc_next(struct pp *pp);
+void preproc_load_library(struct session *s, const struct source *stpm);
 
 #endif

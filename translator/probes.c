@@ -236,8 +236,8 @@ static struct derived_probe *make_probe(struct expand *x, struct vec *comps, enu
 	dp->orig = x->orig;
 	for (int i = 0; i < x->aliases.len; i++)
 		vec_push(&dp->aliases, VEC_AT(&x->aliases, i));
-	dp->body = resolve_copy_stmt(x->body);
-	dp->cond = resolve_copy_expr(x->cond);
+	dp->body = sema_resolve_copy_stmt(x->body);
+	dp->cond = sema_resolve_copy_expr(x->cond);
 	vec_push(&x->sm->prog->probes, dp);
 	return dp;
 }

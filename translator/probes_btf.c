@@ -60,7 +60,7 @@ static bool btf_load(void)
 	if (btf.tried)
 		return btf.types != NULL;
 	btf.tried = true;
-	btf.data = arena_read_file(sys_path("/sys/kernel/btf/vmlinux"), &len);
+	btf.data = arena_read_file(sysroot_path("/sys/kernel/btf/vmlinux"), &len);
 	if (!btf.data || len < sizeof(h))
 		return false;
 	memcpy(&h, btf.data, sizeof(h));

@@ -175,7 +175,7 @@ static void symset_add(struct symset *ss, const char *name)
 
 static void load_kallsyms(struct symset *ss)
 {
-	FILE *f = fopen(sys_path("/proc/kallsyms"), "r");
+	FILE *f = fopen(sysroot_path("/proc/kallsyms"), "r");
 	char line[512], type, name[256];
 
 	if (!f)
@@ -279,7 +279,7 @@ static struct hmap *traceable_functions(void)
 	if (tried)
 		return ok ? &set : NULL;
 	tried = true;
-	f = fopen(sys_path("/sys/kernel/tracing/available_filter_functions"), "r");
+	f = fopen(sysroot_path("/sys/kernel/tracing/available_filter_functions"), "r");
 	if (!f)
 		return NULL;
 	while (fgets(line, sizeof(line), f))
@@ -293,7 +293,7 @@ static struct hmap *traceable_functions(void)
 /* The functions of MODULE, from /proc/kallsyms ("addr t name [module]"). */
 static void module_functions(const char *module, struct symset *ss)
 {
-	FILE *f = fopen(sys_path("/proc/kallsyms"), "r");
+	FILE *f = fopen(sysroot_path("/proc/kallsyms"), "r");
 	char line[512], type, name[256], mod[128];
 
 	if (!f)

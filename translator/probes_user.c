@@ -402,8 +402,8 @@ struct derived_probe *probes_user_clone(struct sema *sm, struct derived_probe *t
 
 	*dp = *t;
 	dp->id = sm->next_probe_id++;
-	dp->body = resolve_copy_stmt(t->body);
-	dp->cond = resolve_copy_expr(t->cond);
+	dp->body = sema_resolve_copy_stmt(t->body);
+	dp->cond = sema_resolve_copy_expr(t->cond);
 	vec_push(&sm->prog->probes, dp);
 	return dp;
 }

@@ -12,7 +12,7 @@
 /* Modules load where the kernel lists them; a kernel without CONFIG_MODULES has no /proc/modules. */
 static const char *kernel_unavailable(const struct session *s)
 {
-	if (sys_root() || strcmp(s->kernel_release, sys_kernel_release()) != 0)
+	if (sysroot_dir() || strcmp(s->kernel_release, sysroot_kernel_release()) != 0)
 		return NULL;	/* built for another kernel (-r, a sysroot): run there */
 	if (access("/proc/modules", F_OK) != 0)
 		return "this kernel cannot load modules (it has no /proc/modules)";

@@ -262,12 +262,12 @@ static void resolve_all(struct sema *sm)
 	for (;;) {
 		if (probes < sm->prog->probes.len) {
 			sema_entry_rewrite(sm, VEC_AT(&sm->prog->probes, probes));
-			resolve_probe(sm, VEC_AT(&sm->prog->probes, probes++));
+			sema_resolve_probe(sm, VEC_AT(&sm->prog->probes, probes++));
 		} else if (funcs < sm->pending.len) {
 			struct func *f = VEC_AT(&sm->pending, funcs++);
 
 			vec_push(&sm->all_funcs, f);
-			resolve_func(sm, f);
+			sema_resolve_func(sm, f);
 		} else {
 			break;
 		}
@@ -301,13 +301,13 @@ struct program *sema_elaborate(struct session *s, struct stapfile *script)
 	verbose_report(sm);
 	if (diag_error_count() > errors)
 		return NULL;
-	use_elide_and_collect(sm);
+	sema_use_elide_and_collect(sm);
 	if (diag_error_count() > errors)
 		return NULL;
-	types_infer(sm);
+	sema_types_infer(sm);
 	if (diag_error_count() > errors)
 		return NULL;
-	use_finish(sm);
+	sema_use_finish(sm);
 	return sm->prog;
 }
 

@@ -501,7 +501,7 @@ static void companion_function(struct ew *w, struct srcloc loc)
 	c->aliases = (struct vec){ 0 };
 	c->locals = (struct vec){ 0 };
 	c->body = w->saves;
-	c->cond = resolve_copy_expr(dp->cond);
+	c->cond = sema_resolve_copy_expr(dp->cond);
 	vec_push(&w->sm->prog->probes, c);
 }
 

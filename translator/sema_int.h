@@ -113,21 +113,21 @@ struct vec sema_library_alias_names(struct sema *sm);
 int sema_library_files(struct sema *sm);
 
 /* sema_resolve.c */
-struct stmt *resolve_copy_stmt(const struct stmt *s);
-struct expr *resolve_copy_expr(const struct expr *e);
-void resolve_probe(struct sema *sm, struct derived_probe *dp);
-void resolve_func(struct sema *sm, struct func *f);
+struct stmt *sema_resolve_copy_stmt(const struct stmt *s);
+struct expr *sema_resolve_copy_expr(const struct expr *e);
+void sema_resolve_probe(struct sema *sm, struct derived_probe *dp);
+void sema_resolve_func(struct sema *sm, struct func *f);
 
 /* sema_entry.c: @entry in return probes, saved by a companion at the entry */
 void sema_entry_rewrite(struct sema *sm, struct derived_probe *dp);
 
 /* sema_use.c */
 bool sema_expr_has_side_effects(struct sema *sm, struct expr *e);
-void use_elide_and_collect(struct sema *sm);
-void use_finish(struct sema *sm);
+void sema_use_elide_and_collect(struct sema *sm);
+void sema_use_finish(struct sema *sm);
 
 /* sema_types.c */
-void types_infer(struct sema *sm);
+void sema_types_infer(struct sema *sm);
 const char *sema_type_text(enum type t);	/* "a long", "a string", "statistics" */
 
 #endif

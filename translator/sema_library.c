@@ -263,7 +263,7 @@ static void add_file(struct sema *sm, const char *path)
 	struct libfile *lf = ARENA_NEW(struct libfile);
 
 	path = display_path(path);
-	lf->src = source_read_file(path, true);
+	lf->src = lex_source_read_file(path, true);
 	if (!lf->src)
 		return;
 	lf->path = path;

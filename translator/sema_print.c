@@ -25,7 +25,7 @@
 
 static const char *tname(enum type t)
 {
-	return type_name(t);
+	return ast_type_name(t);
 }
 
 static void print_var(FILE *out, const struct vardecl *d)

@@ -25,7 +25,7 @@ static struct vec copy_exprs(const struct vec *v)
 	struct vec c = { 0 };
 
 	for (int i = 0; i < v->len; i++)
-		vec_push(&c, resolve_copy_expr(VEC_AT(v, i)));
+		vec_push(&c, sema_resolve_copy_expr(VEC_AT(v, i)));
 	return c;
 }
 
@@ -37,13 +37,13 @@ static struct vec copy_comps(const struct vec *v)
 		struct target_comp *tc = ARENA_NEW(struct target_comp);
 
 		*tc = *(struct target_comp *)VEC_AT(v, i);
-		tc->index_expr = resolve_copy_expr(tc->index_expr);
+		tc->index_expr = sema_resolve_copy_expr(tc->index_expr);
 		vec_push(&c, tc);
 	}
 	return c;
 }
 
-struct expr *resolve_copy_expr(const struct expr *e)
+struct expr *sema_resolve_copy_expr(const struct expr *e)
 {
 	struct expr *c;
 
@@ -51,9 +51,9 @@ struct expr *resolve_copy_expr(const struct expr *e)
 		return NULL;
 	c = ARENA_NEW(struct expr);
 	*c = *e;
-	c->left = resolve_copy_expr(e->left);
-	c->right = resolve_copy_expr(e->right);
-	c->cond = resolve_copy_expr(e->cond);
+	c->left = sema_resolve_copy_expr(e->left);
+	c->right = sema_resolve_copy_expr(e->right);
+	c->cond = sema_resolve_copy_expr(e->cond);
 	c->args = copy_exprs(&e->args);
 	c->comps = copy_comps(&e->comps);
 	c->decl = NULL;
@@ -62,7 +62,7 @@ struct expr *resolve_copy_expr(const struct expr *e)
 	return c;
 }
 
-struct stmt *resolve_copy_stmt(const struct stmt *s)
+struct stmt *sema_resolve_copy_stmt(const struct stmt *s)
 {
 	struct stmt *c;
 
@@ -72,17 +72,17 @@ struct stmt *resolve_copy_stmt(const struct stmt *s)
 	*c = *s;
 	c->body = (struct vec){ 0 };
 	for (int i = 0; i < s->body.len; i++)
-		vec_push(&c->body, resolve_copy_stmt(VEC_AT(&s->body, i)));
-	c->expr = resolve_copy_expr(s->expr);
-	c->then = resolve_copy_stmt(s->then);
-	c->otherwise = resolve_copy_stmt(s->otherwise);
-	c->init = resolve_copy_expr(s->init);
-	c->incr = resolve_copy_expr(s->incr);
+		vec_push(&c->body, sema_resolve_copy_stmt(VEC_AT(&s->body, i)));
+	c->expr = sema_resolve_copy_expr(s->expr);
+	c->then = sema_resolve_copy_stmt(s->then);
+	c->otherwise = sema_resolve_copy_stmt(s->otherwise);
+	c->init = sema_resolve_copy_expr(s->init);
+	c->incr = sema_resolve_copy_expr(s->incr);
 	c->keys = copy_exprs(&s->keys);
-	c->value = resolve_copy_expr(s->value);
-	c->array = resolve_copy_expr(s->array);
-	c->limit = resolve_copy_expr(s->limit);
-	c->catch_var = resolve_copy_expr(s->catch_var);
+	c->value = sema_resolve_copy_expr(s->value);
+	c->array = sema_resolve_copy_expr(s->array);
+	c->limit = sema_resolve_copy_expr(s->limit);
+	c->catch_var = sema_resolve_copy_expr(s->catch_var);
 	return c;
 }
 
@@ -1055,7 +1055,7 @@ static void rs(struct scope *sc, struct stmt **sp)
 
 /* ---- entry points ---- */
 
-void resolve_probe(struct sema *sm, struct derived_probe *dp)
+void sema_resolve_probe(struct sema *sm, struct derived_probe *dp)
 {
 	struct scope sc = { .sm = sm, .locals = &dp->locals, .dp = dp };
 
@@ -1068,7 +1068,7 @@ void resolve_probe(struct sema *sm, struct derived_probe *dp)
 	}
 }
 
-void resolve_func(struct sema *sm, struct func *f)
+void sema_resolve_func(struct sema *sm, struct func *f)
 {
 	struct scope sc = { .sm = sm, .locals = &f->locals, .func = f };
 

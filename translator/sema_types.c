@@ -733,7 +733,7 @@ static void init_returns(struct tc *tc)
 	}
 }
 
-void types_infer(struct sema *sm)
+void sema_types_infer(struct sema *sm)
 {
 	struct tc tc = { .sm = sm };
 	int errors;

@@ -562,7 +562,7 @@ static void collect_globals(struct use *u)
 }
 
 /* Count, prune and repeat until stable; then decide what the program keeps. */
-void use_elide_and_collect(struct sema *sm)
+void sema_use_elide_and_collect(struct sema *sm)
 {
 	struct use *u = ARENA_NEW(struct use);
 	struct program *prog = sm->prog;
@@ -594,7 +594,7 @@ void use_elide_and_collect(struct sema *sm)
 }
 
 /* After types: number the probes and list what stap would print at exit. */
-void use_finish(struct sema *sm)
+void sema_use_finish(struct sema *sm)
 {
 	struct program *prog = sm->prog;
 

@@ -18,16 +18,16 @@
 #include "arena.h"
 #include "sysroot.h"
 
-const char *sys_root(void)
+const char *sysroot_dir(void)
 {
 	const char *root = getenv("PMSTAP_SYSROOT");
 
 	return root && *root && strcmp(root, "/") != 0 ? root : NULL;
 }
 
-const char *sys_path(const char *path)
+const char *sysroot_path(const char *path)
 {
-	const char *root = sys_root();
+	const char *root = sysroot_dir();
 
 	return root ? arena_printf("%s%s", root, path) : path;
 }
@@ -35,7 +35,7 @@ const char *sys_path(const char *path)
 /* The first line of the sysroot's FILE into BUF; false when unreadable. */
 static int read_line(const char *file, char *buf, size_t size)
 {
-	FILE *f = fopen(sys_path(file), "r");
+	FILE *f = fopen(sysroot_path(file), "r");
 	int ok = f && fgets(buf, (int)size, f);
 
 	if (f)
@@ -54,28 +54,28 @@ static const char *from_sysroot(const char *file, char *buf, size_t size)
 	if (read_line(file, buf, size))
 		return buf;
 	fprintf(stderr, "pmstap: error: cannot read %s%s: PMSTAP_SYSROOT is not a kernel snapshot\n",
-		sys_root(), file);
+		sysroot_dir(), file);
 	exit(1);
 }
 
-const char *sys_kernel_release(void)
+const char *sysroot_kernel_release(void)
 {
 	static struct utsname u;
 	static char buf[sizeof(u.release)];
 
-	if (sys_root())
+	if (sysroot_dir())
 		return buf[0] ? buf : from_sysroot("/proc/sys/kernel/osrelease", buf, sizeof(buf));
 	if (!u.release[0])
 		uname(&u);
 	return u.release;
 }
 
-const char *sys_kernel_version(void)
+const char *sysroot_kernel_version(void)
 {
 	static struct utsname u;
 	static char buf[sizeof(u.version)];
 
-	if (sys_root())
+	if (sysroot_dir())
 		return buf[0] ? buf : from_sysroot("/proc/sys/kernel/version", buf, sizeof(buf));
 	if (!u.version[0])
 		uname(&u);
@@ -89,11 +89,11 @@ const char *sys_kernel_version(void)
  * the exact vmlinux, so the BTF too, where the release and build strings
  * of a rebuilt kernel may stay the same.
  */
-const char *sys_kernel_build_id(void)
+const char *sysroot_kernel_build_id(void)
 {
 	size_t len = 0;
 	const unsigned char *p = (const unsigned char *)arena_read_file(
-		sys_path("/sys/kernel/notes"), &len);
+		sysroot_path("/sys/kernel/notes"), &len);
 	const unsigned char *end = p + len;
 
 	while (p && end - p >= 12) {

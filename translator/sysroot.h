@@ -8,16 +8,16 @@
 #define PMSTAP_SYSROOT_H
 
 /* PATH ("/sys/kernel/btf/vmlinux") under the sysroot: PATH itself without one. */
-const char *sys_path(const char *path);
+const char *sysroot_path(const char *path);
 
 /* The sysroot's directory, or NULL when the running system is read. */
-const char *sys_root(void);
+const char *sysroot_dir(void);
 
 /* The kernel's release (uname -r) and build (uname -v): the sysroot's or this one's. */
-const char *sys_kernel_release(void);
-const char *sys_kernel_version(void);
+const char *sysroot_kernel_release(void);
+const char *sysroot_kernel_version(void);
 
 /* The kernel's build-id in hex (its /sys/kernel/notes), or "none". */
-const char *sys_kernel_build_id(void);
+const char *sysroot_kernel_build_id(void);
 
 #endif

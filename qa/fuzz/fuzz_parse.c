@@ -40,7 +40,7 @@ static void fuzz_one(const char *text, size_t len, int nargs, bool tapset)
 	if (tapset) {
 		struct source lib = { "fuzz.stpm", text, len, true };
 
-		pp_load_library(&s, &lib);
+		preproc_load_library(&s, &lib);
 	}
 	parse_file(&s, &src);
 	diag_reset();

@@ -98,7 +98,7 @@ static const struct program *elab(const char *text)
 	const struct program *prog;
 
 	quiet_diags();
-	file = parse_file(&sess, source_from_string("t.stp", text));
+	file = parse_file(&sess, lex_source_from_string("t.stp", text));
 	prog = file ? sema_elaborate(&sess, file) : NULL;
 	loud_diags();
 	if (!prog) {

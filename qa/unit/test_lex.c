@@ -56,7 +56,7 @@ static void set_args(int n, const char **args)
 
 static struct source *src(const char *text)
 {
-	return source_from_string("t.stp", text);
+	return lex_source_from_string("t.stp", text);
 }
 
 /* The tokens' spellings joined by spaces: strings in quotes. */
@@ -84,7 +84,7 @@ static struct token *lex_it(void *lx)
 
 static struct token *pp_it(void *pp)
 {
-	return pp_next(pp);
+	return preproc_next(pp);
 }
 
 static const char *lexed(const char *text)
@@ -94,7 +94,7 @@ static const char *lexed(const char *text)
 
 static const char *pped(const char *text)
 {
-	return spell(pp_it, pp_open(&sess, src(text)));
+	return spell(pp_it, preproc_open(&sess, src(text)));
 }
 
 static struct token *first(const char *text)
@@ -136,7 +136,7 @@ static void test_keywords(void)
 	lx = lex_open(&sess, src(kw));
 	while ((t = lex_next(lx))->type != TOK_EOF) {
 		CU_ASSERT_EQUAL(t->type, TOK_KEYWORD);
-		CU_ASSERT(tok_is_keyword(t, t->text));
+		CU_ASSERT(lex_tok_is_keyword(t, t->text));
 		n++;
 	}
 	CU_ASSERT_EQUAL(n, 20);
@@ -307,7 +307,7 @@ static void test_operators(void)
 	CU_ASSERT_STRING_EQUAL(lexed("%(%?%:%)"), "%( %? %: %)");
 	CU_ASSERT_STRING_EQUAL(lexed("()[]{},;:?.+-*/%&|^! ~ < > ="),
 			       "( ) [ ] { } , ; : ? . + - * / % & | ^ ! ~ < > =");
-	CU_ASSERT(tok_is_op(first("<<<"), "<<<"));
+	CU_ASSERT(lex_tok_is_op(first("<<<"), "<<<"));
 	CU_ASSERT_STRING_EQUAL(diags(), "");
 }
 
@@ -355,14 +355,14 @@ static void test_locations(void)
 static void test_describe(void)
 {
 	start();
-	CU_ASSERT_STRING_EQUAL(tok_describe(first("foo")), "'foo'");
-	CU_ASSERT_STRING_EQUAL(tok_describe(first("probe")), "'probe'");
-	CU_ASSERT_STRING_EQUAL(tok_describe(first("<<=")), "'<<='");
-	CU_ASSERT_STRING_EQUAL(tok_describe(first("\"hi\"")), "string \"hi\"");
-	CU_ASSERT_STRING_EQUAL(tok_describe(first("%{ x %}")), "embedded code");
-	CU_ASSERT_STRING_EQUAL(tok_describe(first("  ")), "end of input");
-	CU_ASSERT(tok_is(first("12"), TOK_NUMBER, "12"));
-	CU_ASSERT_FALSE(tok_is(first("12"), TOK_IDENT, "12"));
+	CU_ASSERT_STRING_EQUAL(lex_tok_describe(first("foo")), "'foo'");
+	CU_ASSERT_STRING_EQUAL(lex_tok_describe(first("probe")), "'probe'");
+	CU_ASSERT_STRING_EQUAL(lex_tok_describe(first("<<=")), "'<<='");
+	CU_ASSERT_STRING_EQUAL(lex_tok_describe(first("\"hi\"")), "string \"hi\"");
+	CU_ASSERT_STRING_EQUAL(lex_tok_describe(first("%{ x %}")), "embedded code");
+	CU_ASSERT_STRING_EQUAL(lex_tok_describe(first("  ")), "end of input");
+	CU_ASSERT(lex_tok_is(first("12"), TOK_NUMBER, "12"));
+	CU_ASSERT_FALSE(lex_tok_is(first("12"), TOK_IDENT, "12"));
 }
 
 static void test_source_files(void)
@@ -376,17 +376,17 @@ static void test_source_files(void)
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL(write(fd, "probe begin {}\n", 15), 15);
 	close(fd);
-	s = source_read_file(path, true);
+	s = lex_source_read_file(path, true);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 	CU_ASSERT_STRING_EQUAL(s->text, "probe begin {}\n");
 	CU_ASSERT_EQUAL(s->len, 15);
 	CU_ASSERT_TRUE(s->is_tapset);
 	CU_ASSERT_STRING_EQUAL(s->name, path);
 	unlink(path);
-	CU_ASSERT_PTR_NULL(source_read_file("/nonexistent/x.stp", false));
+	CU_ASSERT_PTR_NULL(lex_source_read_file("/nonexistent/x.stp", false));
 	CU_ASSERT_STRING_EQUAL(diags(),
 		"pmstap: error: cannot read '/nonexistent/x.stp': No such file or directory\n");
-	CU_ASSERT_PTR_NULL(source_read_file("/tmp", false));
+	CU_ASSERT_PTR_NULL(lex_source_read_file("/tmp", false));
 	CU_ASSERT_STRING_EQUAL(diags(),
 		"pmstap: error: cannot read '/tmp': Is a directory\n");
 }
@@ -412,7 +412,7 @@ static void test_args(void)
 	t = lex_next(lx);
 	CU_ASSERT(t->loc.line == 2 && t->loc.col == 6 && t->value == 1);
 	t = lex_next(lx);
-	CU_ASSERT(tok_is_op(t, "+") && t->loc.line == 2 && t->loc.col == 6);
+	CU_ASSERT(lex_tok_is_op(t, "+") && t->loc.line == 2 && t->loc.col == 6);
 	t = lex_next(lx);
 	CU_ASSERT(t->loc.line == 2 && t->loc.col == 6 && t->value == 2);
 	CU_ASSERT_EQUAL(lex_next(lx)->type, TOK_EOF);
@@ -680,12 +680,12 @@ static void test_cond_doc_carried(void)
 	struct token *t;
 
 	start();
-	pp = pp_open(&sess, src("/** the doc */\n%( 1 == 0 %? global a %: global b %)"));
-	t = pp_next(pp);
+	pp = preproc_open(&sess, src("/** the doc */\n%( 1 == 0 %? global a %: global b %)"));
+	t = preproc_next(pp);
 	CU_ASSERT_STRING_EQUAL(t->text, "global");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(t->doc);
 	CU_ASSERT_STRING_EQUAL(t->doc, " the doc ");
-	CU_ASSERT_STRING_EQUAL(pp_next(pp)->text, "b");
+	CU_ASSERT_STRING_EQUAL(preproc_next(pp)->text, "b");
 }
 
 /* ---- macros ---- */
@@ -700,15 +700,15 @@ static void test_macro_simple(void)
 	CU_ASSERT_STRING_EQUAL(pped("@define E %( %) a @E b"), "a b");
 	CU_ASSERT_STRING_EQUAL(pped("x = @cast(p, \"task_struct\") @count"),
 			       "x = @cast ( p , \"task_struct\" ) @count");
-	pp = pp_open(&sess, src("@define N %( 4 2 %)\n  @N"));
-	t = pp_next(pp);
+	pp = preproc_open(&sess, src("@define N %( 4 2 %)\n  @N"));
+	t = preproc_next(pp);
 	CU_ASSERT(t->type == TOK_NUMBER && t->value == 4 && t->loc.line == 1);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(t->expanded_from);
 	CU_ASSERT_STRING_EQUAL(t->expanded_from->text, "@N");
 	CU_ASSERT(t->expanded_from->loc.line == 2 && t->expanded_from->loc.col == 3);
 	CU_ASSERT_TRUE(t->space_before);
-	CU_ASSERT_PTR_NULL(pp_next(pp)->doc);
-	CU_ASSERT_EQUAL(pp_next(pp)->type, TOK_EOF);
+	CU_ASSERT_PTR_NULL(preproc_next(pp)->doc);
+	CU_ASSERT_EQUAL(preproc_next(pp)->type, TOK_EOF);
 	CU_ASSERT_STRING_EQUAL(diags(), "");
 }
 
@@ -840,12 +840,12 @@ static void test_macro_scope_and_library(void)
 	struct source *lib;
 
 	start();
-	lib = source_from_string("lib.stpm",
+	lib = lex_source_from_string("lib.stpm",
 		"/* tapset macros */\n@define TWO %( 2 %)\n"
 		"%( arch == \"x86_64\" %? @define W %( 64 %) %: @define W %( 32 %) %)\n"
 		"@define DBL(x) %( (@x * @TWO) %)\n");
 	lib->is_tapset = true;
-	pp_load_library(&sess, lib);
+	preproc_load_library(&sess, lib);
 	CU_ASSERT_STRING_EQUAL(diags(), "");
 	CU_ASSERT_STRING_EQUAL(pped("@TWO @W @DBL(3)"), "2 64 ( 3 * 2 )");
 	/* a script's macro does not change what a tapset macro means inside */
@@ -854,7 +854,7 @@ static void test_macro_scope_and_library(void)
 	CU_ASSERT_STRING_EQUAL(pped("@define mine %( 1 %) @mine"), "1");
 	CU_ASSERT_STRING_EQUAL(pped("@mine"), "@mine");
 	CU_ASSERT_STRING_EQUAL(diags(), "");
-	pp_load_library(&sess, source_from_string("dup.stpm", "@define TWO %( 3 %)"));
+	preproc_load_library(&sess, lex_source_from_string("dup.stpm", "@define TWO %( 3 %)"));
 	CU_ASSERT_STRING_EQUAL(diags(),
 		"dup.stpm:1:9: error: macro '@TWO' is already defined by another tapset\n"
 		"@define TWO %( 3 %)\n"
@@ -862,7 +862,8 @@ static void test_macro_scope_and_library(void)
 		"lib.stpm:2:9: note: macro '@TWO' was first defined here\n"
 		"@define TWO %( 2 %)\n"
 		"        ^\n");
-	pp_load_library(&sess, source_from_string("bad.stpm", "@define X %( 1 %) probe begin {}"));
+	preproc_load_library(&sess, lex_source_from_string("bad.stpm",
+		"@define X %( 1 %) probe begin {}"));
 	CU_ASSERT_STRING_EQUAL(diags(),
 		"bad.stpm:1:19: error: a macro library may only contain @define and conditionals, saw 'probe'\n"
 		"@define X %( 1 %) probe begin {}\n"
@@ -877,7 +878,7 @@ static void test_macro_too_large(void)
 	long n = 0;
 
 	start();
-	pp = pp_open(&sess, src("@define a %( 1 1 1 1 1 1 1 1 1 1 %)\n"
+	pp = preproc_open(&sess, src("@define a %( 1 1 1 1 1 1 1 1 1 1 %)\n"
 				    "@define b %( @a @a @a @a @a @a @a @a @a @a %)\n"
 				    "@define c %( @b @b @b @b @b @b @b @b @b @b %)\n"
 				    "@define d %( @c @c @c @c @c @c @c @c @c @c %)\n"
@@ -885,11 +886,11 @@ static void test_macro_too_large(void)
 				    "@define f %( @e @e @e @e @e @e @e @e @e @e %)\n"
 				    "@define g %( @f @f @f @f @f @f @f @f @f @f %)\n"
 				    "@g x @g y"));
-	while ((t = pp_next(pp))->type == TOK_NUMBER)
+	while ((t = preproc_next(pp))->type == TOK_NUMBER)
 		n++;
 	CU_ASSERT(n > 500000 && n <= 1000000);	/* @a @b ... count too */
 	CU_ASSERT_STRING_EQUAL(t->text, "x");
-	CU_ASSERT_STRING_EQUAL(pp_next(pp)->text, "y");	/* nothing more expands */
+	CU_ASSERT_STRING_EQUAL(preproc_next(pp)->text, "y");	/* nothing more expands */
 	CU_ASSERT_STRING_EQUAL(diags(),
 		"t.stp:8:1: error: macro expansion is too large (more than 1000000 tokens in one file)\n"
 		"@g x @g y\n"
@@ -910,7 +911,7 @@ static const struct unit_case lex_cases[] = {
 	{ "operators", test_operators },
 	{ "unexpected character", test_unexpected_character },
 	{ "locations", test_locations },
-	{ "tok_describe", test_describe },
+	{ "lex_tok_describe", test_describe },
 	{ "source files", test_source_files },
 	{ "script arguments", test_args },
 	{ "argument count and quoting", test_arg_count_and_quoting },

@@ -88,7 +88,7 @@ static void cleanup_session(void)
 /* Parse and elaborate TEXT as script "t.stp"; diagnostics land in diag_text. */
 static struct program *elab(const char *text)
 {
-	struct source *src = source_from_string("t.stp", text);
+	struct source *src = lex_source_from_string("t.stp", text);
 	struct stapfile *file;
 	struct program *prog;
 
@@ -559,7 +559,7 @@ static void test_unused_warnings(void)
 
 static void test_warnings_suppressed(void)
 {
-	struct source *src = source_from_string("t.stp", "global g\nprobe begin { x = 1 }");
+	struct source *src = lex_source_from_string("t.stp", "global g\nprobe begin { x = 1 }");
 	struct stapfile *file;
 
 	free(diag_text);
@@ -672,7 +672,7 @@ static void test_library_scan_complete(void)
 		size_t len = strlen(list[i]->d_name);
 
 		if (len > 4 && !strcmp(list[i]->d_name + len - 4, ".stp")) {
-			struct source *src = source_read_file(arena_printf("tapset/%s", list[i]->d_name), true);
+			struct source *src = lex_source_read_file(arena_printf("tapset/%s", list[i]->d_name), true);
 
 			if (src) {
 				scan_compare(&sm, parse_file(&s2, src), &aliases);
