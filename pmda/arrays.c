@@ -1,47 +1,13 @@
 /*
- * arrays.c - reading whole maps with batch lookups, and culling the
- * instances of array keys (and histogram buckets) that went away.  See
- * arrays.h.
+ * arrays.c - culling the instances of array keys (and histogram
+ * buckets) that went away.  See arrays.h.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <bpf/bpf.h>
-
 #include "pmdastap.h"
 #include "arrays.h"
-
-/* ---- batch reads ---- */
-
-int stap_batch_read(int fd, size_t ksize, size_t vsize, uint32_t max, char **keys, char **vals)
-{
-	uint64_t in_token = 0, out_token = 0;	/* a hash map's batch token is a bucket number */
-	void *in = NULL;
-	uint32_t n = 0;
-	char *k = malloc((size_t)(max + 1) * ksize);
-	char *v = malloc((size_t)(max + 1) * vsize);
-
-	*keys = k;
-	*vals = v;
-	if (!k || !v)
-		return 0;
-	while (n < max + 1) {
-		uint32_t count = max + 1 - n;
-		int err = bpf_map_lookup_batch(fd, in, &out_token, k + (size_t)n * ksize,
-					       v + (size_t)n * vsize, &count, NULL);
-
-		n += err && errno != ENOENT ? 0 : count;
-		if (err && errno == ENOENT)
-			break;	/* the end of the map */
-		if (err)
-			return n == 0 && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP) ?
-				       -1 : (int)n;
-		in_token = out_token;
-		in = &in_token;
-	}
-	return (int)n;
-}
 
 /* ---- culling instances ---- */
 

@@ -1,6 +1,6 @@
 /*
- * arrays.h - what fetch.c takes from arrays.c: reading a whole map in
- * batches, and culling the instances of keys that went away.
+ * arrays.h - what fetch.c takes from arrays.c: culling the instances of
+ * keys that went away.
  */
 #ifndef STAP_ARRAYS_H
 #define STAP_ARRAYS_H
@@ -9,14 +9,6 @@
 #include <stdint.h>
 
 #include <pcp/pmapi.h>
-
-/*
- * Every element of the hash map FD (at most MAX) into *KEYS (KSIZE bytes
- * each) and *VALS (VSIZE bytes each: all CPUs' for a per-CPU map), both
- * malloc'd; the count, or -1 when the kernel has no batch lookup for it
- * (the caller walks the map key by key instead).
- */
-int stap_batch_read(int fd, size_t ksize, size_t vsize, uint32_t max, char **keys, char **vals);
 
 /*
  * The instances of an array's keys: those of keys gone from the map are

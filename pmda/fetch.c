@@ -4,15 +4,15 @@
  *
  * A fetch (or an instance-domain request) starts a new generation; the
  * first metric of a global asks for the global's snapshot and later ones
- * in the same generation reuse it.  Maps are read with batch lookups
- * (bpf_map_get_next_key/lookup where the kernel has none); each key
- * becomes an instance ("k1::k2" for several keys, spaces as '_') whose
- * pmdaCache private pointer is its element in the snapshot.
+ * in the same generation reuse it.  The script's data is read through
+ * libstaprt's data interface (runtime/user/data.h), which knows where the
+ * script's runtime keeps it: nothing here does.  Each key becomes an
+ * instance ("k1::k2" for several keys, spaces as '_') whose pmdaCache
+ * private pointer is its element in the snapshot.
  *
- * Slotted arrays (of longs and strings: runtime/bpf/stp_slots.bpf.h) are
- * read in place: their values map is mmapped, the keys and their slots
- * are read again only when the array's generation moved (a key came or
- * went), and otherwise a fetch is one load per element.
+ * Arrays whose values stay in place (slotted arrays of longs and strings)
+ * have their keys and slots read again only when the array's generation
+ * moved (a key came or went); otherwise a fetch is one load per element.
  *
  * A fetch of an array's metric does not go through pmdaFetch's callback,
  * one instance at a time: stap_fetch_values builds its whole value set
@@ -38,15 +38,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
-#include <sys/mman.h>
-
 #include "pmdastap.h"
 #include "arrays.h"
 #include "result.h"
-#include "../runtime/user/script.h"
+#include "../runtime/user/data.h"
 #include "../runtime/user/stats.h"
 
 struct stap_elem {
@@ -71,10 +66,7 @@ struct stap_gsnap {
 	struct stap_prune prune;	/* the key indom's */
 	struct stap_prune hprune;	/* the hist indom's */
 
-	/* slotted arrays: vals holds each element's uint32_t slot */
-	char *vmap;			/* the values map, mmapped read-only */
-	size_t vmap_len;
-	uint32_t stride, nelems;
+	/* values in place: vals holds each element's uint32_t slot */
 	int64_t keys_gen;		/* the generation the keys were read at */
 	bool keyed;			/* keys, slots and instances are those of keys_gen */
 };
@@ -86,115 +78,11 @@ void stap_fetch_begin(void)
 	fetch_gen++;
 }
 
-/* ---- the maps a child sent ---- */
+/* ---- the data a child sent ---- */
 
-static int map_info(int fd, struct bpf_map_info *info)
+static void log_data(void *arg, const char *msg)
 {
-	uint32_t len = sizeof(*info);
-
-	memset(info, 0, sizeof(*info));
-	return bpf_obj_get_info_by_fd(fd, info, &len);
-}
-
-static bool global_map_ok(struct stap_script *sc, int g, int fd)
-{
-	const struct stp_meta_global *gl = &sc->meta->globals[g];
-	struct bpf_map_info info;
-
-	if (map_info(fd, &info) < 0)
-		return false;
-	if (info.key_size == gl->key_size &&
-	    info.value_size == (gl->values_map ? sizeof(uint32_t) : gl->value_size))
-		return true;
-	pmNotifyErr(LOG_ERR, "script %s: map %s of global %s has key/value sizes %u/%u, the "
-		    "metadata says %u/%u: not served", sc->name, gl->map, gl->name, info.key_size,
-		    info.value_size, gl->key_size, gl->value_size);
-	return false;
-}
-
-static bool adopt_special(struct stap_script *sc, const char *name, int fd)
-{
-	struct bpf_map_info info;
-
-	if (!strcmp(name, "stp_globals") && map_info(fd, &info) == 0) {
-		sc->globals_fd = fd;
-		sc->globals_size = info.value_size;
-		free(sc->globals_val);
-		sc->globals_val = calloc(1, sc->globals_size + 1);
-		return true;
-	}
-	if (!strcmp(name, STP_COUNTERS_MAP)) {
-		sc->counters_fd = fd;
-		return true;
-	}
-	if (!strcmp(name, STP_PROBE_STATS_MAP)) {
-		sc->probe_stats_fd = fd;
-		return true;
-	}
-	return false;
-}
-
-/* "prog:INDEX": probe INDEX's program, for its recursion misses. */
-static bool adopt_prog(struct stap_script *sc, const char *name, int fd)
-{
-	char *end;
-	long i;
-
-	if (strncmp(name, "prog:", 5) != 0 || !sc->prog_fds)
-		return false;
-	i = strtol(name + 5, &end, 10);
-	if (*end || i < 0 || i >= sc->meta->nprobes || sc->prog_fds[i] >= 0)
-		return false;
-	sc->prog_fds[i] = fd;
-	return true;
-}
-
-static bool adopt_global(struct stap_script *sc, const char *name, int fd)
-{
-	const struct stp_meta *m = sc->meta;
-
-	for (int g = 0; g < m->nglobals; g++) {
-		const struct stp_meta_global *gl = &m->globals[g];
-
-		if (!gl->exported || !gl->map || strcmp(gl->map, name) != 0 || sc->map_fds[g] >= 0)
-			continue;
-		if (!global_map_ok(sc, g, fd))
-			return false;
-		sc->map_fds[g] = fd;
-		return true;
-	}
-	return false;
-}
-
-/* A slotted array's values map: mmapped, the fd not needed after. */
-static bool adopt_values(struct stap_script *sc, const char *name, int fd)
-{
-	const struct stp_meta *m = sc->meta;
-	long page = sysconf(_SC_PAGESIZE);
-	struct bpf_map_info info;
-
-	for (int g = 0; g < m->nglobals; g++) {
-		const struct stp_meta_global *gl = &m->globals[g];
-		struct stap_gsnap *gs = &sc->snaps[g];
-		void *p;
-
-		if (!gl->exported || !gl->values_map || strcmp(gl->values_map, name) != 0 ||
-		    gs->vmap || map_info(fd, &info) < 0 || info.value_size != gl->value_size)
-			continue;
-		gs->stride = (info.value_size + 7) & ~7u;
-		gs->nelems = info.max_entries;
-		gs->vmap_len = ((size_t)gs->nelems * gs->stride + (size_t)page - 1) &
-			       ~((size_t)page - 1);
-		p = mmap(NULL, gs->vmap_len, PROT_READ, MAP_SHARED, fd, 0);
-		if (p == MAP_FAILED) {
-			pmNotifyErr(LOG_ERR, "script %s: cannot map the values of %s: %s", sc->name,
-				    gl->name, strerror(errno));
-			return false;
-		}
-		gs->vmap = p;
-		return false;	/* the mapping keeps the map: close the fd */
-	}
-	return false;
+	pmNotifyErr(LOG_ERR, "script %s: %s", ((struct stap_script *)arg)->name, msg);
 }
 
 void stap_maps_adopt(struct stap_script *sc)
@@ -202,58 +90,34 @@ void stap_maps_adopt(struct stap_script *sc)
 	const struct stp_meta *m = sc->meta;
 
 	stap_maps_close(sc);
-	sc->map_fds = malloc(((size_t)m->nglobals + 1) * sizeof(int));
+	sc->data = stp_data__new(m, sc->ncpus);
 	sc->snaps = calloc((size_t)m->nglobals + 1, sizeof(*sc->snaps));
 	sc->probe_stats = calloc((size_t)m->nprobes + 1, sizeof(*sc->probe_stats));
 	sc->probe_misses = calloc((size_t)m->nprobes + 1, sizeof(*sc->probe_misses));
-	sc->prog_fds = malloc(((size_t)m->nprobes + 1) * sizeof(int));
-	for (int g = 0; sc->map_fds && g < m->nglobals; g++)
-		sc->map_fds[g] = -1;
-	for (int i = 0; sc->prog_fds && i < m->nprobes; i++)
-		sc->prog_fds[i] = -1;
+	if (sc->data)
+		stp_data__set_log(sc->data, log_data, sc);
 	for (int i = 0; i < sc->npending; i++) {
-		const char *name = sc->pending[i].name;
-		int fd = sc->pending[i].fd;
-
-		if (!sc->map_fds || !sc->snaps ||
-		    !(adopt_special(sc, name, fd) || adopt_prog(sc, name, fd) ||
-		      adopt_global(sc, name, fd) || adopt_values(sc, name, fd)))
-			close(fd);
+		if (!sc->snaps || !stp_data__adopt(sc->data, sc->pending[i].name, sc->pending[i].fd))
+			close(sc->pending[i].fd);
 		free(sc->pending[i].name);
 	}
 	free(sc->pending);
 	sc->pending = NULL;
 	sc->npending = 0;
-}
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
-/* Every fd of *FDS (N of them), then the array. */
-static void close_fds(int **fds, int n)
-{
-	for (int i = 0; *fds && i < n; i++)
-		close_fd(&(*fds)[i]);
-	free(*fds);
-	*fds = NULL;
+	sc->globals_size = stp_data__scalars_size(sc->data);
+	sc->globals_val = sc->globals_size ? calloc(1, sc->globals_size + 1) : NULL;
 }
 
 void stap_maps_close(struct stap_script *sc)
 {
-	close_fds(&sc->map_fds, sc->meta ? sc->meta->nglobals : 0);
-	close_fds(&sc->prog_fds, sc->meta ? sc->meta->nprobes : 0);
+	stp_data__free(sc->data);
+	sc->data = NULL;
 	free(sc->probe_misses);
 	sc->probe_misses = NULL;
 	sc->misses = 0;
-	close_fd(&sc->globals_fd);
-	close_fd(&sc->counters_fd);
-	close_fd(&sc->probe_stats_fd);
 	free(sc->globals_val);
 	sc->globals_val = NULL;
+	sc->globals_size = 0;
 	stap_snaps_free(sc);
 }
 
@@ -284,8 +148,6 @@ static void gsnap_free(struct stap_gsnap *gs)
 	gsnap_clear(gs);
 	stap_prune_free(&gs->prune);
 	stap_prune_free(&gs->hprune);
-	if (gs->vmap)
-		munmap(gs->vmap, gs->vmap_len);
 	memset(gs, 0, sizeof(*gs));
 }
 
@@ -391,11 +253,6 @@ static size_t stride_of(const struct stp_meta_global *g)
 	return ((size_t)g->value_size + 7) & ~(size_t)7;
 }
 
-static size_t value_bytes(const struct stap_script *sc, const struct stp_meta_global *g)
-{
-	return g->percpu ? stride_of(g) * (size_t)sc->ncpus : (size_t)g->value_size;
-}
-
 static void stat_cfg(const struct stp_meta_global *g, struct stp_stat_cfg *cfg)
 {
 	const struct stp_meta_hist *h = &g->hist;
@@ -423,55 +280,16 @@ static void fill_elem(struct stap_script *sc, const struct stp_meta_global *g,
 	}
 }
 
-/* Walk the map key by key into gs->keys / gs->vals; the element count. */
-static int walk_map(struct stap_script *sc, const struct stp_meta_global *g, int fd,
-		    struct stap_gsnap *gs, size_t vsize)
+/* Global G's elements into gs->keys / gs->vals (slots only, for values in place). */
+static int read_elems(struct stap_script *sc, int g, struct stap_gsnap *gs, bool slots)
 {
-	size_t ksize = g->key_size;
-	long tries = 2 * (long)g->max_entries + 128;	/* for a map changing as we read */
-	int n = 0, cap = 0;
-	char *prev = NULL;
+	struct stp_data_elems e;
+	int n = slots ? stp_data__read_slots(sc->data, g, &e) : stp_data__read(sc->data, g, &e);
 
-	while (tries-- > 0) {
-		if (n == cap) {
-			int more = cap ? cap * 2 : 64;
-			char *k = realloc(gs->keys, (size_t)more * ksize);
-			char *v = k ? realloc(gs->vals, (size_t)more * vsize) : NULL;
-
-			if (k)
-				gs->keys = k;
-			if (!k || !v)
-				break;
-			gs->vals = v;
-			cap = more;
-			prev = n ? gs->keys + (size_t)(n - 1) * ksize : NULL;
-		}
-		if (bpf_map_get_next_key(fd, prev, gs->keys + (size_t)n * ksize) < 0)
-			break;
-		memset(gs->vals + (size_t)n * vsize, 0, vsize);
-		if (bpf_map_lookup_elem(fd, gs->keys + (size_t)n * ksize,
-					gs->vals + (size_t)n * vsize) < 0)
-			continue;	/* deleted meanwhile: the next key still follows prev */
-		prev = gs->keys + (size_t)n * ksize;
-		n++;
-	}
+	gs->keys = e.keys;
+	gs->vals = e.vals;
+	gs->vstride = e.vstride;
 	return n;
-}
-
-/* The map into gs->keys / gs->vals (VSIZE bytes a value); the element count. */
-static int read_map(struct stap_script *sc, const struct stp_meta_global *g, int fd,
-		    struct stap_gsnap *gs, size_t vsize)
-{
-	int n = stap_batch_read(fd, g->key_size, vsize, g->max_entries, &gs->keys, &gs->vals);
-
-	gs->vstride = vsize;
-	if (n >= 0)
-		return n;
-	free(gs->keys);
-	free(gs->vals);
-	gs->keys = gs->vals = NULL;
-	gs->vstride = vsize + 1;	/* a string value is NUL-terminated in any case */
-	return walk_map(sc, g, fd, gs, vsize + 1);
 }
 
 static void add_hist_instances(struct stap_gsnap *gs, int i, pmInDom indom, const char *prefix)
@@ -615,13 +433,10 @@ static void index_elems(struct stap_script *sc, int g, struct stap_gsnap *gs)
 
 static void refresh_scalars(struct stap_script *sc)
 {
-	uint32_t key = 0;
-
 	if (sc->globals_gen == fetch_gen || !sc->globals_val)
 		return;
 	sc->globals_gen = fetch_gen;
-	if (bpf_map_lookup_elem(sc->globals_fd, &key, sc->globals_val) < 0)
-		memset(sc->globals_val, 0, sc->globals_size);
+	stp_data__read_scalars(sc->data, sc->globals_val);
 }
 
 static void snap_scalar(struct stap_script *sc, const struct stp_meta_global *g,
@@ -643,11 +458,10 @@ static void snap_scalar(struct stap_script *sc, const struct stp_meta_global *g,
 static void snap_map(struct stap_script *sc, int g, struct stap_gsnap *gs)
 {
 	const struct stp_meta_global *gl = &sc->meta->globals[g];
-	int fd = sc->map_fds[g];
 
 	if (gl->type == STP_TYPE_STATS)
 		stat_cfg(gl, &gs->cfg);
-	gs->n = fd >= 0 ? read_map(sc, gl, fd, gs, value_bytes(sc, gl)) : 0;
+	gs->n = read_elems(sc, g, gs, false);
 	gs->elems = calloc((size_t)gs->n + 1, sizeof(*gs->elems));
 	if (gs->cfg.buckets)
 		gs->hist = calloc((size_t)gs->n * (size_t)gs->cfg.buckets + 1, sizeof(int64_t));
@@ -661,30 +475,11 @@ static void snap_map(struct stap_script *sc, int g, struct stap_gsnap *gs)
 
 /* ---- slotted arrays ---- */
 
-static const char *slot_value(const struct stap_gsnap *gs, uint32_t slot)
-{
-	static const char none[8];
-
-	if (slot < STP_SLOT_FIRST || slot >= gs->nelems)
-		return none;
-	return gs->vmap + (size_t)slot * gs->stride;
-}
-
-static int64_t slot_gen(const struct stap_gsnap *gs)
-{
-	const void *gen = gs->vmap + (size_t)STP_SLOT_GEN * gs->stride;
-
-	return __atomic_load_n((const int64_t *)gen, __ATOMIC_ACQUIRE);
-}
-
 /* The keys and their slots again: the generation moved (or this is the first read). */
 static void slots_rekey(struct stap_script *sc, int g, struct stap_gsnap *gs, int64_t gen)
 {
-	const struct stp_meta_global *gl = &sc->meta->globals[g];
-	int fd = sc->map_fds[g];
-
 	gsnap_clear(gs);
-	gs->n = fd >= 0 ? read_map(sc, gl, fd, gs, sizeof(uint32_t)) : 0;
+	gs->n = read_elems(sc, g, gs, true);
 	gs->elems = calloc((size_t)gs->n + 1, sizeof(*gs->elems));
 	if (!gs->elems)
 		gs->n = 0;
@@ -693,17 +488,18 @@ static void slots_rekey(struct stap_script *sc, int g, struct stap_gsnap *gs, in
 	gs->keyed = true;
 }
 
-/* Element I's value from its slot, as it is now. */
-static void slotted_elem(const struct stp_meta_global *gl, struct stap_gsnap *gs, int i)
+/* Element I of global G, from its slot, as it is now. */
+static void slotted_elem(struct stap_script *sc, int g, struct stap_gsnap *gs, int i)
 {
+	const char *val;
 	uint32_t slot;
 
 	memcpy(&slot, gs->vals + (size_t)i * gs->vstride, sizeof(slot));
-	if (gl->type == STP_TYPE_STRING)
-		gs->elems[i].s = slot_value(gs, slot);
+	val = stp_data__slot_value(sc->data, g, slot);
+	if (sc->meta->globals[g].type == STP_TYPE_STRING)
+		gs->elems[i].s = val;
 	else
-		gs->elems[i].v = __atomic_load_n((const int64_t *)(const void *)slot_value(gs, slot),
-						 __ATOMIC_RELAXED);
+		gs->elems[i].v = __atomic_load_n((const int64_t *)(const void *)val, __ATOMIC_RELAXED);
 }
 
 /* The slot of each element in instance order, for stap_fetch_values. */
@@ -723,13 +519,13 @@ static void order_slots(struct stap_gsnap *gs)
  */
 static void refresh_slotted(struct stap_script *sc, int g, struct stap_gsnap *gs)
 {
-	int64_t gen = slot_gen(gs);
+	int64_t gen = stp_data__generation(sc->data, g);
 
 	if (!gs->keyed || gen != gs->keys_gen) {
 		slots_rekey(sc, g, gs, gen);
 		order_slots(gs);
 		for (int i = 0; i < gs->n; i++)
-			slotted_elem(&sc->meta->globals[g], gs, i);
+			slotted_elem(sc, g, gs, i);
 	}
 }
 
@@ -738,14 +534,14 @@ static void refresh_global(struct stap_script *sc, int g)
 	const struct stp_meta_global *gl;
 	struct stap_gsnap *gs;
 
-	if (!sc->snaps || !sc->map_fds || !sc->meta)
+	if (!sc->snaps || !sc->data || !sc->meta)
 		return;
 	gs = &sc->snaps[g];
 	if (gs->gen == fetch_gen)
 		return;
 	gs->gen = fetch_gen;
 	gl = &sc->meta->globals[g];
-	if (gl->values_map && gs->vmap) {
+	if (stp_data__in_place(sc->data, g)) {
 		refresh_slotted(sc, g, gs);
 		return;
 	}
@@ -759,60 +555,24 @@ static void refresh_global(struct stap_script *sc, int g)
 
 static void refresh_counters(struct stap_script *sc)
 {
-	size_t stride = (sizeof(struct stp_counters) + 7) & ~(size_t)7;
-	struct bpf_map_info info;
-	uint32_t key = 0;
-	char *vals;
-
-	if (sc->counters_gen == fetch_gen || sc->counters_fd < 0 || map_info(sc->counters_fd, &info))
+	if (sc->counters_gen == fetch_gen || !sc->data)
 		return;
 	sc->counters_gen = fetch_gen;
-	vals = calloc((size_t)sc->ncpus + 1, stride);
-	if (!vals || bpf_map_lookup_elem(sc->counters_fd, &key, vals) < 0) {
-		free(vals);
-		return;
-	}
-	memset(&sc->counters, 0, sizeof(sc->counters));
-	for (int c = 0; c < (info.type == BPF_MAP_TYPE_PERCPU_ARRAY ? sc->ncpus : 1); c++) {
-		const struct stp_counters *p = (const void *)(vals + (size_t)c * stride);
-
-		sc->counters.errors += p->errors;
-		sc->counters.skipped += p->skipped;
-		sc->counters.dropped += p->dropped;
-		sc->counters.map_full += p->map_full;
-		sc->counters.maxaction += p->maxaction;
-	}
-	free(vals);
+	stp_data__counters(sc->data, &sc->counters);
 }
 
 static void refresh_probe_stats(struct stap_script *sc)
 {
-	size_t stride = (sizeof(struct stp_probe_stats) + 7) & ~(size_t)7;
-	char *vals;
-
-	if (sc->probes_gen == fetch_gen || sc->probe_stats_fd < 0 || !sc->probe_stats)
+	if (sc->probes_gen == fetch_gen || !sc->data || !sc->probe_stats)
 		return;
 	sc->probes_gen = fetch_gen;
-	vals = calloc((size_t)sc->ncpus + 1, stride);
-	for (uint32_t i = 0; vals && i < (uint32_t)sc->meta->nprobes; i++) {
-		struct stp_probe_stats sum = { 0 };
-
-		if (bpf_map_lookup_elem(sc->probe_stats_fd, &i, vals) < 0)
-			continue;
-		for (int c = 0; c < sc->ncpus; c++) {
-			const struct stp_probe_stats *p = (const void *)(vals + (size_t)c * stride);
-
-			sum.hits += p->hits;
-			sum.run_ns += p->run_ns;
-			sum.errors += p->errors;	/* user context's (helper E) */
-		}
-		sc->probe_stats[i] = sum;
-	}
-	free(vals);
 	sc->misses = 0;
-	for (int i = 0; sc->probe_misses && sc->prog_fds && i < sc->meta->nprobes; i++) {
-		sc->probe_misses[i] = stp_prog_misses(sc->prog_fds[i]);
-		sc->misses += sc->probe_misses[i];
+	for (int i = 0; i < sc->meta->nprobes; i++) {
+		stp_data__probe_stats(sc->data, i, &sc->probe_stats[i]);
+		if (sc->probe_misses) {
+			sc->probe_misses[i] = stp_data__probe_misses(sc->data, i);
+			sc->misses += sc->probe_misses[i];
+		}
 	}
 }
 
@@ -897,8 +657,9 @@ static int script_value(struct stap_metric *m, unsigned int inst, pmAtomValue *a
 	}
 	if (g->nkeys) {
 		e = active_private(m->desc.indom, inst);
-		if (e && g->values_map && sc->snaps[m->global].vmap)
-			slotted_elem(g, &sc->snaps[m->global], (int)(e - sc->snaps[m->global].elems));
+		if (e && stp_data__in_place(sc->data, m->global))
+			slotted_elem(sc, m->global, &sc->snaps[m->global],
+				     (int)(e - sc->snaps[m->global].elems));
 	} else
 		e = sc->snaps[m->global].n > 0 ? &sc->snaps[m->global].elems[0] : NULL;
 	if (!e)
@@ -935,13 +696,14 @@ static size_t blocks_size(const struct stap_gsnap *gs, const struct stap_metric 
 	return (size_t)gs->norder * each + 1;
 }
 
-/* A slotted array of longs, every instance: one load from the mapping each. */
-static void slotted_longs(const struct stap_gsnap *gs, struct stap_vset *vb)
+/* An array of longs in place, every instance: one load each. */
+static void slotted_longs(const struct stp_data *d, int g, const struct stap_gsnap *gs,
+			  struct stap_vset *vb)
 {
 	for (int k = 0; k < gs->norder; k++)
 		stap_vset_64(vb, gs->oinsts[k],
 			     __atomic_load_n((const int64_t *)(const void *)
-						     slot_value(gs, gs->oslots[k]),
+						     stp_data__slot_value(d, g, gs->oslots[k]),
 					     __ATOMIC_RELAXED));
 }
 
@@ -957,7 +719,7 @@ static void elem_values(const struct stap_metric *m, const struct stp_meta_globa
 		if (!all && !stap_in_profile(prof, m->desc.indom, gs->oinsts[k]))
 			continue;
 		if (gs->oslots)
-			slotted_elem(g, gs, i);
+			slotted_elem(m->script, m->global, gs, i);
 		if (elem_value(m, g, &gs->elems[i], &atom) <= 0)
 			continue;
 		if (m->desc.type == PM_TYPE_STRING)
@@ -984,7 +746,7 @@ int stap_fetch_values(pmID pmid, const pmProfile *prof, pmValueSet **vsp, char *
 		return -ENOMEM;
 	all = stap_profile_all(prof, m->desc.indom);
 	if (all && gs->oslots && m->desc.type == PM_TYPE_64)
-		slotted_longs(gs, &vb);
+		slotted_longs(m->script->data, m->global, gs, &vb);
 	else
 		elem_values(m, g, gs, prof, all, &vb);
 	*vsp = vb.vs;

@@ -165,9 +165,7 @@ struct stap_script {
 	void *dl;			/* script.so, for its stp_meta */
 	const struct stp_meta *meta;
 	int ncpus;
-	int *map_fds;			/* per meta->globals: -1 when not served */
-	int globals_fd, counters_fd, probe_stats_fd;
-	int *prog_fds;			/* per meta->probes: its BPF program, or -1 */
+	struct stp_data *data;		/* its globals and counters (runtime/user/data.h) */
 	unsigned char *attached;	/* per meta->probes */
 	struct stap_mapfd *pending;	/* fds received before the ready message */
 	int npending;

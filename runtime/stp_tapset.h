@@ -399,7 +399,7 @@ STP_SERVICE int64_t stp_uarg(struct context *c, int64_t n);
  * Subexpressions of the last successful '=~' (tapset/regex.stp).  User
  * context keeps the string and the places where regexec() matched each
  * parenthesized group of the last match the script ran there.  Kernel
- * context matches with a DFA (translator/regex.c) that keeps no groups:
+ * context matches with a DFA (translator/regex_dfa.c) that keeps no groups:
  * both services raise an error there, naming the function.
  */
 

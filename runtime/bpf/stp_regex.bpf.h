@@ -1,6 +1,6 @@
 /*
  * stp_regex.bpf.h - '=~' and '!~' in kernel context: walk a DFA that pass 3
- * built from the regular expression (translator/regex.c) over a string.
+ * built from the regular expression (translator/regex_dfa.c) over a string.
  *
  * For each regular expression the generated script.bpf.c writes three
  * tables into .rodata and instantiates a matcher for them:

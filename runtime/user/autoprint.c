@@ -12,7 +12,8 @@
  *	st @count=0x0			a statistic with no samples
  *	sa["k"] @count=2 @min=...	an array of statistics, by @count
  * Elements with the same value are ordered by key, so that output is
- * reproducible.
+ * reproducible.  The values are read through the data interface
+ * (data.h), as pmdastap reads them.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,9 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
+#include "data.h"
 #include "script_int.h"
 #include "stats.h"
 
@@ -106,17 +105,14 @@ static void put_stats(struct line *l, const struct stp_stat_agg *agg)
 
 /* ---- scalars ---- */
 
-static void print_scalar_stat(struct stp_script *s, const struct stp_meta_global *g,
-			      struct line *l)
+static void print_scalar_stat(struct stp_script *s, struct stp_data *d, int gi, struct line *l)
 {
-	int fd = stp_script__map_fd(s, g->map);
-	size_t size = g->percpu ? percpu_stride(g) * (size_t)s->ncpus : g->value_size;
-	void *vals = calloc(1, size);
+	const struct stp_meta_global *g = &s->meta->globals[gi];
 	struct agg_buf *a = calloc(1, sizeof(*a));
-	uint32_t key = 0;
+	struct stp_data_elems e;
 
-	if (vals && a && fd >= 0 && bpf_map_lookup_elem(fd, &key, vals) == 0) {
-		merge(s, g, vals, a);
+	if (a && stp_data__read(d, gi, &e) > 0) {
+		merge(s, g, e.vals, a);
 		if (a->agg.count == 0)
 			put(l, "%s @count=0x0\n", g->name);
 		else {
@@ -125,20 +121,26 @@ static void print_scalar_stat(struct stp_script *s, const struct stp_meta_global
 			put(l, "\n");
 		}
 	}
-	free(vals);
+	if (a) {
+		free(e.keys);
+		free(e.vals);
+	}
 	free(a);
 }
 
-static void print_scalar(struct stp_script *s, const struct stp_meta_global *g, struct line *l)
+/* A scalar; SCALARS is the stp_globals value (SIZE bytes). */
+static void print_scalar(struct stp_script *s, struct stp_data *d, int gi, const char *scalars,
+			 size_t size, struct line *l)
 {
-	const char *p = (const char *)s->globals + g->offset;
+	const struct stp_meta_global *g = &s->meta->globals[gi];
+	const char *p = scalars + g->offset;
 	int64_t v;
 
 	if (g->type == STP_TYPE_STATS) {
-		print_scalar_stat(s, g, l);
+		print_scalar_stat(s, d, gi, l);
 		return;
 	}
-	if (!s->globals || g->offset >= s->globals_size)
+	if (!scalars || g->offset >= size)
 		return;
 	if (g->type == STP_TYPE_LONG) {
 		memcpy(&v, p, sizeof(v));
@@ -147,7 +149,7 @@ static void print_scalar(struct stp_script *s, const struct stp_meta_global *g, 
 		put(l, "\n");
 	} else {
 		put(l, "%s=", g->name);
-		put_str(l, p, s->globals_size - g->offset);
+		put_str(l, p, size - g->offset);
 		put(l, "\n");
 	}
 }
@@ -258,66 +260,29 @@ static int64_t elem_sort_value(struct stp_script *s, const struct stp_meta_globa
 	return v;
 }
 
-/* The value of KEY in VAL; a slotted array's is in its values map (stp_slots.bpf.h). */
-static int lookup_value(struct stp_script *s, const struct stp_meta_global *g, int fd,
-			const void *key, void *val)
+/* Every element of global GI into *OUT (pointing into E); returns how many. */
+static int read_elems(struct stp_script *s, struct stp_data *d, int gi, struct stp_data_elems *e,
+		      struct elem **out)
 {
-	uint32_t slot;
+	const struct stp_meta_global *g = &s->meta->globals[gi];
+	int n = stp_data__read(d, gi, e);
+	struct elem *es = n > 0 ? calloc((size_t)n, sizeof(*es)) : NULL;
 
-	if (!g->values_map)
-		return bpf_map_lookup_elem(fd, key, val);
-	if (bpf_map_lookup_elem(fd, key, &slot) < 0)
-		return -1;
-	return bpf_map_lookup_elem(stp_script__map_fd(s, g->values_map), &slot, val);
-}
-
-/* Every element of an array map; returns how many. */
-static int read_elems(struct stp_script *s, const struct stp_meta_global *g, struct elem **out)
-{
-	int fd = stp_script__map_fd(s, g->map);
-	size_t vsize = g->percpu ? percpu_stride(g) * (size_t)s->ncpus : g->value_size;
-	struct elem *es = NULL, *bigger;
-	char *prev = NULL, *key, *val;
-	bool prev_kept = true;
-	int n = 0, cap = 0;
-
-	while (fd >= 0) {
-		key = malloc(g->key_size);
-		if (!key || bpf_map_get_next_key(fd, prev, key) < 0) {
-			free(key);
-			break;
-		}
-		if (!prev_kept)
-			free(prev);
-		prev = key;
-		prev_kept = false;
-		val = calloc(1, vsize + 1);
-		if (!val || lookup_value(s, g, fd, key, val) < 0) {	/* deleted meanwhile */
-			free(val);
-			continue;
-		}
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			bigger = realloc(es, (size_t)cap * sizeof(*es));
-			if (!bigger) {
-				free(val);
-				break;
-			}
-			es = bigger;
-		}
-		es[n++] = (struct elem){ key, val, elem_sort_value(s, g, val) };
-		prev_kept = true;
+	for (int i = 0; es && i < n; i++) {
+		es[i].key = e->keys + (size_t)i * g->key_size;
+		es[i].val = e->vals + (size_t)i * e->vstride;
+		es[i].sort = elem_sort_value(s, g, es[i].val);
 	}
-	if (!prev_kept)
-		free(prev);
 	*out = es;
-	return n;
+	return es ? n : 0;
 }
 
-static void print_array(struct stp_script *s, const struct stp_meta_global *g, struct line *l)
+static void print_array(struct stp_script *s, struct stp_data *d, int gi, struct line *l)
 {
+	const struct stp_meta_global *g = &s->meta->globals[gi];
+	struct stp_data_elems e;
 	struct elem *es = NULL;
-	int n = read_elems(s, g, &es);
+	int n = read_elems(s, d, gi, &e, &es);
 
 	sort_global = g;
 	if (n > 0)
@@ -326,28 +291,38 @@ static void print_array(struct stp_script *s, const struct stp_meta_global *g, s
 		l->len = 0;
 		put_elem(s, g, &es[i], l);
 		stp_script__output(s, l->buf, l->len);
-		free(es[i].key);
-		free(es[i].val);
 	}
 	free(es);
+	free(e.keys);
+	free(e.vals);
 	l->len = 0;
 }
 
 void stp_autoprint(struct stp_script *s)
 {
 	struct line l = { .buf = malloc(LINE_MAX_BYTES), .size = LINE_MAX_BYTES };
+	struct stp_data *d = s->meta->nautoprint ? stp_data__new(s->meta, s->ncpus) : NULL;
+	size_t size = 0;
+	char *scalars = NULL;
 
-	if (!l.buf)
-		return;
-	for (int i = 0; i < s->meta->nautoprint; i++) {
-		const struct stp_meta_global *g = &s->meta->globals[s->meta->autoprint[i]];
+	if (d) {
+		stp_data__adopt_script(d, s);
+		size = stp_data__scalars_size(d);
+		scalars = size ? calloc(1, size + 1) : NULL;
+		if (scalars)
+			stp_data__read_scalars(d, scalars);
+	}
+	for (int i = 0; l.buf && d && i < s->meta->nautoprint; i++) {
+		int gi = s->meta->autoprint[i];
 
 		l.len = 0;
-		if (g->nkeys)
-			print_array(s, g, &l);
+		if (s->meta->globals[gi].nkeys)
+			print_array(s, d, gi, &l);
 		else
-			print_scalar(s, g, &l);
+			print_scalar(s, d, gi, scalars, size, &l);
 		stp_script__output(s, l.buf, l.len);
 	}
+	free(scalars);
+	stp_data__free(d);
 	free(l.buf);
 }
