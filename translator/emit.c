@@ -317,6 +317,19 @@ static int write_file(struct emitter *E, const char *dir, const char *name, writ
 	return r;
 }
 
+/*
+ * BODY (a handler's, just before its out: label) without the error check
+ * that would end it: "if (c->error) { goto out; }" jumps to the next line.
+ */
+void emit_drop_final_jump(char *body)
+{
+	static const char jump[] = "\tif (c->error) {\n\t\tgoto out;\n\t}\n";
+	size_t n = strlen(body), m = sizeof(jump) - 1;
+
+	if (n >= m && strcmp(body + n - m, jump) == 0)
+		body[n - m] = '\0';
+}
+
 int emit_program(struct session *s, struct program *prog, const char *dir)
 {
 	struct emitter E = { .s = s, .prog = prog };
@@ -325,6 +338,7 @@ int emit_program(struct session *s, struct program *prog, const char *dir)
 	setup_limits(&E);
 	E.kernel_probe = arena_alloc(sizeof(bool) * (size_t)(prog->probes.len + 1));
 	E.probe_kinds = arena_alloc(sizeof(int) * (size_t)(prog->probes.len + 1));
+	E.frame_empty = arena_alloc(sizeof(bool) * (size_t)(prog->probes.len + 1));
 	for (int i = 0; i < prog->probes.len; i++)
 		E.kernel_probe[i] = emit_probe_in_kernel(VEC_AT(&prog->probes, i));
 	emit_data_setup(&E);

@@ -96,16 +96,18 @@ static const char *int_ctype(int size, bool is_signed)
 	}
 }
 
-/* A number of SIZE bytes at OFF of the record. */
-static const char *record_long(int off, int size, bool is_signed)
+/* A number of SIZE bytes at OFF of the record: field NAME (its byte offset said by name). */
+static const char *record_long(int off, int size, bool is_signed, const char *name)
 {
 	bool direct = off >= 8 && (size == 1 || size == 2 || size == 4 || size == 8) &&
 		      off % size == 0;
 
+	if (direct && size == 8)	/* a long as it is: nothing to extend */
+		return arena_printf("(int64_t)stp_ctx_load(ctx, %d /* %s */, 64)", off, name);
 	if (direct)
-		return arena_printf("(int64_t)(%s)stp_ctx_load(ctx, %d, %d)",
-				    int_ctype(size, is_signed), off, size * 8);
-	return arena_printf("stp_tp_read(ctx, %d, %d, %d)", off, size, is_signed);
+		return arena_printf("(int64_t)(%s)stp_ctx_load(ctx, %d /* %s */, %d)",
+				    int_ctype(size, is_signed), off, name, size * 8);
+	return arena_printf("stp_tp_read(ctx, %d /* %s */, %d, %d)", off, name, size, is_signed);
 }
 
 static const char *field_elem(struct emitter *E, struct expr *e, struct tp_field *f)
@@ -121,7 +123,8 @@ static const char *field_elem(struct emitter *E, struct expr *e, struct tp_field
 				   (long long)tc->index, e->name, n);
 			return "0";
 		}
-		return record_long(f->offset + (int)tc->index * es, es, f->is_signed);
+		return record_long(f->offset + (int)tc->index * es, es, f->is_signed,
+				   arena_printf("%s[%lld]", f->name, (long long)tc->index));
 	}
 	if (tc->kind != COMP_INDEX_EXPR) {
 		diag_error(tc->loc, "'%s' is a number; it has no members", e->name);
@@ -196,7 +199,7 @@ static const char *field_read(struct emitter *E, struct expr *e, struct tp_field
 		return "0";
 	}
 	field_ctype(f, &size, &is_signed);
-	return record_long(f->offset, size, is_signed);
+	return record_long(f->offset, size, is_signed, f->name);
 }
 
 /* "name=value" for every field that is not common: $$parms and $$vars. */
@@ -214,7 +217,7 @@ static const char *field_list(struct emitter *E, const struct tracepoint *tp, bo
 		p->lit = arena_printf("%s%s=", pieces.len ? " " : "", f->name);
 		p->str = f->type == TYPE_STRING;
 		p->conv = p->str ? (pretty ? "\"%s\"" : "%s") : "0x%llx";
-		p->val = p->str ? field_string(E, f) : record_long(f->offset, f->size, f->is_signed);
+		p->val = p->str ? field_string(E, f) : record_long(f->offset, f->size, f->is_signed, f->name);
 		vec_push(&pieces, p);
 	}
 	return emit_bpf_snprintf(E, &pieces);
@@ -249,7 +252,7 @@ static const char *pretty_field(struct emitter *E, struct expr *e, struct tp_fie
 	p->lit = "";
 	p->str = f->type == TYPE_STRING;
 	p->conv = p->str ? "\"%s\"" : "%lld";
-	p->val = p->str ? field_string(E, f) : record_long(f->offset, f->size, f->is_signed);
+	p->val = p->str ? field_string(E, f) : record_long(f->offset, f->size, f->is_signed, f->name);
 	vec_push(&pieces, p);
 	return emit_bpf_snprintf(E, &pieces);
 }
@@ -425,7 +428,7 @@ static void foreach_vars(struct emitter *E, struct stmt *s, struct eglobal *g)
 		const char *ref = emit_var_ref(E, k->decl);
 
 		if (g->d->key_types[i] == TYPE_STRING)
-			emit_line(E, "stp_strlcpy(%s, key->k%d, %d);", ref, i + 1, g->keystr);
+			emit_line(E, "stp_strlcpy(%s, key->k%d, sizeof(key->k%d));", ref, i + 1, i + 1);
 		else
 			emit_line(E, "%s = key->k%d;", ref, i + 1);
 	}
@@ -575,7 +578,8 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 	cf = emit_cfunc_begin(E);
 	probe_body(E, dp);
 	emit_cfunc_end(E, cf, &body);
-	emit_frame_decl(E, E->frame);
+	emit_drop_final_jump(body);
+	emit_frame_decl(E, E->frame, true);
 	fprintf(out, "/* probe %s at %s */\n", dp->point, emit_loc_text(dp->probe->loc));
 	if (emit_proc_existing(dp))
 		fprintf(out, "static __always_inline int probe_%d_run(%sctx)\n{\n", index, sec.ctype);
@@ -583,8 +587,10 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 		fprintf(out, "SEC(\"%s\")\nint probe_%d(%sctx)\n{\n", sec.sec, index, sec.ctype);
 	if (sec.prologue)
 		fputs(sec.prologue, out);
+	E->frame_empty[index] = E->frame->empty;
 	fprintf(out, "\tstruct context *c = stp_enter(%d);\n", index);
-	fprintf(out, "\tstruct %s *f __attribute__((unused));\n", E->frame->name);
+	if (!E->frame->empty)
+		fprintf(out, "\tstruct %s *f;\n", E->frame->name);
 	if (cf->uses_g)
 		fprintf(out, "\tstruct stp_globals *g;\n");
 	if (cf->uses_env)
@@ -592,7 +598,8 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 	for (int i = 1; i <= cf->ntemps; i++)
 		fprintf(out, "%st%d", i == 1 ? "\tint64_t " : ", ", i);
 	fprintf(out, "%s\n\tif (!c)\n\t\treturn 0;\n", cf->ntemps ? ";\n" : "");
-	fprintf(out, "\tf = stp_frame(c, %s);\n", E->frame->off);
+	if (!E->frame->empty)
+		fprintf(out, "\tf = stp_frame(c, %s);\n", E->frame->off);
 	if (cf->uses_g)
 		fprintf(out, "\tg = STP_GLOBALS(c);\n\tif (!g)\n\t\tgoto out;\n");
 	fputs(body, out);
@@ -613,6 +620,8 @@ static void frame_offsets(struct emitter *E, FILE *out)
 	fprintf(out, "enum {\n");
 	for (int i = 0; i < E->prog->probes.len; i++) {
 		if (!E->kernel_probe[i])
+			continue;
+		if (E->frame_empty[i])
 			continue;
 		fprintf(out, "\tFRAME_probe_%d = 0,\n", i);
 		fprintf(out, "\tSTP_PROBE_FRAMES_%d = STP_MAX(%s, sizeof(struct frame_probe_%d)),\n",

@@ -240,7 +240,11 @@ static void decl_key(struct emitter *E, FILE *out, struct eglobal *g)
 	fprintf(out, "struct key_%s {\n", g->cname);
 	for (int i = 0; i < d->arity; i++) {
 		if (d->key_types[i] == TYPE_STRING)
-			fprintf(out, "\tchar k%d[%d];\n", i + 1, g->keystr);
+			if (g->keystr == E->maxstringlen)
+				fprintf(out, "\tchar k%d[MAXSTRINGLEN];\n", i + 1);
+			else	/* what the long columns leave of a 512-byte key */
+				fprintf(out, "\tchar k%d[%d];\t/* of the key's 512 bytes */\n",
+					i + 1, g->keystr);
 		else
 			fprintf(out, "\tint64_t k%d;\n", i + 1);
 	}
@@ -432,7 +436,8 @@ const char *emit_key(struct emitter *E, struct eglobal *g, const struct vec *arg
 		if (!vals[i])
 			continue;	/* '*' of a slice */
 		if (d->key_types[i] == TYPE_STRING)
-			emit_line(E, "stp_strlcpy(%s.k%d, %s, %d);", k, i + 1, vals[i], g->keystr);
+			emit_line(E, "stp_strlcpy(%s.k%d, %s, sizeof(%s.k%d));", k, i + 1, vals[i], k,
+				  i + 1);
 		else
 			emit_line(E, "%s.k%d = %s;", k, i + 1, vals[i]);
 	}

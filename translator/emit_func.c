@@ -293,10 +293,29 @@ void emit_frame_local(struct emitter *E, struct frame *fr, struct vardecl *d)
 		fprintf(fr->fields, "\tint64_t l_%s;\n", d->name);
 }
 
-/* The frame's struct, into the declarations. */
-void emit_frame_decl(struct emitter *E, struct frame *fr)
+static bool frame_is_empty(struct emitter *E, const struct frame *fr)
+{
+	if (fr->fields_len || fr->has_ret || fr->maxstr)
+		return false;
+	for (int i = 0; i < E->globals.len; i++)
+		if (fr->maxkey[i])
+			return false;
+	return true;
+}
+
+/*
+ * The frame's struct, into the declarations; none for an empty frame of a
+ * probe handler (fr->empty: the handler then has no f).  A function's is
+ * always declared: the frame offsets are sums of their sizes.
+ */
+void emit_frame_decl(struct emitter *E, struct frame *fr, bool handler)
 {
 	fclose(fr->fields);
+	fr->empty = handler && frame_is_empty(E, fr);
+	if (fr->empty) {
+		free(fr->fields_buf);
+		return;
+	}
 	fprintf(E->decls, "struct %s {\n%s", fr->name, fr->fields_buf);
 	free(fr->fields_buf);
 	if (fr->has_ret)
@@ -456,7 +475,7 @@ static void script_function(struct emitter *E, struct efunc *ef, FILE *out)
 	emit_locals_init(E, (struct vec *)&fn->locals);
 	emit_stmt(E, fn->body);
 	emit_cfunc_end(E, cf, &body);
-	emit_frame_decl(E, E->frame);
+	emit_frame_decl(E, E->frame, false);
 	comment(E, out, ef);
 	fprintf(out, "%s\n{\n", signature(E, ef));
 	if (E->ctx == ECTX_USER)
@@ -508,14 +527,18 @@ static void dispatcher(struct emitter *E, struct overload *o, FILE *out)
 /* Every function the current context calls, callees first. */
 void emit_functions(struct emitter *E)
 {
+	int n = 0;
+
 	for (int i = 0; i < E->funcs.len; i++) {
 		struct efunc *ef = VEC_AT(&E->funcs, i);
 
 		if (E->ctx == ECTX_KERNEL ? !ef->kernel : !ef->user)
 			continue;
 		fprintf(E->protos, "%s;\n", signature(E, ef));
+		n++;
 	}
-	fprintf(E->protos, "\n");
+	if (n)
+		fprintf(E->protos, "\n");
 	for (int i = 0; i < E->funcs.len; i++) {
 		struct efunc *ef = VEC_AT(&E->funcs, i);
 

@@ -84,6 +84,7 @@ struct frame {
 	int *nkey, *maxkey;		/* key temporaries per global index */
 	int nlong;			/* long temporaries */
 	bool has_ret;			/* int64_t ret */
+	bool empty;			/* nothing in it: no struct is declared */
 	FILE *fields;			/* locals, in declaration order */
 	char *fields_buf;
 	size_t fields_len;
@@ -154,6 +155,7 @@ struct emitter {
 	bool raw_args;			/* kernel.trace: a raw_tp program, $vars are arguments */
 	bool *kernel_probe;		/* per probe: runs in the kernel */
 	int *probe_kinds;		/* per probe: enum stp_probe_kind */
+	bool *frame_empty;		/* per probe: its handler has no frame (no locals, temporaries) */
 	struct efunc *fn;		/* the function, or NULL in a handler */
 	struct frame *frame;
 	struct cfunc *cf;
@@ -188,6 +190,7 @@ int emit_format(struct emitter *E, const char *body, struct srcloc loc);
 bool emit_unsupported(struct emitter *E, struct srcloc loc, const char *what, const char *hint);
 const char *emit_loc_text(struct srcloc loc);
 const char *emit_probe_text(const struct derived_probe *dp);
+void emit_drop_final_jump(char *body);
 struct cfunc *emit_cfunc_begin(struct emitter *E);
 void emit_cfunc_end(struct emitter *E, struct cfunc *cf, char **text);
 bool emit_is_kernel(const struct emitter *E);
@@ -257,7 +260,7 @@ const char *emit_call(struct emitter *E, struct expr *e, bool used);
 void emit_functions(struct emitter *E);
 struct frame *emit_frame_new(struct emitter *E, const char *name);
 void emit_frame_local(struct emitter *E, struct frame *fr, struct vardecl *d);
-void emit_frame_decl(struct emitter *E, struct frame *fr);
+void emit_frame_decl(struct emitter *E, struct frame *fr, bool handler);
 void emit_cfunc_decls(struct emitter *E, struct cfunc *cf, FILE *out, const char *fail_ret);
 void emit_func_offsets(struct emitter *E, FILE *out);
 

@@ -192,19 +192,37 @@ void emit_uprobe_flags(struct emitter *E, FILE *out)
 {
 	int n = E->prog->probes.len;
 
+	fprintf(out, "/* what each probe's context holds */\n");
+	fprintf(out, "enum {\n\tSTP_PF_RETURN = 1,\t/* a .return */\n"
+		"\tSTP_PF_UREGS = 2,\t/* the user's registers: a uprobe, or a syscall's */\n"
+		"\tSTP_PF_SYSCALL = 4,\t/* a syscall's registers */\n};\n\n");
 	fprintf(out, "static const uint8_t stp_point_flags[STP_NPROBES] SEC(\".rodata\") = {");
 	for (int i = 0; i < n; i++) {
 		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
+		const char *flags[3];
+		int k = 0;
 
-		fprintf(out, "%s%d", i ? ", " : " ", dp->is_return | (is_uprobe(dp) << 1) |
-			(is_syscall_tp(dp) ? 6 : 0));
+		if (dp->is_return)
+			flags[k++] = "STP_PF_RETURN";
+		if (is_uprobe(dp) || is_syscall_tp(dp))
+			flags[k++] = "STP_PF_UREGS";
+		if (is_syscall_tp(dp))
+			flags[k++] = "STP_PF_SYSCALL";
+		fprintf(out, "%s", i ? ", " : " ");
+		for (int j = 0; j < k; j++)
+			fprintf(out, "%s%s", j ? " | " : "", flags[j]);
+		if (!k)
+			fprintf(out, "0");
 	}
 	fprintf(out, "%s };\n\n", n ? "" : " 0");
 	fprintf(out, "static __always_inline int64_t stp_ctx_is_return(struct context *c)\n{\n");
-	fprintf(out, "\treturn c->probe < STP_NPROBES ? stp_point_flags[c->probe] & 1 : 0;\n}\n\n");
+	fprintf(out, "\treturn c->probe < STP_NPROBES ? stp_point_flags[c->probe] & STP_PF_RETURN : "
+		"0;\n}\n\n");
 	fprintf(out, "#define STP_CTX_UREGS 1\n");
 	fprintf(out, "static __always_inline int64_t stp_ctx_uregs(struct context *c)\n{\n");
-	fprintf(out, "\treturn c->probe < STP_NPROBES ? stp_point_flags[c->probe] & 2 : 0;\n}\n\n");
+	fprintf(out, "\treturn c->probe < STP_NPROBES ? stp_point_flags[c->probe] & STP_PF_UREGS : "
+		"0;\n}\n\n");
 	fprintf(out, "static __always_inline int64_t stp_ctx_syscall_regs(struct context *c)\n{\n");
-	fprintf(out, "\treturn c->probe < STP_NPROBES ? stp_point_flags[c->probe] & 4 : 0;\n}\n\n");
+	fprintf(out, "\treturn c->probe < STP_NPROBES ? stp_point_flags[c->probe] & STP_PF_SYSCALL : "
+		"0;\n}\n\n");
 }

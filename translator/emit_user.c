@@ -101,7 +101,8 @@ static void foreach_vars(struct emitter *E, struct stmt *s, struct eglobal *g, i
 		const char *ref = emit_var_ref(E, k->decl);
 
 		if (g->d->key_types[i] == TYPE_STRING)
-			emit_line(E, "stp_strlcpy(%s, k_%d->k%d, %d);", ref, n, i + 1, g->keystr);
+			emit_line(E, "stp_strlcpy(%s, k_%d->k%d, sizeof(k_%d->k%d));", ref, n, i + 1, n,
+				  i + 1);
 		else
 			emit_line(E, "%s = k_%d->k%d;", ref, n, i + 1);
 	}
@@ -215,11 +216,13 @@ static void user_probe(struct emitter *E, struct derived_probe *dp, int index)
 	}
 	emit_stmt(E, dp->body);
 	emit_cfunc_end(E, cf, &body);
-	emit_frame_decl(E, E->frame);
+	emit_drop_final_jump(body);
+	emit_frame_decl(E, E->frame, true);
 	fprintf(out, "/* probe %s at %s */\n", dp->point, emit_loc_text(dp->probe->loc));
 	fprintf(out, "static int probe_%d(struct stp_uctx *u)\n{\n", index);
 	fprintf(out, "\tstruct context *c = stp_enter(u, %d);\n", index);
-	fprintf(out, "\tstruct %s fr, *f __attribute__((unused)) = &fr;\n", E->frame->name);
+	if (!E->frame->empty)
+		fprintf(out, "\tstruct %s fr, *f = &fr;\n", E->frame->name);
 	emit_cfunc_decls(E, cf, out, " stp_leave(c)");
 	fputs(body, out);
 	free(body);

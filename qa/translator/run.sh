@@ -4,13 +4,16 @@
 # Each case is qa/translator/DIR/NAME.stp.  An optional first line
 #	# pmstap-args: -g foo bar
 # gives extra options and script arguments (they follow the file name;
-# pmstap takes options after the script too).
+# pmstap takes options after the script too); @BIN@ there is BUILD/bin.
 #
 #   parseok  pmstap -p1 exits 0; its output, parsed again with -p1, prints
 #            the same text; and it equals NAME.p1 when that file exists.
 #   parseko  pmstap -p1 exits non-zero; stderr equals NAME.err exactly.
 #   semok    pmstap -p2 exits 0; stdout equals NAME.p2 when that file exists.
 #   semko    pmstap -p2 exits non-zero; stderr equals NAME.err exactly.
+#   transok  pmstap -p3 exits 0; the generated C equals NAME.p3, once what
+#            depends on the machine is masked (STP_NCPUS, the build folder,
+#            the identity of the files probed: build-id, size, time).
 #   buildok  has its own runner, buildok/check.sh (it compiles and loads).
 #
 # A mismatch leaves the actual output in NAME.bad beside the case and shows
@@ -21,7 +24,7 @@
 # Run from anywhere: paths in diagnostics are relative to the repository.
 
 usage() {
-	echo "usage: $0 BUILD [parseok|parseko|semok|semko...] [--accept]" >&2
+	echo "usage: $0 BUILD [parseok|parseko|semok|semko|transok...] [--accept]" >&2
 	exit 2
 }
 
@@ -36,11 +39,11 @@ dirs=
 for a in "$@"; do
 	case $a in
 	--accept) accept=true ;;
-	parseok|parseko|semok|semko) dirs="$dirs $a" ;;
+	parseok|parseko|semok|semko|transok) dirs="$dirs $a" ;;
 	*) usage ;;
 	esac
 done
-[ -n "$dirs" ] || dirs="parseok parseko semok semko"
+[ -n "$dirs" ] || dirs="parseok parseko semok semko transok"
 
 pmstap=$build/bin/pmstap
 # A folder per run: two runs at once must not read each other's outputs.
@@ -56,7 +59,7 @@ passed=0 failed=0 skipped=0
 
 # The extra arguments of case $1, from its "# pmstap-args:" line.
 case_args() {
-	sed -n '1s/^# *pmstap-args: *//p' "$1"
+	sed -n '1s/^# *pmstap-args: *//p' "$1" | sed "s|@BIN@|$build/bin|g"
 }
 
 # fail CASE WHY EXPECTED-FILE ACTUAL-FILE: record, keep .bad, show a diff.
@@ -142,6 +145,23 @@ check_semok() {
 	fi
 }
 
+# The generated C with what depends on the machine masked.
+mask_p3() {
+	sed -E -e 's/^#define STP_NCPUS [0-9]+$/#define STP_NCPUS N/' \
+		-e "s|$build/bin|BIN|g" \
+		-e 's/^(\t\{ "[^"]*", )"[0-9a-f]*", [0-9]+, [0-9]+ \},$/\1"BUILD-ID", SIZE, MTIME },/'
+}
+
+check_transok() {
+	run 3 "$1"
+	if [ $rc -ne 0 ]; then
+		fail "$1" "pmstap -p3 exited with status $rc" /dev/null "$err"
+		return
+	fi
+	mask_p3 <"$out" >"$tmp/masked"
+	compare "$1" "${1%.stp}.p3" "$tmp/masked" "the -p3 output"
+}
+
 for dir in $dirs; do
 	for c in qa/translator/"$dir"/*.stp; do
 		[ -f "$c" ] || continue
@@ -150,6 +170,7 @@ for dir in $dirs; do
 		parseko) check_ko "$c" 1 ;;
 		semok) check_semok "$c" ;;
 		semko) check_ko "$c" 2 ;;
+		transok) check_transok "$c" ;;
 		esac
 	done
 done
