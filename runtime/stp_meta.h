@@ -161,8 +161,9 @@ struct stp_meta_format {
 
 /* A place a runtime error can be raised: records carry its index. */
 struct stp_meta_error {
-	const char *what;		/* "division by zero", "array 'a' is full", ... */
+	const char *what;		/* stap's words: "division by 0", "MAXACTION exceeded", ... */
 	struct stp_loc loc;
+	const char *near;		/* the token there, as stap names it: "operator '/'"; or NULL */
 };
 
 /* Limits the code was compiled with (stap's names; -D overrides). */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "emit_int.h"
+#include "lex.h"
 #include "../runtime/stp_escape.h"
 #include "sysroot.h"
 
@@ -133,6 +134,27 @@ static bool same_loc(struct srcloc a, struct srcloc b)
 }
 
 /* The index of the error site WHAT at LOC in stp_meta.errors. */
+/* The token at LOC in its source, as stap's "near ..." names it; NULL when there is none. */
+static const char *token_near(struct emitter *E, struct srcloc loc)
+{
+	const char *p = loc.src ? loc.src->text : NULL;
+	struct source rest;
+	struct lexer *lx;
+
+	for (int line = 1; p && line < loc.line; line++) {
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	if (!p || loc.col < 1 || strnlen(p, (size_t)loc.col) < (size_t)loc.col)
+		return NULL;
+	rest = *loc.src;
+	rest.text = p + loc.col - 1;
+	rest.len = strlen(rest.text);
+	lx = lex_open(E->s, &rest);
+	lex_keep_errors(lx);
+	return lex_tok_stap_text(lex_next(lx));
+}
+
 int emit_error_site(struct emitter *E, struct srcloc loc, const char *what)
 {
 	struct eerror *er;
@@ -145,6 +167,7 @@ int emit_error_site(struct emitter *E, struct srcloc loc, const char *what)
 	er = ARENA_NEW(struct eerror);
 	er->what = arena_strdup(what);
 	er->loc = loc;
+	er->near = token_near(E, loc);
 	vec_push(&E->errors, er);
 	return E->errors.len - 1;
 }

@@ -405,9 +405,18 @@ const char *emit_var_ref(struct emitter *E, struct vardecl *d)
 	return arena_printf("g->%s", g->cname);
 }
 
+/* What stap 4.8 says when an array is full (translate.cxx's words). */
+static const char *full_text(struct eglobal *g)
+{
+	if (g->d->maxsize > 0)
+		return arena_printf("Array overflow, check size limit (%lld)", (long long)g->d->maxsize);
+	return "Array overflow, check MAXMAPENTRIES";
+}
+
+/* The same, as a C string literal for the runtime's calls. */
 static const char *full_msg(struct eglobal *g)
 {
-	const char *msg = arena_printf("array '%s' is full", g->d->name);
+	const char *msg = full_text(g);
 
 	return emit_c_string(msg, strlen(msg));
 }
@@ -478,7 +487,7 @@ static const char *stats_add(struct emitter *E, struct expr *e)
 		return "0";
 	v = emit_expr(E, e->right);
 	site = emit_error_site(E, e->left->kind == EXPR_INDEX ? e->left->left->loc : e->left->loc,
-			       arena_printf("array '%s' is full", g->d->name));
+			       full_text(g));
 	emit_line(E, "stp_map_stat_add(c, &g_%s, %s, &cfg_%s, %s, %d, %s);", g->cname, key,
 		  g->cname, v, site, full_msg(g));
 	E->side_effects++;
@@ -535,8 +544,7 @@ static const char *assign_scalar_str(struct emitter *E, struct expr *e)
 static const char *assign_elem_long(struct emitter *E, struct expr *e, struct eglobal *g,
 				    const char *key, bool used)
 {
-	int site = emit_error_site(E, e->left->left->loc, arena_printf("array '%s' is full",
-									g->d->name));
+	int site = emit_error_site(E, e->left->left->loc, full_text(g));
 	const char *v = emit_expr(E, e->right), *t, *old;
 
 	E->side_effects++;
@@ -565,8 +573,7 @@ static const char *assign_elem_long(struct emitter *E, struct expr *e, struct eg
 static const char *assign_elem_str(struct emitter *E, struct expr *e, struct eglobal *g,
 				   const char *key)
 {
-	int site = emit_error_site(E, e->left->left->loc, arena_printf("array '%s' is full",
-									g->d->name));
+	int site = emit_error_site(E, e->left->left->loc, full_text(g));
 	const char *v = emit_strbuf(E, e->right), *t;
 
 	E->side_effects++;
@@ -620,8 +627,7 @@ const char *emit_incdec(struct emitter *E, struct expr *e, bool used)
 	if (l->kind == EXPR_INDEX && l->decl) {
 		struct eglobal *g = emit_global(E, l->decl);
 		const char *key = emit_key(E, g, &l->args);
-		int site = emit_error_site(E, l->left->loc, arena_printf("array '%s' is full",
-									g->d->name));
+		int site = emit_error_site(E, l->left->loc, full_text(g));
 
 		emit_line(E, "%s%s%s, %s, %d, %d, %s);", t ? t : "", t ? " = " : "",
 			  map_call(E, g, "add_long"), key, d, site, full_msg(g));

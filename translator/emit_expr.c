@@ -179,11 +179,11 @@ const char *emit_arith(struct emitter *E, const char *op, const char *l, const c
 {
 	if (strcmp(op, "/") == 0 || strcmp(op, "%") == 0) {
 		if (!nonzero_number(r)) {
-			int site = emit_error_site(E, loc, "division by zero");
+			int site = emit_error_site(E, loc, "division by 0");	/* stap's words */
 
 			r = emit_snapshot(E, r, TYPE_LONG);
 			emit_line(E, "if (%s == 0) {", r);
-			emit_line(E, "\tstp_raise(c, %d, \"division by zero\");", site);
+			emit_line(E, "\tstp_raise(c, %d, \"division by 0\");", site);
 			emit_fail(E);
 			emit_line(E, "}");
 		}

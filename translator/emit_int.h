@@ -116,6 +116,7 @@ struct eformat {
 struct eerror {
 	const char *what;
 	struct srcloc loc;
+	const char *near;	/* the token at loc, as stap names it: "operator '/'" */
 };
 
 struct emitter {

@@ -182,7 +182,8 @@ static void tables(struct emitter *E, FILE *out)
 	for (int i = 0; i < E->errors.len; i++) {
 		struct eerror *er = VEC_AT(&E->errors, i);
 
-		fprintf(out, "\t{ %s, %s },\n", str_or_null(er->what), loc_init(er->loc));
+		fprintf(out, "\t{ %s, %s, %s },\n", str_or_null(er->what), loc_init(er->loc),
+			str_or_null(er->near));
 	}
 	fprintf(out, "\t{ 0 }\n};\n\n");
 	fprintf(out, "static const int stp_meta_autoprint[] = {");

@@ -581,6 +581,24 @@ const char *lex_tok_describe(const struct token *t)
 	}
 }
 
+const char *lex_tok_stap_text(const struct token *t)
+{
+	static const char *const kinds[] = {
+		[TOK_EOF] = "junk", [TOK_IDENT] = "identifier", [TOK_KEYWORD] = "keyword",
+		[TOK_OP] = "operator", [TOK_NUMBER] = "number", [TOK_STRING] = "string",
+		[TOK_EMBEDDED] = "embedded-code",
+	};
+	char *text;
+
+	if (t->type == TOK_EOF || t->type == TOK_EMBEDDED)
+		return kinds[t->type];
+	text = arena_strdup(t->text);
+	for (char *c = text; *c; c++)	/* stap prints what is not printable as '?' */
+		if ((unsigned char)*c < ' ' || (unsigned char)*c > '~')
+			*c = '?';
+	return arena_printf("%s '%s'", kinds[t->type], text);
+}
+
 struct source *lex_source_from_string(const char *name, const char *text)
 {
 	struct source *src = ARENA_NEW(struct source);

@@ -54,6 +54,8 @@ bool lex_tok_is(const struct token *t, enum tok_type type, const char *text);
 bool lex_tok_is_op(const struct token *t, const char *op);
 bool lex_tok_is_keyword(const struct token *t, const char *kw);
 const char *lex_tok_describe(const struct token *t);	/* "'foo'", "end of input" */
+/* As stap 4.8 names a token in runtime errors ("near operator '/'"): "operator '/'". */
+const char *lex_tok_stap_text(const struct token *t);
 
 /*
  * String bodies keep their escapes as written.  stap accepts \n \t \r \a

@@ -12,8 +12,9 @@
 #   semok    pmstap -p2 exits 0; stdout equals NAME.p2 when that file exists.
 #   semko    pmstap -p2 exits non-zero; stderr equals NAME.err exactly.
 #   transok  pmstap -p3 exits 0; the generated C equals NAME.p3, once what
-#            depends on the machine is masked (STP_NCPUS, the build folder,
-#            the identity of the files probed: build-id, size, time).
+#            depends on the machine is masked (STP_NCPUS, the build folder
+#            and the offsets of the point texts that name it, the identity
+#            of the files probed: build-id, size, time).
 #   buildok  has its own runner, buildok/check.sh (it compiles and loads).
 #
 # A mismatch leaves the actual output in NAME.bad beside the case and shows
@@ -149,6 +150,7 @@ check_semok() {
 mask_p3() {
 	sed -E -e 's/^#define STP_NCPUS [0-9]+$/#define STP_NCPUS N/' \
 		-e "s|$build/bin|BIN|g" \
+		-e '/BIN/,/stp_point_at/s/^(static const uint32_t stp_point_at\[STP_NPROBES\][^=]*= \{).*\};$/\1 OFFSETS };/' \
 		-e 's/^(\t\{ "[^"]*", )"[0-9a-f]*", [0-9]+, [0-9]+ \},$/\1"BUILD-ID", SIZE, MTIME },/'
 }
 

@@ -22,11 +22,11 @@ static const struct stp_meta_format formats[] = {
 };
 
 static const struct stp_meta_error errors[] = {
-	{ "division by zero near operator '/'", { "t.stp", 3, 12 } },
-	{ "", { "t.stp", 5, 1 } },
-	{ "user string copy fault", { "t.stp", 6, 2 } },
-	{ "array 'a' is full", { "t.stp", 7, 3 } },
-	{ "no location", { NULL, 0, 0 } },
+	{ "division by 0", { "t.stp", 3, 12 }, "operator '/'" },
+	{ "", { "t.stp", 5, 1 }, NULL },
+	{ "user string copy fault", { "t.stp", 6, 2 }, NULL },
+	{ "array 'a' is full", { "t.stp", 7, 3 }, NULL },
+	{ "no location", { NULL, 0, 0 }, NULL },
 };
 
 static struct stp_meta meta = {
@@ -197,7 +197,7 @@ static void test_error_wording(void)
 	CU_ASSERT_EQUAL(s->errors, 6);
 	CU_ASSERT_EQUAL(s->state, STP_STATE_RUNNING);
 	finish("",
-	       "ERROR: division by zero near operator '/' at t.stp:3:12\n"
+	       "ERROR: division by 0 near operator '/' at t.stp:3:12\n"
 	       "ERROR: my own message at t.stp:5:1\n"
 	       "ERROR: user string copy fault at 0x10 at t.stp:6:2\n"
 	       "ERROR: array 'a' is full at t.stp:7:3\n"
@@ -213,13 +213,13 @@ static void test_maxerrors(void)
 	CU_ASSERT_EQUAL(s->state, STP_STATE_RUNNING);
 	send_error(0, NULL);
 	CU_ASSERT_EQUAL(s->state, STP_STATE_ERROR);
-	finish("", "ERROR: division by zero near operator '/' at t.stp:3:12\n"
-		   "ERROR: division by zero near operator '/' at t.stp:3:12\n");
+	finish("", "ERROR: division by 0 near operator '/' at t.stp:3:12\n"
+		   "ERROR: division by 0 near operator '/' at t.stp:3:12\n");
 
 	start(false, 0);
 	send_error(0, NULL);
 	CU_ASSERT_EQUAL(s->state, STP_STATE_ERROR);
-	finish("", "ERROR: division by zero near operator '/' at t.stp:3:12\n");
+	finish("", "ERROR: division by 0 near operator '/' at t.stp:3:12\n");
 }
 
 static void test_suppressed(void)
@@ -252,7 +252,7 @@ static void test_warn_exit_order(void)
 	send_error(0, NULL);
 	CU_ASSERT_EQUAL(s->state, STP_STATE_ERROR);
 	finish("no args\n", "WARNING: careful\n"
-			    "ERROR: division by zero near operator '/' at t.stp:3:12\n");
+			    "ERROR: division by 0 near operator '/' at t.stp:3:12\n");
 }
 
 static void test_malformed(void)

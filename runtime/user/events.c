@@ -161,6 +161,8 @@ static void print_error(struct stp_script *s, const struct stp_meta_error *e, co
 		fprintf(stderr, "ERROR: %.*s", (int)len, detail);
 	else
 		fprintf(stderr, "ERROR: %s", what);
+	if (e && e->loc.file && e->near)	/* as stap: "near operator '/' at t.stp:3:12" */
+		fprintf(stderr, " near %s", e->near);
 	if (e && e->loc.file)	/* a site with no file: the message says it all */
 		fprintf(stderr, " at %s", stp_loc_str(&e->loc, where, sizeof(where)));
 	fputc('\n', stderr);
