@@ -30,6 +30,11 @@ static bool in_target_tree(struct emitter *E, const struct derived_probe *dp)
 bool emit_uprobe_section(struct emitter *E, struct derived_probe *dp, const char **sec,
 			 const char **ctype, enum stp_probe_kind *kind, const char **prologue)
 {
+	if (!dp->elf_path) {	/* pass 2 resolves every uprobe-class point to a file */
+		diag_error(dp->orig ? dp->orig->loc : dp->probe->loc,
+			   "internal error: probe point '%s' was not resolved to a file", dp->point);
+		return false;
+	}
 	*sec = dp->is_return ? "uretprobe" : "uprobe";
 	*ctype = "struct pt_regs *";
 	*kind = STP_PROBE_UPROBE;
