@@ -32,6 +32,8 @@ struct dwarf_file {
 	Dwarf *dw;
 	Dwarf_CFI *eh_cfi;		/* .eh_frame */
 	Dwarf_CFI *dbg_cfi;		/* .debug_frame */
+	int main_fd;			/* a separate debug file's program, for its .eh_frame; or -1 */
+	Elf *main_elf;
 	bool dyn;
 	struct dwarf_file *next;
 };
@@ -41,17 +43,31 @@ static unsigned files_gen;
 
 /* ---- files ---- */
 
-/* A separate debug file has no .eh_frame: the program it belongs to has (debuginfo.c). */
-static Dwarf_CFI *main_eh_cfi(const char *debug_path)
+/*
+ * A separate debug file has no .eh_frame: the program it belongs to has
+ * (debuginfo.c).  Kept open in F while F is.
+ */
+static Dwarf_CFI *main_eh_cfi(struct dwarf_file *f, const char *debug_path)
 {
 	const char *main = debuginfo_main_file(debug_path);
-	int fd = main ? open(main, O_RDONLY | O_CLOEXEC) : -1;
-	Elf *elf;
 
-	filedeps_add(main, fd);
-	elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	f->main_fd = main ? open(main, O_RDONLY | O_CLOEXEC) : -1;
+	filedeps_add(main, f->main_fd);
+	f->main_elf = f->main_fd >= 0 ? elf_begin(f->main_fd, ELF_C_READ_MMAP, NULL) : NULL;
+	return f->main_elf ? dwarf_getcfi_elf(f->main_elf) : NULL;
+}
 
-	return elf ? dwarf_getcfi_elf(elf) : NULL;	/* both stay open for the run */
+static void file_close(struct dwarf_file *f)
+{
+	dwarf_end(f->dw);
+	elf_end(f->elf);
+	close(f->fd);
+	if (f->main_elf)
+		elf_end(f->main_elf);
+	if (f->main_fd >= 0)
+		close(f->main_fd);
+	free(f->path);
+	free(f);
 }
 
 static struct dwarf_file *file_open(const char *path, const char **why)
@@ -59,6 +75,10 @@ static struct dwarf_file *file_open(const char *path, const char **why)
 	struct dwarf_file *f = calloc(1, sizeof(*f));
 	GElf_Ehdr eh;
 
+	if (!f) {
+		*why = "out of memory";
+		return NULL;
+	}
 	f->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (f->fd < 0) {
 		*why = arena_printf("cannot open '%s'", path);
@@ -78,7 +98,7 @@ static struct dwarf_file *file_open(const char *path, const char **why)
 		return NULL;
 	}
 	f->path = strdup(path);
-	f->eh_cfi = main_eh_cfi(path);
+	f->eh_cfi = main_eh_cfi(f, path);
 	if (!f->eh_cfi)
 		f->eh_cfi = dwarf_getcfi_elf(f->elf);
 	f->dbg_cfi = dwarf_getcfi(f->dw);
@@ -90,8 +110,13 @@ struct dwarf_file *dwarf_file_get(const char *path, const char **why)
 {
 	struct dwarf_file *f;
 
-	if (files_gen != arena_generation()) {
-		files = NULL;	/* the old handles stay open: a test process is short */
+	if (files_gen != arena_generation()) {	/* a new translation: the old one's files go */
+		while (files) {
+			struct dwarf_file *next = files->next;
+
+			file_close(files);
+			files = next;
+		}
 		files_gen = arena_generation();
 	}
 	for (f = files; f; f = f->next)

@@ -459,7 +459,8 @@ const char *emit_print_call(struct emitter *E, struct expr *e, bool used)
 			 b == BUILTIN_SPRINTDLN;
 	bool nl = b == BUILTIN_PRINTLN || b == BUILTIN_PRINTDLN || b == BUILTIN_SPRINTLN ||
 		  b == BUILTIN_SPRINTDLN;
-	struct expr **args = (struct expr **)e->args.items;
+	struct expr *none[1] = { NULL };	/* println() has no arguments, and no array of them */
+	struct expr **args = e->args.len ? (struct expr **)e->args.items : none;
 	const char *body = NULL, *delim = NULL, **vals, *t;
 
 	if (e->args.len == 1 && args[0]->kind == EXPR_HIST)

@@ -55,6 +55,47 @@ bool probes_user_quiet;
 
 /* ---- ELF files ---- */
 
+/*
+ * The descriptors and libelf/libdw handles one translation's files hold:
+ * open for the whole translation (its structs are in the arena), closed
+ * when the next one starts, so a process that translates many scripts
+ * (the fuzzer, the unit tests) does not keep them all.
+ */
+struct held {
+	int fd;
+	Elf *elf;
+	Dwarf *dw;
+};
+
+static struct held *held;
+static int nheld, capheld;
+
+static void hold(int fd, Elf *elf, Dwarf *dw)
+{
+	if (nheld == capheld) {
+		int cap = capheld ? 2 * capheld : 16;
+		struct held *more = realloc(held, (size_t)cap * sizeof(*held));
+
+		if (!more)
+			return;	/* left open: only the next translation's memory is at stake */
+		held = more;
+		capheld = cap;
+	}
+	held[nheld++] = (struct held){ fd, elf, dw };
+}
+
+static void release_held(void)
+{
+	for (int i = 0; i < nheld; i++) {
+		if (held[i].dw)
+			dwarf_end(held[i].dw);
+		if (held[i].elf)
+			elf_end(held[i].elf);
+		close(held[i].fd);
+	}
+	nheld = 0;
+}
+
 /* UE has no DWARF of its own: read its separate debug file's, if it has one. */
 static void separate_dwarf(struct uelf *ue)
 {
@@ -73,7 +114,8 @@ static void separate_dwarf(struct uelf *ue)
 		close(fd);
 		return;
 	}
-	ue->debug_path = path;	/* kept open for the run, as UE is */
+	hold(fd, elf, ue->dw);
+	ue->debug_path = path;	/* kept open for the translation, as UE is */
 }
 
 static struct vec open_files;	/* struct uelf * */
@@ -86,6 +128,7 @@ struct uelf *probes_user_elf(const char *path, const char **why)
 	Elf *elf;
 
 	if (open_generation != arena_generation()) {
+		release_held();
 		open_files = (struct vec){ 0 };
 		open_generation = arena_generation();
 	}
@@ -112,6 +155,7 @@ struct uelf *probes_user_elf(const char *path, const char **why)
 	ue->fd = fd;
 	ue->elf = elf;
 	ue->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	hold(fd, elf, ue->dw);
 	if (!ue->dw)
 		separate_dwarf(ue);
 	vec_push(&open_files, ue);
