@@ -1221,9 +1221,45 @@ static bool read_until(int fd, double until, struct stap_text *t)
 	}
 }
 
+/*
+ * pmstap's diagnostics as a client gets them: each line cut at
+ * DIAG_LINE_MAX bytes ("..." after), and the first ERRTEXT_MAX bytes, so
+ * that the first error stays when a line of the script is huge.
+ */
+#define DIAG_LINE_MAX 240
+
+static char *client_diag(char *text)
+{
+	char *out = text ? malloc(ERRTEXT_MAX + 1) : NULL;
+	size_t n = 0;
+
+	if (!out)
+		return text;
+	for (const char *line = text; *line && n < ERRTEXT_MAX; ) {
+		size_t len = strcspn(line, "\n"), take = len > DIAG_LINE_MAX ? DIAG_LINE_MAX - 3 : len;
+
+		if (n + take + 5 > ERRTEXT_MAX)
+			break;
+		memcpy(out + n, line, take);
+		n += take;
+		if (take < len) {
+			memcpy(out + n, "...", 3);
+			n += 3;
+		}
+		line += len;
+		if (*line == '\n') {
+			out[n++] = '\n';
+			line++;
+		}
+	}
+	out[n] = '\0';
+	free(text);
+	return out;
+}
+
 int stap_check_script(const char *dir, const char *file, char **diag)
 {
-	struct stap_text t = { .max = ERRTEXT_MAX };
+	struct stap_text t = { .max = 64 * ERRTEXT_MAX };	/* cut by client_diag() */
 	const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
 	int pfd[2], wstatus = 0;
 	pid_t pid;
@@ -1249,6 +1285,6 @@ int stap_check_script(const char *dir, const char *file, char **diag)
 	close(pfd[0]);
 	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
 		;
-	*diag = t.buf;
+	*diag = client_diag(t.buf);
 	return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 }
