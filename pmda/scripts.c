@@ -264,26 +264,35 @@ static int private_dir(const char *dir)
 	return 0;
 }
 
-static int write_copy(struct stap_script *sc)
+/* TEXT as DIR/NAME.stp (DIR root's only); its path (malloc'd), or NULL after logging why. */
+static char *write_private(const char *dir, const char *name, const char *text)
 {
 	char *path;
 	FILE *f;
 	int fd;
 
-	if (private_dir(stap_config.state_dir) < 0)
-		return -1;
-	if (asprintf(&path, "%s/%s.stp", stap_config.state_dir, sc->name) < 0)
-		return -1;
+	if (private_dir(dir) < 0 || asprintf(&path, "%s/%s.stp", dir, name) < 0)
+		return NULL;
 	unlink(path);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f || fputs(sc->source, f) < 0 || fclose(f) != 0) {
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
 		pmNotifyErr(LOG_ERR, "cannot write %s: %s", path, strerror(errno));
 		if (!f && fd >= 0)
 			close(fd);
 		free(path);
-		return -1;
+		return NULL;
 	}
+	return path;
+}
+
+static int write_copy(struct stap_script *sc)
+{
+	char *path = private_dir(stap_config.state_dir) < 0 ? NULL :
+		     write_private(stap_config.state_dir, sc->name, sc->source);
+
+	if (!path)
+		return -1;
 	free(sc->file);
 	sc->file = path;
 	return 0;
@@ -743,6 +752,30 @@ void stap_scripts_autostart(void)
 
 /* ---- registration ---- */
 
+/*
+ * pmstap -p2 on TEXT as NAME.stp, in state_dir/check, before anything of
+ * the script exists: a refused script takes no identity (a cluster) and
+ * no event queue, which libpcp_pmda never frees.  0, pmstap's status, or
+ * -1 when it could not run.
+ */
+static int check_registration(const char *name, const char *text, char **diag)
+{
+	char *dir, *path;
+	int rc;
+
+	*diag = NULL;
+	if (private_dir(stap_config.state_dir) < 0 ||
+	    asprintf(&dir, "%s/check", stap_config.state_dir) < 0)
+		return -1;
+	path = write_private(dir, name, text);
+	rc = path ? stap_check_script(dir, path, diag) : -1;
+	if (path)
+		unlink(path);
+	free(path);
+	free(dir);
+	return rc;
+}
+
 struct stap_script *stap_script_register(const char *name, const char *text, char **why)
 {
 	struct stap_script *sc;
@@ -755,6 +788,12 @@ struct stap_script *stap_script_register(const char *name, const char *text, cha
 			*why = NULL;
 		return NULL;
 	}
+	if ((rc = check_registration(name, text, &diag)) != 0) {
+		*why = diag ? diag : strdup(rc < 0 ? "cannot check the script: see the pmdastap log"
+						   : "pmstap rejected the script");
+		return NULL;
+	}
+	free(diag);
 	sc = script_new(name, STAP_ORIGIN_REGISTERED);
 	if (!sc || !(sc->source = strdup(text)) || write_copy(sc) < 0) {
 		*why = strdup("cannot keep the script: see the pmdastap log");
@@ -762,13 +801,6 @@ struct stap_script *stap_script_register(const char *name, const char *text, cha
 			script_free(sc);
 		return NULL;
 	}
-	rc = stap_check_script(stap_config.state_dir, sc->file, &diag);
-	if (rc != 0) {
-		*why = diag ? diag : strdup("pmstap rejected the script");
-		script_free(sc);
-		return NULL;
-	}
-	free(diag);
 	pmNotifyErr(LOG_INFO, "script %s: registered", name);
 	keep_registered(sc);
 	script_start(sc);
