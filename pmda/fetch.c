@@ -248,11 +248,6 @@ static void bucket_name(const struct stp_stat_cfg *cfg, int b, char *buf, size_t
 
 /* ---- snapshots ---- */
 
-static size_t stride_of(const struct stp_meta_global *g)
-{
-	return ((size_t)g->value_size + 7) & ~(size_t)7;
-}
-
 static void stat_cfg(const struct stp_meta_global *g, struct stp_stat_cfg *cfg)
 {
 	const struct stp_meta_hist *h = &g->hist;
@@ -274,7 +269,8 @@ static void fill_elem(struct stap_script *sc, const struct stp_meta_global *g,
 	} else {
 		e->agg.hist = gs->hist ? gs->hist + (size_t)i * (size_t)gs->cfg.buckets : NULL;
 		if (g->percpu)
-			stp_stat_merge(&e->agg, &gs->cfg, val, stride_of(g), sc->ncpus);
+			stp_stat_merge(&e->agg, &gs->cfg, val, stp_percpu_stride(g->value_size),
+				       sc->ncpus);
 		else
 			stp_stat_merge(&e->agg, &gs->cfg, val, g->value_size, 1);
 	}

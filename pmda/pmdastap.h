@@ -231,6 +231,8 @@ void stap_scripts_shutdown(void);
 /* Run pmstap -p2 on FILE in DIR: 0, or its exit status with its stderr in *diag. */
 int stap_check_script(const char *dir, const char *file, char **diag);
 
+/* Are A and B the same file, unchanged (inode, size, mode, owner, times)? */
+bool stap_same_file(const struct stat *a, const struct stat *b);
 /* Stop SC's child, if any, and start it again at once, for WHY (logged). */
 void stap_script_restart(struct stap_script *sc, const char *why);
 

@@ -525,7 +525,7 @@ static bool watching;		/* watch_fd watches the directory */
 static double rescan_at;	/* an inotify event asked for a rescan (0: none) */
 static double periodic_at;
 
-static bool same_file(const struct stat *a, const struct stat *b)
+bool stap_same_file(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
 	       a->st_mode == b->st_mode && a->st_uid == b->st_uid &&
@@ -549,7 +549,7 @@ static bool rescan_file(const char *dir, const char *file)
 
 	snprintf(name, sizeof(name), "%.*s", (int)(strlen(file) - 4), file);
 	sc = autostart_find(name);
-	if (sc && lstat(file, &st) == 0 && same_file(&st, &sc->src_st)) {
+	if (sc && lstat(file, &st) == 0 && stap_same_file(&st, &sc->src_st)) {
 		sc->src_seen = true;
 		return false;
 	}

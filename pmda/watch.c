@@ -35,13 +35,6 @@ struct stap_watched {
 
 static double watch_at;
 
-static bool same_stat(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
-}
-
 void stap_watch_reset(struct stap_script *sc)
 {
 	free(sc->watched);
@@ -72,11 +65,11 @@ static bool file_changed(struct stap_script *sc, int i, char *why, size_t size)
 	struct stat st;
 	char id[160];
 
-	if (stat(f->path, &st) != 0 || (w->have_seen && same_stat(&st, &w->seen))) {
+	if (stat(f->path, &st) != 0 || (w->have_seen && stap_same_file(&st, &w->seen))) {
 		w->have_pending = false;
 		return false;
 	}
-	if (!w->have_pending || !same_stat(&st, &w->pending)) {
+	if (!w->have_pending || !stap_same_file(&st, &w->pending)) {
 		w->pending = st;	/* changed: look again once it settles */
 		w->have_pending = true;
 		return false;

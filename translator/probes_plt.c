@@ -21,15 +21,15 @@
 
 #define PLT_ENTRY_SIZE 16
 
-/* The address of the I-th PLT entry (in .rela.plt's order), or 0 without a PLT. */
-static uint64_t entry_address(Elf *elf, size_t i)
+/* The address of the first PLT entry (.rela.plt's first), or 0 without a PLT. */
+static uint64_t first_entry(Elf *elf)
 {
 	GElf_Shdr sh;
 
 	if (probes_user_section(elf, ".plt.sec", &sh))
-		return sh.sh_addr + i * PLT_ENTRY_SIZE;
+		return sh.sh_addr;
 	if (probes_user_section(elf, ".plt", &sh))
-		return sh.sh_addr + (i + 1) * PLT_ENTRY_SIZE;
+		return sh.sh_addr + PLT_ENTRY_SIZE;	/* past the lazy resolver's */
 	return 0;
 }
 
@@ -46,9 +46,10 @@ static void read_entries(struct uelf *ue, struct vec *out)
 	Elf_Scn *symscn = scn ? elf_getscn(ue->elf, sh.sh_link) : NULL;
 	Elf_Data *rela = scn ? elf_getdata(scn, NULL) : NULL;
 	Elf_Data *syms = symscn ? elf_getdata(symscn, NULL) : NULL;
+	uint64_t first = first_entry(ue->elf);
 	GElf_Shdr symsh;
 
-	if (!rela || !syms || !gelf_getshdr(symscn, &symsh))
+	if (!rela || !syms || !first || !gelf_getshdr(symscn, &symsh))
 		return;
 	for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
 		struct plt_entry *e;
@@ -62,9 +63,8 @@ static void read_entries(struct uelf *ue, struct vec *out)
 			continue;
 		e = ARENA_NEW(struct plt_entry);
 		e->name = arena_strdup(name);
-		e->addr = entry_address(ue->elf, i);
-		if (e->addr)
-			vec_push(out, e);
+		e->addr = first + i * PLT_ENTRY_SIZE;
+		vec_push(out, e);
 	}
 }
 

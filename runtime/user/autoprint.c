@@ -65,11 +65,6 @@ struct agg_buf {
 	int64_t hist[STP_HIST_MAX_BUCKETS];
 };
 
-static size_t percpu_stride(const struct stp_meta_global *g)
-{
-	return ((size_t)g->value_size + 7) & ~(size_t)7;
-}
-
 static void merge(struct stp_script *s, const struct stp_meta_global *g, const void *vals,
 		  struct agg_buf *a)
 {
@@ -81,7 +76,7 @@ static void merge(struct stp_script *s, const struct stp_meta_global *g, const v
 		stp_stat_cfg_init(&a->cfg, STP_HIST_NONE, 0, 0, 0, 0);
 	a->agg.hist = a->hist;
 	if (g->percpu)
-		stp_stat_merge(&a->agg, &a->cfg, vals, percpu_stride(g), s->ncpus);
+		stp_stat_merge(&a->agg, &a->cfg, vals, stp_percpu_stride(g->value_size), s->ncpus);
 	else
 		stp_stat_merge(&a->agg, &a->cfg, vals, g->value_size, 1);
 }
@@ -109,7 +104,7 @@ static void print_scalar_stat(struct stp_script *s, struct stp_data *d, int gi, 
 {
 	const struct stp_meta_global *g = &s->meta->globals[gi];
 	struct agg_buf *a = calloc(1, sizeof(*a));
-	struct stp_data_elems e;
+	struct stp_data_elems e = { 0 };
 
 	if (a && stp_data__read(d, gi, &e) > 0) {
 		merge(s, g, e.vals, a);
@@ -121,10 +116,8 @@ static void print_scalar_stat(struct stp_script *s, struct stp_data *d, int gi, 
 			put(l, "\n");
 		}
 	}
-	if (a) {
-		free(e.keys);
-		free(e.vals);
-	}
+	free(e.keys);
+	free(e.vals);
 	free(a);
 }
 

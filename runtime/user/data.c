@@ -186,7 +186,7 @@ static bool adopt_values(struct stp_data *d, struct stp_data_global *dg,
 
 	if (map_info(fd, &info) < 0 || info.value_size != gl->value_size)
 		return false;
-	dg->stride = (info.value_size + 7) & ~7u;
+	dg->stride = (uint32_t)stp_percpu_stride(info.value_size);	/* array values: 8-aligned too */
 	dg->nelems = info.max_entries;
 	dg->vmap_len = ((size_t)dg->nelems * dg->stride + page - 1) & ~(page - 1);
 	p = mmap(NULL, dg->vmap_len, PROT_READ, MAP_SHARED, fd, 0);
@@ -248,16 +248,12 @@ bool stp_data__has(const struct stp_data *d, int g)
 					  d->meta->globals[g].type != STP_TYPE_STATS && d->globals_fd >= 0));
 }
 
-static size_t percpu_stride(const struct stp_meta_global *gl)
-{
-	return ((size_t)gl->value_size + 7) & ~(size_t)7;
-}
-
 size_t stp_data__value_size(const struct stp_data *d, int g)
 {
 	const struct stp_meta_global *gl = &d->meta->globals[g];
 
-	return gl->percpu ? percpu_stride(gl) * (size_t)d->ncpus : (size_t)gl->value_size;
+	return gl->percpu ? stp_percpu_stride(gl->value_size) * (size_t)d->ncpus
+			  : (size_t)gl->value_size;
 }
 
 int stp_data__ncpus(const struct stp_data *d)
@@ -428,9 +424,18 @@ const char *stp_data__slot_value(const struct stp_data *d, int g, uint32_t slot)
 
 /* ---- counters ---- */
 
+void stp_counters_add(struct stp_counters *sum, const struct stp_counters *c)
+{
+	sum->errors += c->errors;
+	sum->skipped += c->skipped;
+	sum->dropped += c->dropped;
+	sum->map_full += c->map_full;
+	sum->maxaction += c->maxaction;
+}
+
 int stp_data__counters(struct stp_data *d, struct stp_counters *sum)
 {
-	size_t stride = (sizeof(struct stp_counters) + 7) & ~(size_t)7;
+	size_t stride = stp_percpu_stride(sizeof(struct stp_counters));
 	char *vals = d->counters_fd >= 0 ? calloc((size_t)d->ncpus + 1, stride) : NULL;
 	uint32_t key = 0;
 
@@ -439,22 +444,15 @@ int stp_data__counters(struct stp_data *d, struct stp_counters *sum)
 		free(vals);
 		return -1;
 	}
-	for (int c = 0; c < (d->counters_percpu ? d->ncpus : 1); c++) {
-		const struct stp_counters *p = (const void *)(vals + (size_t)c * stride);
-
-		sum->errors += p->errors;
-		sum->skipped += p->skipped;
-		sum->dropped += p->dropped;
-		sum->map_full += p->map_full;
-		sum->maxaction += p->maxaction;
-	}
+	for (int c = 0; c < (d->counters_percpu ? d->ncpus : 1); c++)
+		stp_counters_add(sum, (const void *)(vals + (size_t)c * stride));
 	free(vals);
 	return 0;
 }
 
 int stp_data__probe_stats(struct stp_data *d, int probe, struct stp_probe_stats *sum)
 {
-	size_t stride = (sizeof(struct stp_probe_stats) + 7) & ~(size_t)7;
+	size_t stride = stp_percpu_stride(sizeof(struct stp_probe_stats));
 	char *vals = d->probe_stats_fd >= 0 ? calloc((size_t)d->ncpus + 1, stride) : NULL;
 	uint32_t key = (uint32_t)probe;
 

@@ -29,6 +29,15 @@
 struct stp_data;
 struct stp_script;
 
+/* Bytes between the CPUs' copies of a per-CPU value of SIZE bytes (BPF rounds to 8). */
+static inline size_t stp_percpu_stride(size_t size)
+{
+	return (size + 7) & ~(size_t)7;
+}
+
+/* SUM += C, field by field (the health counters of one CPU or map entry). */
+void stp_counters_add(struct stp_counters *sum, const struct stp_counters *c);
+
 struct stp_data *stp_data__new(const struct stp_meta *m, int ncpus);
 void stp_data__free(struct stp_data *d);
 

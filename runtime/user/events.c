@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "data.h"
 #include "script_int.h"
 #include "symbolize.h"
 
@@ -396,20 +397,11 @@ void stp_events_close(struct stp_script *s)
 
 /* ---- the exit summary ---- */
 
-static void add_counters(struct stp_counters *sum, const struct stp_counters *c)
-{
-	sum->errors += c->errors;
-	sum->skipped += c->skipped;
-	sum->dropped += c->dropped;
-	sum->map_full += c->map_full;
-	sum->maxaction += c->maxaction;
-}
-
 /* The kernel side's health counters, summed over CPUs. */
 static int read_counters(struct stp_script *s, struct stp_counters *sum)
 {
 	struct bpf_map *map = s->obj ? bpf_object__find_map_by_name(s->obj, STP_COUNTERS_MAP) : NULL;
-	size_t stride = (sizeof(struct stp_counters) + 7) & ~(size_t)7;
+	size_t stride = stp_percpu_stride(sizeof(struct stp_counters));
 	uint32_t key = 0;
 	char *vals;
 	int fd;
@@ -422,14 +414,14 @@ static int read_counters(struct stp_script *s, struct stp_counters *sum)
 		vals = calloc((size_t)s->ncpus, stride);
 		if (vals && bpf_map_lookup_elem(fd, &key, vals) == 0)
 			for (int c = 0; c < s->ncpus; c++)
-				add_counters(sum, (struct stp_counters *)(vals + (size_t)c * stride));
+				stp_counters_add(sum, (struct stp_counters *)(vals + (size_t)c * stride));
 		free(vals);
 		return 0;
 	}
 	vals = calloc(1, bpf_map__value_size(map));
 	for (key = 0; vals && key < bpf_map__max_entries(map); key++)
 		if (bpf_map_lookup_elem(fd, &key, vals) == 0)
-			add_counters(sum, (struct stp_counters *)vals);
+			stp_counters_add(sum, (struct stp_counters *)vals);
 	free(vals);
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "stp_user.h"	/* first: it includes stp_meta.h and stats.h together */
+#include "data.h"
 #include "script_int.h"
 #include "uctx_glue.h"
 
@@ -105,7 +106,7 @@ static uint64_t now_ns(void)
  */
 static void count_run(struct stp_script *s, int i, uint64_t ns, uint64_t errors)
 {
-	size_t stride = (sizeof(struct stp_probe_stats) + 7) & ~(size_t)7;
+	size_t stride = stp_percpu_stride(sizeof(struct stp_probe_stats));
 	int fd = s->obj ? bpf_object__find_map_fd_by_name(s->obj, STP_PROBE_STATS_MAP) : -1;
 	uint32_t key = (uint32_t)i;
 	char *vals;
