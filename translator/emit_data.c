@@ -316,23 +316,20 @@ static const char *map_type(struct eglobal *g)
 	return g->d->wrap ? "BPF_MAP_TYPE_LRU_HASH" : "BPF_MAP_TYPE_HASH";
 }
 
-/* The rest of a slotted array's key map (its value: a slot), its values and its free slots. */
+/* A slotted array's values and its free slots (its key map's value is a slot). */
 static void decl_slots(FILE *out, struct eglobal *g)
 {
 	const char *vt = g->d->type == TYPE_STRING ? "char[MAXSTRINGLEN]" : "int64_t";
 
-	fprintf(out, "\t__type(value, uint32_t);\n} g_%s SEC(\".maps\");\n\n", g->cname);
-	fprintf(out, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n");
-	fprintf(out, "\t__uint(max_entries, STP_SLOT_FIRST + %lld);\n", (long long)g->max_entries);
-	fprintf(out, "\t__uint(map_flags, BPF_F_MMAPABLE);\n\t__type(key, uint32_t);\n");
-	fprintf(out, "\t__type(value, %s);\n} gv_%s SEC(\".maps\");\n\n", vt, g->cname);
-	fprintf(out, "struct {\n\t__uint(type, BPF_MAP_TYPE_QUEUE);\n");
-	fprintf(out, "\t__uint(max_entries, %lld);\n", (long long)g->max_entries);
-	fprintf(out, "\t__type(value, uint32_t);\n} gf_%s SEC(\".maps\");\n\n", g->cname);
+	fprintf(out, "STP_MAP(gv_%s, BPF_MAP_TYPE_ARRAY, uint32_t, %s, STP_SLOT_FIRST + %lld, "
+		"BPF_F_MMAPABLE);\n", g->cname, vt, (long long)g->max_entries);
+	fprintf(out, "STP_QUEUE(gf_%s, uint32_t, %lld);\n\n", g->cname, (long long)g->max_entries);
 }
 
 static void decl_map(struct emitter *E, FILE *out, struct eglobal *g)
 {
+	char key[64], value[64];
+
 	if (E->ctx == ECTX_USER && g->stats) {
 		fprintf(out, "static struct stp_map g_%s __attribute__((unused)) = { %d, &cfg_%s };\n\n",
 			g->cname, g->index, g->cname);
@@ -343,29 +340,29 @@ static void decl_map(struct emitter *E, FILE *out, struct eglobal *g)
 			g->cname, g->index);
 		return;
 	}
-	fprintf(out, "struct {\n\t__uint(type, %s);\n", map_type(g));
-	fprintf(out, "\t__uint(max_entries, %lld);\n", g->array ? (long long)g->max_entries : 1LL);
 	if (g->array)
-		fprintf(out, "\t__type(key, struct key_%s);\n", g->cname);
+		snprintf(key, sizeof(key), "struct key_%s", g->cname);
 	else
-		fprintf(out, "\t__type(key, uint32_t);\n");
-	if (emit_slotted(g)) {
+		snprintf(key, sizeof(key), "uint32_t");
+	if (emit_slotted(g))
+		snprintf(value, sizeof(value), "uint32_t");
+	else if (g->stats)
+		snprintf(value, sizeof(value), "struct stat_%s", g->cname);
+	else
+		snprintf(value, sizeof(value), "%s%s", ctype_of(g->d->type),
+			 g->d->type == TYPE_STRING ? "[MAXSTRINGLEN]" : "");
+	fprintf(out, "STP_MAP(g_%s, %s, %s, %s, %lld, 0);\n", g->cname, map_type(g), key, value,
+		g->array ? (long long)g->max_entries : 1LL);
+	if (emit_slotted(g))
 		decl_slots(out, g);
-		return;
-	}
-	if (g->stats)
-		fprintf(out, "\t__type(value, struct stat_%s);\n", g->cname);
 	else
-		fprintf(out, "\t__type(value, %s%s);\n", ctype_of(g->d->type),
-			g->d->type == TYPE_STRING ? "[MAXSTRINGLEN]" : "");
-	fprintf(out, "} g_%s SEC(\".maps\");\n\n", g->cname);
+		fprintf(out, "\n");
 }
 
 static void decl_globals_map(FILE *out)
 {
-	fprintf(out, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, 1);\n");
-	fprintf(out, "\t__uint(map_flags, BPF_F_MMAPABLE);\n\t__type(key, uint32_t);\n");
-	fprintf(out, "\t__type(value, struct stp_globals);\n} stp_globals SEC(\".maps\");\n\n");
+	fprintf(out, "STP_MAP(stp_globals, BPF_MAP_TYPE_ARRAY, uint32_t, struct stp_globals, 1, "
+		"BPF_F_MMAPABLE);\n\n");
 	fprintf(out, "static __always_inline struct stp_globals *stp_globals_get(void)\n{\n");
 	fprintf(out, "\tuint32_t zero = 0;\n\n\treturn bpf_map_lookup_elem(&stp_globals, &zero);\n");
 	fprintf(out, "}\n\n#define STP_GLOBALS(c) stp_globals_get()\n\n");

@@ -86,31 +86,41 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, uint32_t);
-	__type(value, struct stp_control);
-} stp_control SEC(".maps");
+/*
+ * Map declarations.  Generated code and these headers declare every map
+ * through these three, so that a runtime that is not BPF (dyninst: maps
+ * in a shared segment) can define them first, its own way.
+ */
+#ifndef STP_MAP
+#define STP_MAP(name_, type_, key_, value_, entries_, flags_)		\
+	struct {							\
+		__uint(type, type_);					\
+		__uint(max_entries, entries_);				\
+		__uint(map_flags, flags_);				\
+		__type(key, key_);					\
+		__type(value, value_);					\
+	} name_ SEC(".maps")
+#define STP_QUEUE(name_, value_, entries_)				\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_QUEUE);			\
+		__uint(max_entries, entries_);				\
+		__type(value, value_);					\
+	} name_ SEC(".maps")
+#define STP_RINGBUF(name_, bytes_)					\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_RINGBUF);			\
+		__uint(max_entries, bytes_);				\
+	} name_ SEC(".maps")
+#endif
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, uint32_t);
-	__type(value, struct stp_counters);
-} stp_counters SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, STP_NPROBES);
-	__type(key, uint32_t);
-	__type(value, struct stp_probe_stats);
-} stp_probe_stats SEC(".maps");
+STP_MAP(stp_control, BPF_MAP_TYPE_ARRAY, uint32_t, struct stp_control, 1, 0);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, STP_RINGBUF_BYTES);
-} stp_events SEC(".maps");
+STP_MAP(stp_counters, BPF_MAP_TYPE_PERCPU_ARRAY, uint32_t, struct stp_counters, 1, 0);
+
+STP_MAP(stp_probe_stats, BPF_MAP_TYPE_PERCPU_ARRAY, uint32_t, struct stp_probe_stats, STP_NPROBES, 0);
+
+STP_RINGBUF(stp_events, STP_RINGBUF_BYTES);
 
 /* A zeroed value to insert new statistics with. */
 static const char stp_zero_value[STP_ZERO_SIZE];

@@ -32,12 +32,7 @@ struct context {
 #define CONTEXT c
 #define stp_frame(c, off) ((void *)((c)->frames + (off)))
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, STP_NCPUS);
-	__type(key, uint32_t);
-	__type(value, struct context);
-} stp_ctx SEC(".maps");
+STP_MAP(stp_ctx, BPF_MAP_TYPE_ARRAY, uint32_t, struct context, STP_NCPUS, 0);
 
 /* ---- records ------------------------------------------------------------ */
 

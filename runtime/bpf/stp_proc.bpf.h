@@ -69,12 +69,7 @@ enum stp_proc_hit {
 	STP_HIT_EXISTING,	/* a task of the iterator: it ran already */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, STP_NPROBES);
-	__type(key, uint32_t);
-	__type(value, struct stp_proc_exe);
-} stp_proc_exes SEC(".maps");
+STP_MAP(stp_proc_exes, BPF_MAP_TYPE_ARRAY, uint32_t, struct stp_proc_exe, STP_NPROBES, 0);
 
 /*
  * Per CPU: the probe running and the task it is about.  The task is kept

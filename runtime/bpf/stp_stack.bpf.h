@@ -36,12 +36,7 @@ struct stp_stack_buf {
 	char rec[sizeof(struct stp_rec_hdr) + 8 + 8 * STP_STACK_MAX + 2 + MAXSTRINGLEN];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, uint32_t);
-	__type(value, struct stp_stack_buf);
-} stp_stack_bufs SEC(".maps");
+STP_MAP(stp_stack_bufs, BPF_MAP_TYPE_PERCPU_ARRAY, uint32_t, struct stp_stack_buf, 1, 0);
 
 /* The mappings of user stacks' files: see the top of this file. */
 #ifndef STP_UMAPS_ENTRIES
@@ -58,12 +53,7 @@ struct stp_umap {
 	unsigned char build_id[20];	/* BPF_BUILD_ID_SIZE */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, STP_UMAPS_ENTRIES);
-	__type(key, struct stp_umap_key);
-	__type(value, struct stp_umap);
-} stp_umaps SEC(".maps");
+STP_MAP(stp_umaps, BPF_MAP_TYPE_LRU_HASH, struct stp_umap_key, struct stp_umap, STP_UMAPS_ENTRIES, 0);
 
 static __always_inline struct stp_stack_buf *stp__stack_buf(void)
 {
