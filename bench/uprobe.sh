@@ -1,10 +1,12 @@
 #!/bin/bash
-# bench/uprobe.sh BUILD - uprobe and uretprobe overhead: libbpf baseline, pmstap, bpftrace.
+# bench/uprobe.sh BUILD - uprobe and uretprobe overhead: libbpf baseline, pmstap, bpftrace,
+# and pmstap --runtime=dyninst (the probe runs in the process: no trap).
 #
 # The workload (uprobe_bench N) times N calls of bench_target(), a
 # noinline function, and prints the seconds.  Each tool counts the calls
 # into one global:
 #   entry   process("...").function("bench_target")         uprobe:...:bench_target
+#           (pmstap twice: the BPF runtime, and --runtime=dyninst: column "dyninst")
 #   return  process("...").function("bench_target").return  uretprobe:...:bench_target
 #
 # A uprobe hit costs microseconds in a VM and the machine's speed drifts
@@ -45,7 +47,7 @@ fi
 [ -x "$bin" ] && [ -x "$bench/uprobe_baseline" ] || {
 	echo "bench-uprobe: not built (make bench-bins)" >&2; exit 1; }
 
-tools="baseline pmstap bpftrace"
+tools="baseline pmstap dyninst bpftrace"
 declare -A ns why	# ns[TOOL.CASE]: " v1 v2 ..." in repetition order ("-": no sample)
 suffix() { [ "$1" = return ] && echo ".return"; }
 
@@ -57,8 +59,8 @@ run_tool() {	# TOOL CASE: prints the workload's seconds
 	baseline)
 		[ "$2" = return ] && r=-r
 		$pin "$bench/uprobe_baseline" $r "$bin" bench_target "$bin" "$N" 2>/dev/null ;;
-	pmstap)
-		"$pmstap" -e "global n probe process(\"$bin\").function(\"bench_target\")$(suffix "$2") { n++ } probe end { if (n < 0) println(n) }" \
+	pmstap|dyninst)
+		"$pmstap" --runtime=$([ "$1" = dyninst ] && echo dyninst || echo bpf) -e "global n probe process(\"$bin\").function(\"bench_target\")$(suffix "$2") { n++ } probe end { if (n < 0) println(n) }" \
 			-c "$pin $bin $N" 2>/dev/null | head -n 1 ;;
 	bpftrace)
 		local p=uprobe
@@ -82,6 +84,7 @@ command -v bpftrace >/dev/null || why[bpftrace]="bpftrace is not installed"
 # compile pmstap's scripts once, outside the timing
 for c in entry return; do
 	[ -n "$(run_tool pmstap $c)" ] || why[pmstap]="pmstap failed: run $pmstap by hand"
+	[ -n "$(run_tool dyninst $c)" ] || why[dyninst]="pmstap --runtime=dyninst failed: run it by hand"
 done
 
 for ((rep = 0; rep < REPS; rep++)); do
@@ -149,7 +152,8 @@ paired_ratio() {
 {
 	echo "uprobe overhead: ns/call over the bare call, $REPS repetitions of $N calls, tools interleaved"
 	echo "each cell: median (min-max); ratio: median of the per-repetition ratios to the baseline"
-	printf '%-7s  %-24s  %-34s  %-34s\n' case "libbpf baseline" pmstap bpftrace
+	printf '%-7s  %-24s  %-34s  %-34s  %-34s\n' case "libbpf baseline" pmstap "pmstap --runtime=dyninst" \
+		bpftrace
 	for c in entry return; do
 		line=$(printf '%-7s' $c)
 		for t in $tools; do
@@ -176,7 +180,7 @@ paired_ratio() {
 			echo "$line"
 		done
 	fi
-	for t in pmstap bpftrace; do
+	for t in pmstap dyninst bpftrace; do
 		[ -n "${why[$t]:-}" ] && echo "$t: ${why[$t]}"
 	done
 } | tee "$bench/results-uprobe.txt"

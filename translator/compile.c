@@ -476,3 +476,55 @@ int compile_program(struct session *s, const char *dir, const char *root)
 	tidy_log(s, &user);
 	return 0;
 }
+
+/* The dyninst runtime: script.dyn.c into script.dyn.so beside script.so, both with cc. */
+static void dyn_command(struct tool *t, struct session *s, const char *dir)
+{
+	compile_tool_arg(t, "-O2");
+	compile_tool_arg(t, "-g");
+	compile_tool_arg(t, "-shared");
+	compile_tool_arg(t, "-fPIC");
+	compile_tool_arg(t, "-fwrapv");
+	/* loaded into any program: its symbols interpose on nothing */
+	compile_tool_arg(t, "-fvisibility=hidden");
+	compile_tool_arg(t, "-Wl,-Bsymbolic");
+	add_defines(t, s);
+	compile_tool_arg(t, arena_printf("-I%s", s->runtime_dir));
+	compile_tool_arg(t, arena_printf("-I%s/dyninst", s->runtime_dir));
+	compile_tool_arg(t, "-o");
+	compile_tool_arg(t, arena_printf("%s/%s", dir, COMPILE_DYN_OBJECT));
+	compile_tool_arg(t, arena_printf("%s/%s", dir, COMPILE_DYN_SOURCE));
+}
+
+int compile_program_dyninst(struct session *s, const char *dir, const char *root)
+{
+	struct tool dyn = { .name = "cc" }, user, *failed[2];
+	int nfailed = 0;
+	const char *cc;
+
+	(void)root;
+	if (!check_runtime(s) || !(cc = find_tool("PMSTAP_CC", "cc")))
+		return -1;
+	compile_tool_arg(&dyn, cc);
+	dyn_command(&dyn, s, dir);
+	dyn.out = dyn.err = arena_printf("%s/%s.log", dir, COMPILE_DYN_OBJECT);
+	if (!compile_tool_start(&dyn))
+		return -1;
+	if (!user_start(s, dir, cc, NULL, &user)) {
+		compile_tool_finish(&dyn);
+		return -1;
+	}
+	if (compile_tool_finish(&dyn))
+		show_time(s, &dyn, "compiled script.dyn.c");
+	else
+		failed[nfailed++] = &dyn;
+	if (!compile_tool_finish(&user))
+		failed[nfailed++] = &user;
+	if (nfailed) {
+		report_failure(s, failed, nfailed, dir);
+		return -1;
+	}
+	tidy_log(s, &dyn);
+	tidy_log(s, &user);
+	return 0;
+}

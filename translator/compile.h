@@ -26,6 +26,8 @@
 #define COMPILE_USER_SOURCE "script.c"
 #define COMPILE_BPF_OBJECT "script.bpf.o"
 #define COMPILE_USER_OBJECT "script.so"
+#define COMPILE_DYN_SOURCE "script.dyn.c"
+#define COMPILE_DYN_OBJECT "script.dyn.so"
 
 /*
  * Compile DIR's sources; ROOT is the cache directory (for vmlinux.h).
@@ -34,6 +36,8 @@
  * in place to look at.
  */
 int compile_program(struct session *s, const char *dir, const char *root);
+/* The same for the dyninst runtime: script.dyn.c into script.dyn.so, script.c into script.so. */
+int compile_program_dyninst(struct session *s, const char *dir, const char *root);
 
 /* The kernel's types as C, made once per kernel release; NULL after an error. */
 const char *compile_vmlinux_h(const char *root);

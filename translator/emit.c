@@ -266,7 +266,7 @@ static void setup_limits(struct emitter *E)
 		diag_error((struct srcloc){ 0 }, "MAXACTION must be between 1 and 4194304");
 		E->maxaction = 1000;
 	}
-	E->ncpus = possible_cpus();
+	E->ncpus = E->dyninst ? STP_DYN_SLOTS : possible_cpus();
 	if (E->ncpus < 1)
 		E->ncpus = 1;
 	E->rec_size = 64;
@@ -353,9 +353,9 @@ void emit_drop_final_jump(char *body)
 		body[n - m] = '\0';
 }
 
-int emit_program(struct session *s, struct program *prog, const char *dir)
+static int emit_files(struct session *s, struct program *prog, const char *dir, bool dyninst)
 {
-	struct emitter E = { .s = s, .prog = prog };
+	struct emitter E = { .s = s, .prog = prog, .dyninst = dyninst };
 	int errors = diag_error_count();
 
 	setup_limits(&E);
@@ -368,8 +368,18 @@ int emit_program(struct session *s, struct program *prog, const char *dir)
 	emit_funcs_analyze(&E);
 	if (diag_error_count() > errors)
 		return -1;
-	if (write_file(&E, dir, "script.bpf.c", emit_bpf_file) != 0 ||
+	if (write_file(&E, dir, dyninst ? "script.dyn.c" : "script.bpf.c", emit_bpf_file) != 0 ||
 	    write_file(&E, dir, "script.c", emit_user_file) != 0)
 		return -1;
 	return diag_error_count() > errors ? -1 : 0;
+}
+
+int emit_program(struct session *s, struct program *prog, const char *dir)
+{
+	return emit_files(s, prog, dir, false);
+}
+
+int emit_program_dyninst(struct session *s, struct program *prog, const char *dir)
+{
+	return emit_files(s, prog, dir, true);
 }

@@ -3,6 +3,7 @@
 #define PMSTAP_EMIT_H
 
 #include "session.h"
+#include "../runtime/dyninst/stp_dyn.h"	/* STP_DYN_SLOTS */
 
 struct program;
 
@@ -21,5 +22,13 @@ struct program;
  * wrapping 64-bit arithmetic; -mcpu=v3 is optional (atomics with fetch).
  */
 int emit_program(struct session *s, struct program *prog, const char *dir);
+
+/*
+ * The same for the dyninst runtime: DIR/script.dyn.c is the kernel-context
+ * code to compile natively (cc -O2 -shared -fPIC -fwrapv -I<runtime dir>)
+ * into script.dyn.so, which libstapdyn.so loads into the probed process;
+ * its "per CPU" data is per thread slot, STP_DYN_SLOTS of them.
+ */
+int emit_program_dyninst(struct session *s, struct program *prog, const char *dir);
 
 #endif

@@ -15,6 +15,7 @@
  *	emit_dwarf.c	kernel context: user-space $vars through DWARF (emit_dwarf.h)
  *	emit_proc.c	kernel context: process and thread begin/end (emit_proc.h)
  *	emit_user.c	user context: script.c's probe functions
+ *	emit_dyninst.c	script.dyn.c: kernel context run natively in the probed process
  *	emit_meta.c	script.c's struct stp_meta
  *
  * Generated code of both contexts shares its statements: a handler or
@@ -154,7 +155,8 @@ struct emitter {
 	struct derived_probe *dp;	/* the handler being written */
 	const char *ctx_ctype;		/* kernel: the type of its program's context */
 	bool raw_args;			/* kernel.trace: a raw_tp program, $vars are arguments */
-	bool *kernel_probe;		/* per probe: runs in the kernel */
+	bool *kernel_probe;		/* per probe: runs in the kernel (dyninst: in the probed process) */
+	bool dyninst;			/* script.dyn.c: the kernel-context code, native (emit_dyninst.c) */
 	int *probe_kinds;		/* per probe: enum stp_probe_kind */
 	bool *frame_empty;		/* per probe: its handler has no frame (no locals, temporaries) */
 	struct efunc *fn;		/* the function, or NULL in a handler */
@@ -281,6 +283,9 @@ int emit_btf_defined(struct expr *e);
 
 /* emit_user.c */
 int emit_user_file(struct emitter *E, FILE *out);
+
+/* emit_dyninst.c */
+void emit_dyninst_sites(struct emitter *E, FILE *out);
 void emit_user_loop(struct emitter *E, struct stmt *s);
 void emit_user_foreach(struct emitter *E, struct stmt *s);
 

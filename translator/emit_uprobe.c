@@ -38,7 +38,8 @@ bool emit_uprobe_section(struct emitter *E, struct derived_probe *dp, const char
 	*sec = dp->is_return ? "uretprobe" : "uprobe";
 	*ctype = "struct pt_regs *";
 	*kind = STP_PROBE_UPROBE;
-	if (in_target_tree(E, dp))	/* target() itself first: no walk up the parents */
+	/* dyninst: the probes are in the target's tree only, by construction */
+	if (in_target_tree(E, dp) && !E->dyninst)	/* target() itself first: no walk up the parents */
 		*prologue = "\t/* -c/-x: target()'s process and its descendants only */\n"
 			    "\tif ((int64_t)(bpf_get_current_pid_tgid() >> 32) != stp_target(NULL) &&\n"
 			    "\t    !stp_proc_in_tree(bpf_get_current_task_btf(), stp_target(NULL)))\n"

@@ -429,7 +429,7 @@ static bool pass4_compile(struct session *s, struct build *b)
 	if (!(b->dir = cache_publish(b->root, b->dir, b->key)))
 		return false;
 	if (s->verbose)
-		fprintf(stderr, "Pass 4: compiled C into \"%s\" in %.0f ms.\n", COMPILE_BPF_OBJECT,
+		fprintf(stderr, "Pass 4: compiled C into \"%s\" in %.0f ms.\n", runtime_of(s)->object,
 			now_ms() - t0);
 	return true;
 }
@@ -452,7 +452,7 @@ static bool build_program(struct session *s, struct program *prog, struct build 
 		if (s->verbose)
 			fprintf(stderr, "Pass 3: using cached %s\n", b->dir);
 		if (s->verbose && s->last_pass >= 4)
-			fprintf(stderr, "Pass 4: using cached %s/%s\n", b->dir, COMPILE_BPF_OBJECT);
+			fprintf(stderr, "Pass 4: using cached %s/%s\n", b->dir, runtime_of(s)->object);
 		return true;
 	}
 	if (stale && s->verbose)
@@ -473,10 +473,12 @@ static void print_file(const char *path)
 }
 
 /* -p3: the generated C, kernel side then user side. */
-static int print_sources(struct build *b)
+static int print_sources(struct session *s, struct build *b)
 {
-	printf("/* ---- %s ---- */\n", COMPILE_BPF_SOURCE);
-	print_file(arena_printf("%s/%s", b->dir, COMPILE_BPF_SOURCE));
+	const char *source = runtime_of(s)->source;
+
+	printf("/* ---- %s ---- */\n", source);
+	print_file(arena_printf("%s/%s", b->dir, source));
 	printf("/* ---- %s ---- */\n", COMPILE_USER_SOURCE);
 	print_file(arena_printf("%s/%s", b->dir, COMPILE_USER_SOURCE));
 	if (b->unpublished)
@@ -485,9 +487,9 @@ static int print_sources(struct build *b)
 }
 
 /* -p4: where the objects are. */
-static int print_objects(struct build *b)
+static int print_objects(struct session *s, struct build *b)
 {
-	printf("%s/%s\n%s/%s\n", b->dir, COMPILE_BPF_OBJECT, b->dir, COMPILE_USER_OBJECT);
+	printf("%s/%s\n%s/%s\n", b->dir, runtime_of(s)->object, b->dir, COMPILE_USER_OBJECT);
 	return 0;
 }
 
@@ -533,8 +535,8 @@ int main(int argc, char **argv)
 	if (!build_program(&s, prog, &b))
 		return finish(1);
 	if (s.last_pass == 3)
-		return finish(print_sources(&b));
+		return finish(print_sources(&s, &b));
 	if (s.last_pass == 4)
-		return finish(print_objects(&b));
+		return finish(print_objects(&s, &b));
 	return finish(run_program(&s, b.dir));
 }

@@ -479,14 +479,14 @@ static struct derived_probe *next_probe(struct resolver *r)
 	return r->made++ ? probes_user_clone(r->sm, r->t) : r->t;
 }
 
-static void add_probe(struct resolver *r, const char *name, const char *text, uint64_t addr,
-		      uint64_t entry)
+static struct derived_probe *add_probe(struct resolver *r, const char *name, const char *text,
+				       uint64_t addr, uint64_t entry)
 {
 	struct derived_probe *dp;
 	uint64_t off;
 
 	if (!probes_user_file_offset(r->ue, addr, &off))
-		return;
+		return NULL;
 	dp = next_probe(r);
 	dp->function = name;
 	dp->point = probes_user_point(r->comps, r->comp, text);
@@ -495,6 +495,8 @@ static void add_probe(struct resolver *r, const char *name, const char *text, ui
 	dp->offset = off;
 	dp->elf_path = r->ue->path;
 	dp->dwarf_path = probes_user_dwarf_path(r->ue);
+	dp->func_lo = dp->func_hi = 0;
+	return dp;
 }
 
 static bool kind_wanted(struct resolver *r, const struct ufunc *f)
@@ -519,6 +521,7 @@ static const char *func_text(const struct ufunc *f)
 static int dwarf_functions(struct resolver *r)
 {
 	struct vec *funcs = funcs_of(r->ue);
+	struct derived_probe *dp;
 
 	for (int i = 0; i < funcs->len; i++) {
 		struct ufunc *f = VEC_AT(funcs, i);
@@ -531,7 +534,11 @@ static int dwarf_functions(struct resolver *r)
 		if (r->spec.has_line && f->line != r->spec.line)
 			continue;
 		addr = f->inlined || r->t->is_return ? f->lowpc : after_prologue(r->ue, f);
-		add_probe(r, f->name, func_text(f), addr, f->lowpc);
+		dp = add_probe(r, f->name, func_text(f), addr, f->lowpc);
+		if (dp && !f->inlined) {	/* the dyninst patcher looks for branches into its jump */
+			dp->func_lo = f->lowpc;
+			dp->func_hi = f->highpc;
+		}
 	}
 	return r->made;
 }

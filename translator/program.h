@@ -140,6 +140,7 @@ struct derived_probe {
 	/* (function: the function's name; PROBE_UPLT: the imported function's, $$name) */
 	uint64_t addr;		/* the probe's address in the ELF file (virtual, as symtab/DWARF give it) */
 	uint64_t entry_addr;	/* the function's entry (its low_pc or symbol value) */
+	uint64_t func_lo, func_hi;	/* an out-of-line function's code [lo, hi) as DWARF gives it; 0: not known */
 	uint64_t offset;	/* the file offset a uprobe attaches at */
 	const char *elf_path;	/* the ELF file probed: dp->path, or the .library() it names */
 	const char *dwarf_path;	/* the file that holds its DWARF (elf_path or a separate debug file); NULL: none */

@@ -20,11 +20,13 @@ static const char *kernel_unavailable(const struct session *s)
 }
 
 static const struct runtime_info runtimes[RUNTIME_COUNT] = {
-	[RUNTIME_BPF] = { "bpf", NULL, NULL, emit_program, compile_program },
+	[RUNTIME_BPF] = { "bpf", NULL, NULL, emit_program, compile_program, COMPILE_BPF_SOURCE,
+			  COMPILE_BPF_OBJECT },
 	[RUNTIME_KERNEL] = { "kernel", kernel_unavailable,
 			     "compile it for a kernel that loads modules with -r RELEASE -p4, or use "
 			     "--runtime=bpf", NULL, NULL },
-	[RUNTIME_DYNINST] = { "dyninst", NULL, NULL, NULL, NULL },
+	[RUNTIME_DYNINST] = { "dyninst", NULL, NULL, emit_program_dyninst, compile_program_dyninst,
+			      COMPILE_DYN_SOURCE, COMPILE_DYN_OBJECT },
 };
 
 const struct runtime_info *runtime_find(const char *name)
@@ -77,6 +79,35 @@ static void refuse_probe(const struct session *s, const struct derived_probe *dp
 		  runtimes[other].name);
 }
 
+/*
+ * The dyninst runtime probes the processes it starts and their children:
+ * a process probe needs -c (attaching to a running process, -x, is not
+ * written yet).
+ */
+static bool dyninst_targets(const struct session *s, const struct program *prog)
+{
+	for (int i = 0; i < prog->probes.len; i++) {
+		const struct derived_probe *dp = VEC_AT(&prog->probes, i);
+
+		if (probe_context(dp, RUNTIME_DYNINST) != PCTX_TARGET)
+			continue;
+		if (s->target_pid > 0) {
+			diag_error((struct srcloc){ 0 }, "the dyninst runtime cannot attach to a "
+				   "running process (-x) yet");
+			diag_hint("start the process with -c CMD, or use --runtime=bpf");
+			return false;
+		}
+		if (!s->target_cmd) {
+			diag_error(dp->orig ? dp->orig->loc : dp->probe->loc,
+				   "probe point '%s' needs a process to run in: the dyninst runtime "
+				   "probes the command it starts", dp->point);
+			diag_hint("give the command with -c CMD");
+			return false;
+		}
+	}
+	return true;
+}
+
 bool runtime_check_program(const struct session *s, const struct program *prog)
 {
 	const struct runtime_info *rt = runtime_of(s);
@@ -97,5 +128,7 @@ bool runtime_check_program(const struct session *s, const struct program *prog)
 			ok = false;
 		}
 	}
+	if (ok && id == RUNTIME_DYNINST && s->last_pass >= 5)
+		ok = dyninst_targets(s, prog);
 	return ok;
 }

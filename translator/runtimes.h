@@ -29,6 +29,8 @@ struct runtime_info {
 	/* Pass 3 into DIR (NULL: not written yet), then pass 4 there. */
 	int (*emit)(struct session *s, struct program *prog, const char *dir);
 	int (*compile)(struct session *s, const char *dir, const char *root);
+	/* pass 3's C for the probes' side and pass 4's object of it, in DIR */
+	const char *source, *object;
 };
 
 /* NAME's row, or NULL when there is no such runtime. */

@@ -34,6 +34,10 @@
 #ifndef STP_BPF_H
 #define STP_BPF_H
 
+#ifdef STP_DYNINST
+/* the same handlers, native, in the probed process (--runtime=dyninst) */
+#include "../dyninst/stp_native.h"
+#else
 /* vmlinux.h has a struct context of its own: keep the name for ours */
 #define context stp_vmlinux_context
 #include "vmlinux.h"
@@ -49,6 +53,7 @@
 #endif
 #ifndef __STDBOOL_H
 #define __STDBOOL_H
+#endif
 #endif
 #include "../stp_meta.h"
 #include "../stp_stats.h"

@@ -47,10 +47,18 @@
 #endif
 
 /* The runner's answers; see struct stp_rt_info. */
+#ifndef STP_DYNINST
 struct stp_rt_info stp_rt SEC(STP_RT_SECTION);
+#else
+/* in the shared segment, where pmstap writes them */
+STP_MAP(stp_rt_map, BPF_MAP_TYPE_ARRAY, uint32_t, struct stp_rt_info, 1, 0);
+#define stp_rt (*(struct stp_rt_info *)stp_dmap__values(stp_rt_map.m, NULL))
+#endif
 
 /* process/thread probes: stp__task(c), the task a hit is about, or NULL */
+#ifndef STP_DYNINST
 #include "stp_proc.bpf.h"
+#endif
 
 /* Set once printk() in kernel context has said where its output goes. */
 int stp_printk_warned;
@@ -73,6 +81,7 @@ int stp_printk_warned;
 
 /* ---- the task ---- */
 
+#ifndef STP_DYNINST
 STP_SERVICE int64_t stp_pid(struct context *c)
 {
 	struct task_struct *t = stp__task(c);
@@ -166,6 +175,11 @@ STP_SERVICE int64_t stp_cpu(struct context *c)
 	return bpf_get_smp_processor_id();
 }
 
+#else
+/* the process itself: runtime/dyninst */
+#include "../dyninst/tapset_task.dyn.h"
+#endif
+
 STP_SERVICE int64_t stp_target(struct context *c)
 {
 	struct stp_control *ctl = stp_control_get();
@@ -198,6 +212,7 @@ STP_SERVICE int64_t stp_is_return(struct context *c)
 	return stp_ctx_is_return(c) != 0;
 }
 
+#ifndef STP_DYNINST
 STP_SERVICE uint64_t stp_cmdline_start(struct context *c)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
@@ -213,6 +228,9 @@ STP_SERVICE uint64_t stp_cmdline_end(struct context *c)
 
 	return mm ? BPF_CORE_READ(mm, arg_end) : 0;
 }
+
+#else
+#endif
 
 STP_SERVICE int64_t stp_script_argc(struct context *c)
 {
@@ -268,10 +286,14 @@ STP_SERVICE int64_t stp_get_cycles(struct context *c)
 	return 0;
 }
 
+#ifndef STP_DYNINST
 STP_SERVICE int64_t stp_jiffies(struct context *c)
 {
 	return (int64_t)bpf_jiffies64();
 }
+
+#else
+#endif
 
 /*
  * From the runner, not from a __kconfig extern: libbpf refuses to load an
@@ -474,6 +496,7 @@ STP_SERVICE void stp_abort(struct context *c)
 	stp_request_abort(c);
 }
 
+#ifndef STP_DYNINST
 STP_SERVICE void stp_printk(struct context *c, int64_t level, const char *msg)
 {
 	/* two CPUs may both warn: a duplicate is harmless, a lock is not */
@@ -501,6 +524,9 @@ static __always_inline struct pt_regs *stp__uregs(struct context *c)
 	stp_raise_msg(c, "registers are not available here: only in process(...) probes");
 	return 0;
 }
+
+#else
+#endif
 
 STP_SERVICE int64_t stp_uregister(struct context *c, int64_t reg)
 {

@@ -282,6 +282,10 @@ int stp_script__attach(struct stp_script *s)
 		s->attach_failed = true;
 		return err;
 	}
+	if (s->dseg) {	/* dyninst: the -c command's loader patches its own code */
+		stp_files_close(s);
+		return 0;
+	}
 	for (int i = 0; i < s->meta->nprobes; i++) {
 		if (s->meta->probes[i].context != STP_CTX_KERNEL)
 			continue;

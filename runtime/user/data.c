@@ -19,14 +19,17 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "maps.h"
+#include "../dyninst/dmap.h"
 #include "data.h"
 #include "script.h"
 
 /* Global G's pieces. */
 struct stp_data_global {
 	int fd;				/* its map; -1: not adopted */
-	char *vmap;			/* slotted: the values map, mapped read-only */
+	char *vmap;			/* slotted: the values map, mapped here */
 	size_t vmap_len;
+	int vmap_fd;			/* a segment's values map: kept; -1 otherwise */
 	uint32_t stride, nelems;	/* slotted: bytes a slot, slots */
 };
 
@@ -77,7 +80,7 @@ struct stp_data *stp_data__new(const struct stp_meta *m, int ncpus)
 		return NULL;
 	}
 	for (int g = 0; g < m->nglobals; g++)
-		d->globals[g].fd = -1;
+		d->globals[g].fd = d->globals[g].vmap_fd = -1;
 	for (int i = 0; i < m->nprobes; i++)
 		d->prog_fds[i] = -1;
 	d->globals_fd = d->counters_fd = d->probe_stats_fd = -1;
@@ -86,8 +89,10 @@ struct stp_data *stp_data__new(const struct stp_meta *m, int ncpus)
 
 static void close_fd(int fd)
 {
-	if (fd >= 0)
-		close(fd);
+	if (fd < 0)
+		return;
+	stp_mapfd_unregister(fd);
+	close(fd);
 }
 
 void stp_data__free(struct stp_data *d)
@@ -96,8 +101,8 @@ void stp_data__free(struct stp_data *d)
 		return;
 	for (int g = 0; g < d->meta->nglobals; g++) {
 		close_fd(d->globals[g].fd);
-		if (d->globals[g].vmap)
-			munmap(d->globals[g].vmap, d->globals[g].vmap_len);
+		stp_mapfd_munmap(d->globals[g].vmap_fd, d->globals[g].vmap, d->globals[g].vmap_len);
+		close_fd(d->globals[g].vmap_fd);
 	}
 	for (int i = 0; i < d->meta->nprobes; i++)
 		close_fd(d->prog_fds[i]);
@@ -117,17 +122,15 @@ void stp_data__set_log(struct stp_data *d, void (*log)(void *arg, const char *ms
 
 /* ---- adopting the maps ---- */
 
-static int map_info(int fd, struct bpf_map_info *info)
+static int map_info(int fd, struct stp_map_info *info)
 {
-	uint32_t len = sizeof(*info);
-
 	memset(info, 0, sizeof(*info));
-	return bpf_obj_get_info_by_fd(fd, info, &len);
+	return stp_mapfd_info(fd, info);
 }
 
 static bool adopt_special(struct stp_data *d, const char *name, int fd)
 {
-	struct bpf_map_info info;
+	struct stp_map_info info;
 
 	if (!strcmp(name, "stp_globals") && d->globals_fd < 0 && map_info(fd, &info) == 0) {
 		d->globals_fd = fd;
@@ -163,7 +166,7 @@ static bool adopt_prog(struct stp_data *d, const char *name, int fd)
 
 static bool map_matches(struct stp_data *d, const struct stp_meta_global *gl, int fd)
 {
-	struct bpf_map_info info;
+	struct stp_map_info info;
 
 	if (map_info(fd, &info) < 0)
 		return false;
@@ -181,7 +184,7 @@ static bool adopt_values(struct stp_data *d, struct stp_data_global *dg,
 			 const struct stp_meta_global *gl, int fd)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	struct bpf_map_info info;
+	struct stp_map_info info;
 	void *p;
 
 	if (map_info(fd, &info) < 0 || info.value_size != gl->value_size)
@@ -189,13 +192,16 @@ static bool adopt_values(struct stp_data *d, struct stp_data_global *dg,
 	dg->stride = (uint32_t)stp_percpu_stride(info.value_size);	/* array values: 8-aligned too */
 	dg->nelems = info.max_entries;
 	dg->vmap_len = ((size_t)dg->nelems * dg->stride + page - 1) & ~(page - 1);
-	p = mmap(NULL, dg->vmap_len, PROT_READ, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
+	p = stp_mapfd_mmap(fd, dg->vmap_len);
+	if (!p) {
 		say(d, "cannot map the values of %s: %s", gl->name, strerror(errno));
 		return false;
 	}
 	dg->vmap = p;
-	close(fd);
+	if (stp_mapfd_dmap(fd))
+		dg->vmap_fd = fd;	/* a segment's map: its memory is the segment's */
+	else
+		close(fd);		/* a BPF map: the mapping keeps the map */
 	return true;
 }
 
@@ -226,11 +232,27 @@ bool stp_data__adopt(struct stp_data *d, const char *name, int fd)
 	return adopt_special(d, name, fd) || adopt_prog(d, name, fd) || adopt_global(d, name, fd);
 }
 
+/* The maps of a dyninst script's segment: descriptors registered with their maps. */
+static void adopt_dyn(struct stp_data *d, struct stp_dseg *seg)
+{
+	for (int i = 0; i < stp_dseg__nmaps(seg); i++) {
+		struct stp_dmap *m = stp_dseg__map_at(seg, i);
+		int fd = stp_mapfd_register(m, stp_dseg__fd(seg));
+
+		if (fd >= 0 && !stp_data__adopt(d, stp_dmap__def(m)->name, fd))
+			close_fd(fd);
+	}
+}
+
 void stp_data__adopt_script(struct stp_data *d, const struct stp_script *s)
 {
 	struct bpf_object *obj = stp_script__bpf_object(s);
 	struct bpf_map *map;
 
+	if (stp_script__dseg(s)) {
+		adopt_dyn(d, stp_script__dseg(s));
+		return;
+	}
 	bpf_object__for_each_map(map, obj) {
 		int fd = bpf_map__fd(map) >= 0 ? dup(bpf_map__fd(map)) : -1;
 
@@ -270,7 +292,7 @@ int stp_data__read_scalars(struct stp_data *d, void *buf)
 {
 	uint32_t key = 0;
 
-	if (d->globals_fd < 0 || bpf_map_lookup_elem(d->globals_fd, &key, buf) < 0) {
+	if (d->globals_fd < 0 || stp_mapfd_lookup(d->globals_fd, &key, buf) < 0) {
 		memset(buf, 0, d->globals_size);
 		return -1;
 	}
@@ -331,10 +353,10 @@ static int walk_map(int fd, size_t ksize, size_t vsize, uint32_t max, struct stp
 			cap = more;
 			prev = n ? out->keys + (size_t)(n - 1) * ksize : NULL;
 		}
-		if (bpf_map_get_next_key(fd, prev, out->keys + (size_t)n * ksize) < 0)
+		if (stp_mapfd_next_key(fd, prev, out->keys + (size_t)n * ksize) < 0)
 			break;
 		memset(out->vals + (size_t)n * vsize, 0, vsize);
-		if (bpf_map_lookup_elem(fd, out->keys + (size_t)n * ksize,
+		if (stp_mapfd_lookup(fd, out->keys + (size_t)n * ksize,
 					out->vals + (size_t)n * vsize) < 0)
 			continue;	/* deleted meanwhile: the next key still follows prev */
 		prev = out->keys + (size_t)n * ksize;
@@ -347,8 +369,11 @@ static int walk_map(int fd, size_t ksize, size_t vsize, uint32_t max, struct stp
 static int read_map(int fd, const struct stp_meta_global *gl, size_t vsize,
 		    struct stp_data_elems *out)
 {
-	int n = batch_read(fd, gl->key_size, vsize, gl->max_entries, &out->keys, &out->vals);
+	int n = -1;
 
+	out->keys = out->vals = NULL;
+	if (!stp_mapfd_dmap(fd))	/* a segment's map has no batches: key by key */
+		n = batch_read(fd, gl->key_size, vsize, gl->max_entries, &out->keys, &out->vals);
 	out->vstride = vsize;
 	if (n < 0) {	/* key by key; a string value is NUL-terminated in any case */
 		free(out->keys);
@@ -440,7 +465,7 @@ int stp_data__counters(struct stp_data *d, struct stp_counters *sum)
 	uint32_t key = 0;
 
 	memset(sum, 0, sizeof(*sum));
-	if (!vals || bpf_map_lookup_elem(d->counters_fd, &key, vals) < 0) {
+	if (!vals || stp_mapfd_lookup(d->counters_fd, &key, vals) < 0) {
 		free(vals);
 		return -1;
 	}
@@ -457,7 +482,7 @@ int stp_data__probe_stats(struct stp_data *d, int probe, struct stp_probe_stats 
 	uint32_t key = (uint32_t)probe;
 
 	memset(sum, 0, sizeof(*sum));
-	if (!vals || bpf_map_lookup_elem(d->probe_stats_fd, &key, vals) < 0) {
+	if (!vals || stp_mapfd_lookup(d->probe_stats_fd, &key, vals) < 0) {
 		free(vals);
 		return -1;
 	}

@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "maps.h"
 #include "data.h"
 #include "script_int.h"
 #include "symbolize.h"
@@ -366,8 +367,8 @@ int stp_events_open(struct stp_script *s)
 {
 	int fd = stp_script__map_fd(s, STP_RINGBUF_MAP);
 
-	if (fd < 0)
-		return 0;	/* nothing in the kernel prints */
+	if (fd < 0 || s->dseg)
+		return 0;	/* nothing in the kernel prints, or the segment's ring: dyn.c */
 	s->rb = ring_buffer__new(fd, stp_events_record, s, NULL);
 	if (!s->rb) {
 		stp_msg(s, "error", "cannot read the ring buffer %s: %s", STP_RINGBUF_MAP,
@@ -382,6 +383,8 @@ int stp_events_drain(struct stp_script *s)
 {
 	int n, total = 0;
 
+	if (s->dseg)
+		return stp_dyn_drain(s);
 	if (!s->rb)
 		return 0;
 	while ((n = ring_buffer__consume(s->rb)) > 0)
@@ -400,27 +403,26 @@ void stp_events_close(struct stp_script *s)
 /* The kernel side's health counters, summed over CPUs. */
 static int read_counters(struct stp_script *s, struct stp_counters *sum)
 {
-	struct bpf_map *map = s->obj ? bpf_object__find_map_by_name(s->obj, STP_COUNTERS_MAP) : NULL;
 	size_t stride = stp_percpu_stride(sizeof(struct stp_counters));
+	struct stp_map_info info;
+	int fd = stp_maps__find(s->maps, STP_COUNTERS_MAP, &info);
 	uint32_t key = 0;
 	char *vals;
-	int fd;
 
 	memset(sum, 0, sizeof(*sum));
-	if (!map || bpf_map__value_size(map) < sizeof(struct stp_counters))
+	if (fd < 0 || info.value_size < sizeof(struct stp_counters))
 		return -ENOENT;
-	fd = bpf_map__fd(map);
-	if (bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_ARRAY) {
+	if (info.type == BPF_MAP_TYPE_PERCPU_ARRAY) {
 		vals = calloc((size_t)s->ncpus, stride);
-		if (vals && bpf_map_lookup_elem(fd, &key, vals) == 0)
+		if (vals && stp_mapfd_lookup(fd, &key, vals) == 0)
 			for (int c = 0; c < s->ncpus; c++)
 				stp_counters_add(sum, (struct stp_counters *)(vals + (size_t)c * stride));
 		free(vals);
 		return 0;
 	}
-	vals = calloc(1, bpf_map__value_size(map));
-	for (key = 0; vals && key < bpf_map__max_entries(map); key++)
-		if (bpf_map_lookup_elem(fd, &key, vals) == 0)
+	vals = calloc(1, info.value_size);
+	for (key = 0; vals && key < info.max_entries; key++)
+		if (stp_mapfd_lookup(fd, &key, vals) == 0)
 			stp_counters_add(sum, (struct stp_counters *)vals);
 	free(vals);
 	return 0;

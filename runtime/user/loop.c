@@ -43,6 +43,7 @@ enum {
 	EV_SIGNAL,
 	EV_DEADLINE,
 	EV_TIMER,		/* low half: index in s->timers */
+	EV_DYN_REPORT,		/* the dyninst runtime's loader in the -c command */
 };
 
 void stp_request_stop(struct stp_script *s, enum stp_state state)
@@ -254,6 +255,10 @@ static void dispatch(struct stp_script *s, const struct epoll_event *ev)
 
 	switch (kind) {
 	case EV_RINGBUF:
+		if (s->dseg)	/* the poll timer */
+			if (read(s->dyn_poll_fd, &(uint64_t){ 0 }, sizeof(uint64_t)) < 0) {
+				/* nothing to read: the timer had not expired */
+			}
 		drain(s);
 		break;
 	case EV_SIGNAL:
@@ -264,6 +269,12 @@ static void dispatch(struct stp_script *s, const struct epoll_event *ev)
 		break;
 	case EV_TIMER:
 		on_timer(s, &s->timers[index]);
+		break;
+	case EV_DYN_REPORT:
+		if (stp_dyn_on_report(s) < 0) {
+			s->internal_error = true;
+			stp_request_stop(s, STP_STATE_STOPPING);
+		}
 		break;
 	}
 }
@@ -287,6 +298,28 @@ static void event_loop(struct stp_script *s)
 	}
 }
 
+/*
+ * The dyninst runtime: its ring buffer is in the segment, with no
+ * descriptor to wait on, so a timer wakes the loop to read it; and the
+ * -c command's loader reports on a pipe.
+ */
+static int dyn_poll_open(struct stp_script *s)
+{
+	struct itimerspec its = { .it_interval = { 0, STP_DYN_POLL_MS * 1000000L },
+				  .it_value = { 0, STP_DYN_POLL_MS * 1000000L } };
+	int err;
+
+	s->dyn_poll_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->dyn_poll_fd < 0 || timerfd_settime(s->dyn_poll_fd, 0, &its, NULL) < 0) {
+		stp_msg(s, "error", "cannot set the ring buffer's timer: %s", strerror(errno));
+		return -errno;
+	}
+	err = watch(s, s->dyn_poll_fd, EV_RINGBUF, 0);
+	if (!err && s->dyn_report >= 0)
+		err = watch(s, s->dyn_report, EV_DYN_REPORT, 0);
+	return err;
+}
+
 static int loop_open(struct stp_script *s)
 {
 	int err;
@@ -297,6 +330,8 @@ static int loop_open(struct stp_script *s)
 	err = stp_events_open(s);
 	if (!err && s->rb)
 		err = watch(s, ring_buffer__epoll_fd(s->rb), EV_RINGBUF, 0);
+	if (!err && s->dseg)
+		err = dyn_poll_open(s);
 	if (!err)
 		err = signals_open(s);
 	if (!err)
@@ -312,6 +347,9 @@ static void loop_close(struct stp_script *s)
 	signals_close(s);
 	if (s->deadline_fd >= 0)
 		close(s->deadline_fd);
+	if (s->dyn_poll_fd >= 0)
+		close(s->dyn_poll_fd);
+	s->dyn_poll_fd = -1;
 	if (s->epfd >= 0)
 		close(s->epfd);
 	s->deadline_fd = s->epfd = -1;

@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "maps.h"
 #include "script_int.h"
 #include "uctx_glue.h"
 #include "../bpf/stp_control.bpf.h"
@@ -184,7 +185,7 @@ static int check_meta(struct stp_script *s)
 	return 0;
 }
 
-static uint32_t round_pow2(uint64_t n)
+uint32_t stp_pow2_pages(uint64_t n)
 {
 	uint64_t p = (uint64_t)sysconf(_SC_PAGESIZE);
 
@@ -201,7 +202,7 @@ static int size_maps(struct stp_script *s)
 
 	map = bpf_object__find_map_by_name(s->obj, STP_RINGBUF_MAP);
 	if (map && m->limits.ringbuf_bytes > 0 &&
-	    bpf_map__set_max_entries(map, round_pow2((uint64_t)m->limits.ringbuf_bytes)) < 0)
+	    bpf_map__set_max_entries(map, stp_pow2_pages((uint64_t)m->limits.ringbuf_bytes)) < 0)
 		return -EINVAL;
 	/* per-CPU state kept in plain arrays indexed by CPU */
 	map = bpf_object__find_map_by_name(s->obj, STP_COUNTERS_MAP);
@@ -252,7 +253,9 @@ static int open_bpf_object(struct stp_script *s)
 	err = size_maps(s);
 	if (err)
 		stp_msg(s, "error", "cannot size the maps of %s: %s", s->bpf_path, strerror(-err));
-	return err;
+	stp_maps__free(s->maps);
+	s->maps = stp_maps__bpf(s->obj);
+	return err ? err : s->maps ? 0 : -ENOMEM;
 }
 
 struct stp_script *stp_script__open(const char *dir, const struct stp_script_opts *opts)
@@ -265,6 +268,7 @@ struct stp_script *stp_script__open(const char *dir, const struct stp_script_opt
 	s->prog_name = opts->prog_name ? opts->prog_name : "pmstap";
 	s->out.fd = -1;
 	s->epfd = s->sigfd = s->deadline_fd = s->child_gate = -1;
+	s->dyn_report = s->dyn_report_w = s->dyn_poll_fd = -1;
 	s->ncpus = libbpf_num_possible_cpus();
 	bpf_log.verbose = opts->verbose;
 	libbpf_set_print(libbpf_print);
@@ -277,7 +281,8 @@ struct stp_script *stp_script__open(const char *dir, const struct stp_script_opt
 	s->links = calloc((size_t)s->meta->nprobes + 1, sizeof(*s->links));
 	if (!s->skipped || !s->links)
 		goto fail;
-	if (open_bpf_object(s) < 0 || stp_formats_compile(s) < 0 || stp_out_open(s) < 0)
+	if ((stp_dyn_is(dir) ? stp_dyn_open(s) : open_bpf_object(s)) < 0 ||
+	    stp_formats_compile(s) < 0 || stp_out_open(s) < 0)
 		goto fail;
 	return s;
 fail:
@@ -405,18 +410,33 @@ static int load_retrying(struct stp_script *s)
 
 int stp_globals_map_fd(const struct stp_script *s)
 {
-	struct bpf_map *map = bpf_object__find_map_by_name(s->obj, GLOBALS_MAP);
+	int fd = stp_maps__find(s->maps, GLOBALS_MAP, NULL);
 
-	return map ? bpf_map__fd(map) : -1;
+	return fd >= 0 ? fd : -1;
+}
+
+/* The dyninst runtime's scalars: in the segment. */
+static int map_dyn_globals(struct stp_script *s)
+{
+	struct stp_map_info info;
+	int fd = stp_maps__find(s->maps, GLOBALS_MAP, &info);
+
+	if (fd < 0)
+		return 0;
+	s->globals_size = info.value_size;
+	s->globals = stp_mapfd_mmap(fd, info.value_size);
+	return s->globals ? 0 : -EINVAL;
 }
 
 /* Point s->globals at the kernel's copy of the scalars' map value. */
 static int map_globals(struct stp_script *s)
 {
-	struct bpf_map *map = bpf_object__find_map_by_name(s->obj, GLOBALS_MAP);
+	struct bpf_map *map = s->obj ? bpf_object__find_map_by_name(s->obj, GLOBALS_MAP) : NULL;
 	size_t size, page = (size_t)sysconf(_SC_PAGESIZE);
 	void *p;
 
+	if (s->dseg)
+		return map_dyn_globals(s);
 	if (!map)
 		return 0;
 	s->globals_size = bpf_map__value_size(map);
@@ -526,10 +546,27 @@ int stp_control_set(struct stp_script *s, enum stp_state state)
 		return 0;
 	c.state = state == STP_STATE_STARTING ? STP_RUN_STARTING :
 		  state == STP_STATE_RUNNING ? STP_RUN_RUNNING : STP_RUN_STOPPING;
-	if (bpf_map_update_elem(fd, &key, &c, BPF_ANY) < 0) {
+	if (stp_mapfd_update(fd, &key, &c, BPF_ANY) < 0) {
 		stp_msg(s, "error", "cannot update map %s: %s", STP_CONTROL_MAP, strerror(errno));
 		return -errno;
 	}
+	return 0;
+}
+
+/* The dyninst runtime's: in the segment's map stp_rt_map, read in place by the handlers. */
+static int init_dyn_rt_info(struct stp_script *s,
+			    void (*rt_init)(struct stp_rt_info *, int64_t, int, const char *const *),
+			    void (*user_init)(const struct stp_rt_info *))
+{
+	struct stp_map_info info;
+	int fd = stp_maps__find(s->maps, "stp_rt_map", &info);
+	struct stp_rt_info *rt = fd >= 0 ? stp_mapfd_mmap(fd, sizeof(*rt)) : NULL;
+
+	if (!rt || !rt_init)
+		return 0;
+	rt_init(rt, s->target, s->opts.nargs, s->opts.args);
+	if (user_init)
+		user_init(rt);
 	return 0;
 }
 
@@ -541,7 +578,7 @@ int stp_control_set(struct stp_script *s, enum stp_state state)
  */
 static int init_rt_info(struct stp_script *s)
 {
-	struct bpf_map *map = bpf_object__find_map_by_name(s->obj, STP_RT_SECTION);
+	struct bpf_map *map = s->obj ? bpf_object__find_map_by_name(s->obj, STP_RT_SECTION) : NULL;
 	void (*rt_init)(struct stp_rt_info *, int64_t, int, const char *const *);
 	void (*user_init)(const struct stp_rt_info *);
 	struct stp_rt_info *rt;
@@ -549,6 +586,8 @@ static int init_rt_info(struct stp_script *s)
 
 	*(void **)&rt_init = dlsym(s->dl, "stp_rt_info_init");
 	*(void **)&user_init = dlsym(s->dl, "stp_tapset_user_init");
+	if (s->dseg)
+		return init_dyn_rt_info(s, rt_init, user_init);
 	rt = map ? (void *)bpf_map__initial_value(map, &size) : NULL;
 	if (!rt || size < sizeof(*rt) || !rt_init)
 		return 0;	/* no tapset service needs it */
@@ -560,7 +599,7 @@ static int init_rt_info(struct stp_script *s)
 	 * the map's memory (libbpf before 1.5 maps it only for skeletons):
 	 * write it to the map for kernel context.
 	 */
-	if (bpf_map_update_elem(bpf_map__fd(map), &(int){ 0 }, rt, BPF_ANY) != 0) {
+	if (stp_mapfd_update(bpf_map__fd(map), &(int){ 0 }, rt, BPF_ANY) != 0) {
 		stp_msg(s, "error", "cannot update map %s: %s", STP_RT_SECTION, strerror(errno));
 		return -errno;
 	}
@@ -569,7 +608,7 @@ static int init_rt_info(struct stp_script *s)
 
 int stp_script__load(struct stp_script *s)
 {
-	int err = load_retrying(s);
+	int err = s->dseg ? stp_dyn_prepare(s) : load_retrying(s);
 
 	if (!err)
 		err = map_globals(s);
@@ -598,6 +637,11 @@ struct bpf_object *stp_script__bpf_object(const struct stp_script *s)
 	return s->obj;
 }
 
+struct stp_dseg *stp_script__dseg(const struct stp_script *s)
+{
+	return s->dseg;
+}
+
 uint64_t stp_prog_misses(int prog_fd)
 {
 	struct bpf_prog_info info;
@@ -623,9 +667,7 @@ uint64_t stp_script__misses(const struct stp_script *s)
 
 int stp_script__map_fd(const struct stp_script *s, const char *map_name)
 {
-	struct bpf_map *map = s->obj ? bpf_object__find_map_by_name(s->obj, map_name) : NULL;
-
-	return map ? bpf_map__fd(map) : -ENOENT;
+	return stp_maps__find(s->maps, map_name, NULL);
 }
 
 int stp_script__ncpus(const struct stp_script *s)
@@ -660,7 +702,9 @@ void stp_script__free(struct stp_script *s)
 	stp_formats_free(s);
 	if (s->globals_mapped)
 		munmap(s->globals, (s->globals_size + page - 1) / page * page);
+	stp_maps__free(s->maps);
 	bpf_object__close(s->obj);
+	stp_dyn_close(s);
 	if (s->dl)
 		dlclose(s->dl);
 	free(s->links);

@@ -34,6 +34,7 @@
 
 struct stp_script;
 struct bpf_object;
+struct stp_dseg;
 
 /* What the user asked for (pmstap's options). */
 struct stp_script_opts {
@@ -59,6 +60,7 @@ void stp_script__free(struct stp_script *s);
 /* What a loaded script is made of (for pmdastap and the user-context code). */
 const struct stp_meta *stp_script__meta(const struct stp_script *s);
 struct bpf_object *stp_script__bpf_object(const struct stp_script *s);
+struct stp_dseg *stp_script__dseg(const struct stp_script *s);	/* dyninst: the segment; else NULL */
 int stp_script__map_fd(const struct stp_script *s, const char *map_name);
 int stp_script__ncpus(const struct stp_script *s);	/* possible CPUs: per-CPU value count */
 

@@ -46,8 +46,16 @@ struct stp_script {
 	void *dl;				/* script.so */
 	const struct stp_meta *meta;
 	struct bpf_object *obj;
-	char *bpf_path;
-	int ncpus;
+	char *bpf_path;				/* script.bpf.o, or script.dyn.so */
+	int ncpus;				/* per-CPU values: CPUs, or thread slots */
+	struct stp_maps *maps;			/* the maps by name: obj's, or dseg's */
+
+	/* the dyninst runtime (dyn.c) */
+	void *dyn_dl;				/* script.dyn.so, for its map table */
+	struct stp_dseg *dseg;			/* the shared segment */
+	int dyn_report, dyn_report_w;		/* the -c command's loader reports here */
+	int dyn_poll_fd;			/* the event loop's timer to read the ring */
+	char dyn_lib[4096];			/* libstapdyn.so */
 
 	/* per probe, indexed like meta.probes */
 	bool *skipped;				/* optional and unavailable here */
@@ -90,6 +98,7 @@ void stp_msg(const struct stp_script *s, const char *level, const char *fmt, ...
 void stp_vmsg(const struct stp_script *s, const char *level, const char *fmt, va_list ap);
 const char *stp_loc_str(const struct stp_loc *loc, char *buf, size_t size);
 int stp_globals_map_fd(const struct stp_script *s);
+uint32_t stp_pow2_pages(uint64_t n);	/* a ring buffer's size: pages, a power of two, >= N */
 int stp_control_set(struct stp_script *s, enum stp_state state);
 
 /* attach.c */
@@ -129,6 +138,17 @@ void stp_target_release(struct stp_script *s);
 void stp_target_reap(struct stp_script *s);
 void stp_target_stop(struct stp_script *s);
 void stp_target_child_signals(void);
+
+/* dyn.c */
+bool stp_dyn_is(const char *dir);
+int stp_dyn_open(struct stp_script *s);
+void stp_dyn_close(struct stp_script *s);
+int stp_dyn_prepare(struct stp_script *s);
+void stp_dyn_child_env(struct stp_script *s);
+void stp_dyn_started(struct stp_script *s);
+int stp_dyn_on_report(struct stp_script *s);
+int stp_dyn_drain(struct stp_script *s);
+#define STP_DYN_POLL_MS 20	/* how often the event loop reads the segment's ring buffer */
 
 /* autoprint.c */
 void stp_autoprint(struct stp_script *s);

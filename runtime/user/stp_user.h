@@ -6,7 +6,7 @@
  * The runner creates one struct stp_uctx per loaded script, after the BPF
  * object is loaded (the maps must have fds):
  *
- *	u = stp_uctx__new(obj, meta, stdout);
+ *	u = stp_uctx__new(maps, meta, stdout);
  *	stp_uctx__set_ops(u, &ops);		route output, errors, warnings
  *						and exit through the runner
  *	stp_uctx__set_target(u, pid);		target() (-x, -c)
@@ -72,7 +72,9 @@ struct stp_uctx_ops {
 	void *arg;
 };
 
-struct stp_uctx *stp_uctx__new(struct bpf_object *obj, const struct stp_meta *meta, FILE *out);
+struct stp_maps;
+struct stp_uctx *stp_uctx__new(const struct stp_maps *maps, const struct stp_meta *meta,
+			       FILE *out);
 void stp_uctx__set_ops(struct stp_uctx *u, const struct stp_uctx_ops *ops);
 void stp_uctx__set_target(struct stp_uctx *u, int64_t pid);
 void stp_uctx__set_args(struct stp_uctx *u, int argc, const char *const *argv);
@@ -109,20 +111,22 @@ struct stp_umap {
 	bool percpu;
 	struct stp_stat_cfg cfg;	/* statistics */
 	/* slotted arrays (stp_meta_global.values_map): fd maps key -> slot */
-	char *vals;			/* the values map, mmapped; NULL: not slotted */
+	char *vals;			/* the values map, mapped here; NULL: not slotted */
 	size_t vals_len;
+	int vals_fd;
 	uint32_t nelems, stride;	/* its elements (head ones too) and their size */
 	int free_fd;			/* the queue of freed slots */
 };
 
 struct stp_uctx {
 	const struct stp_meta *meta;
-	struct bpf_object *obj;
+	const struct stp_maps *maps_of;	/* the script's maps by name (maps.h) */
 	FILE *out;
 	struct stp_uctx_ops ops;
 	int ncpus;			/* possible CPUs: per-CPU values in a lookup */
-	void *globals;			/* the stp_globals value, mmapped; NULL: none */
+	void *globals;			/* the stp_globals value, mapped here; NULL: none */
 	size_t globals_len;
+	int globals_fd;
 	int control_fd;			/* stp_control, -1 if absent */
 	struct stp_umap *maps;		/* per meta->globals */
 	struct stp_format **formats;	/* meta->formats, compiled on first use */

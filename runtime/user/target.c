@@ -27,7 +27,7 @@
 #include "script_int.h"
 
 /* In the child: wait for the gate, then exec the command.  Never returns. */
-static void child_run(char *const *argv, int gate)
+static void child_run(struct stp_script *s, char *const *argv, int gate)
 {
 	sigset_t none;
 	char go;
@@ -38,6 +38,7 @@ static void child_run(char *const *argv, int gate)
 	if (read(gate, &go, 1) != 1)
 		_exit(127);	/* the runner went away before releasing us */
 	close(gate);
+	stp_dyn_child_env(s);	/* the dyninst runtime: loaded into the command */
 	execvp(argv[0], argv);
 	fprintf(stderr, "pmstap: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
@@ -93,8 +94,9 @@ int stp_target_start(struct stp_script *s)
 	pid = fork();
 	if (pid == 0) {
 		close(gate[1]);
-		child_run(shell ? sh_argv : words.we_wordv, gate[0]);
+		child_run(s, shell ? sh_argv : words.we_wordv, gate[0]);
 	}
+	stp_dyn_started(s);
 	if (!shell)
 		wordfree(&words);
 	close(gate[0]);

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "maps.h"
 #include "stp_user.h"
 
 #define STP_OUT_CHUNK 65536	/* the longest output of one printf or histogram */
@@ -32,29 +33,28 @@ static size_t maxstringlen(const struct stp_uctx *u)
 
 /* ---- setup --------------------------------------------------------------- */
 
-static int map_fd(struct bpf_object *obj, const char *name)
+static int map_fd(const struct stp_maps *maps, const char *name)
 {
-	struct bpf_map *map = obj && name ? bpf_object__find_map_by_name(obj, name) : NULL;
+	int fd = stp_maps__find(maps, name, NULL);
 
-	return map ? bpf_map__fd(map) : -1;
+	return fd >= 0 ? fd : -1;
 }
 
-/* A slotted array's values map, mmapped, and its queue of free slots. */
+/* A slotted array's values map, mapped here, and its queue of free slots. */
 static void setup_slots(struct stp_uctx *u, const struct stp_meta_global *g, struct stp_umap *m)
 {
-	struct bpf_map *map = bpf_object__find_map_by_name(u->obj, g->values_map);
 	long page = sysconf(_SC_PAGESIZE);
-	void *p;
+	struct stp_map_info info;
+	int fd = stp_maps__find(u->maps_of, g->values_map, &info);
 
-	m->free_fd = map_fd(u->obj, g->free_map);
-	if (!map)
+	m->free_fd = map_fd(u->maps_of, g->free_map);
+	if (fd < 0)
 		return;
+	m->vals_fd = fd;
 	m->stride = (uint32_t)round8(g->value_size);
-	m->nelems = bpf_map__max_entries(map);
+	m->nelems = info.max_entries;
 	m->vals_len = ((size_t)m->nelems * m->stride + (size_t)page - 1) & ~((size_t)page - 1);
-	p = mmap(NULL, m->vals_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
-	if (p != MAP_FAILED)
-		m->vals = p;
+	m->vals = stp_mapfd_mmap(fd, m->vals_len);
 }
 
 static void setup_global(struct stp_uctx *u, int i)
@@ -67,8 +67,8 @@ static void setup_global(struct stp_uctx *u, int i)
 	m->free_fd = -1;
 	if (g->nkeys == 0 && g->type != STP_TYPE_STATS)
 		return;
-	m->fd = map_fd(u->obj, g->map);
-	if (g->values_map && u->obj)
+	m->fd = map_fd(u->maps_of, g->map);
+	if (g->values_map && u->maps_of)
 		setup_slots(u, g, m);
 	m->key_size = g->key_size;
 	m->value_size = g->value_size;
@@ -83,19 +83,18 @@ static void setup_global(struct stp_uctx *u, int i)
 
 static void map_globals(struct stp_uctx *u)
 {
-	struct bpf_map *map = u->obj ? bpf_object__find_map_by_name(u->obj, "stp_globals") : NULL;
 	long page = sysconf(_SC_PAGESIZE);
-	void *p;
+	struct stp_map_info info;
+	int fd = stp_maps__find(u->maps_of, "stp_globals", &info);
 
-	if (!map)
+	if (fd < 0)
 		return;
-	u->globals_len = (bpf_map__value_size(map) + (size_t)page - 1) & ~((size_t)page - 1);
-	p = mmap(NULL, u->globals_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
-	if (p != MAP_FAILED)
-		u->globals = p;
+	u->globals_fd = fd;
+	u->globals_len = (info.value_size + (size_t)page - 1) & ~((size_t)page - 1);
+	u->globals = stp_mapfd_mmap(fd, u->globals_len);
 }
 
-struct stp_uctx *stp_uctx__new(struct bpf_object *obj, const struct stp_meta *meta, FILE *out)
+struct stp_uctx *stp_uctx__new(const struct stp_maps *maps, const struct stp_meta *meta, FILE *out)
 {
 	struct stp_uctx *u = calloc(1, sizeof(*u));
 	int n;
@@ -103,9 +102,9 @@ struct stp_uctx *stp_uctx__new(struct bpf_object *obj, const struct stp_meta *me
 	if (!u)
 		return NULL;
 	u->meta = meta;
-	u->obj = obj;
+	u->maps_of = maps;
 	u->out = out ? out : stdout;
-	n = libbpf_num_possible_cpus();
+	n = stp_maps__ncpus(maps);
 	u->ncpus = n > 0 ? n : 1;
 	u->maps = calloc((size_t)meta->nglobals + 1, sizeof(*u->maps));
 	u->formats = calloc((size_t)meta->nformats + 1, sizeof(*u->formats));
@@ -118,7 +117,7 @@ struct stp_uctx *stp_uctx__new(struct bpf_object *obj, const struct stp_meta *me
 		stp_uctx__free(u);
 		return NULL;
 	}
-	u->control_fd = map_fd(obj, STP_CONTROL_MAP);
+	u->control_fd = map_fd(maps, STP_CONTROL_MAP);
 	map_globals(u);
 	u->ctx.u = u;
 	return u;
@@ -151,11 +150,9 @@ void stp_uctx__free(struct stp_uctx *u)
 		return;
 	for (int i = 0; u->formats && i < u->meta->nformats; i++)
 		stp_format__free(u->formats[i]);
-	if (u->globals)
-		munmap(u->globals, u->globals_len);
+	stp_mapfd_munmap(u->globals_fd, u->globals, u->globals_len);
 	for (int i = 0; u->maps && i < u->meta->nglobals; i++)
-		if (u->maps[i].vals)
-			munmap(u->maps[i].vals, u->maps[i].vals_len);
+		stp_mapfd_munmap(u->maps[i].vals_fd, u->maps[i].vals, u->maps[i].vals_len);
 	free(u->formats);
 	free(u->maps);
 	free(u->valbuf);
@@ -234,9 +231,9 @@ void stp_request_exit(struct context *c)
 	uint32_t zero = 0;
 
 	u->exiting = true;
-	if (u->control_fd >= 0 && bpf_map_lookup_elem(u->control_fd, &zero, &ctl) == 0) {
+	if (u->control_fd >= 0 && stp_mapfd_lookup(u->control_fd, &zero, &ctl) == 0) {
 		ctl.state = STP_RUN_STOPPING;
-		bpf_map_update_elem(u->control_fd, &zero, &ctl, BPF_ANY);
+		stp_mapfd_update(u->control_fd, &zero, &ctl, BPF_ANY);
 	}
 	if (u->ops.exit)
 		u->ops.exit(u->ops.arg);
@@ -285,7 +282,7 @@ static void *slot_find(const struct stp_umap *um, const void *key)
 {
 	uint32_t slot;
 
-	if (um->fd < 0 || bpf_map_lookup_elem(um->fd, key, &slot))
+	if (um->fd < 0 || stp_mapfd_lookup(um->fd, key, &slot))
 		return NULL;
 	return slot_elem(um, slot);
 }
@@ -304,7 +301,7 @@ static int64_t slot_alloc(const struct stp_umap *um)
 	int64_t *next = slot_elem(um, STP_SLOT_NEXT);
 	uint32_t slot;
 
-	if (bpf_map_lookup_and_delete_elem(um->free_fd, NULL, &slot) == 0)
+	if (stp_mapfd_pop(um->free_fd, &slot) == 0)
 		return slot;
 	if (!next)
 		return -1;
@@ -322,12 +319,12 @@ static int slot_insert(const struct stp_umap *um, const void *key, const void *v
 	if (s < 0)
 		return E2BIG;
 	memcpy(slot_elem(um, slot), val, um->value_size);
-	if (bpf_map_update_elem(um->fd, key, &slot, BPF_NOEXIST) == 0) {
+	if (stp_mapfd_update(um->fd, key, &slot, BPF_NOEXIST) == 0) {
 		slot_bump(um);
 		return 0;
 	}
 	err = errno;
-	bpf_map_update_elem(um->free_fd, NULL, &slot, BPF_ANY);
+	stp_mapfd_update(um->free_fd, NULL, &slot, BPF_ANY);
 	return err;
 }
 
@@ -337,12 +334,12 @@ static void delete_key(const struct stp_umap *um, const void *key)
 	uint32_t slot;
 
 	if (!um->vals) {
-		bpf_map_delete_elem(um->fd, key);
+		stp_mapfd_delete(um->fd, key);
 		return;
 	}
-	if (bpf_map_lookup_elem(um->fd, key, &slot) || bpf_map_delete_elem(um->fd, key))
+	if (stp_mapfd_lookup(um->fd, key, &slot) || stp_mapfd_delete(um->fd, key))
 		return;
-	bpf_map_update_elem(um->free_fd, NULL, &slot, BPF_ANY);
+	stp_mapfd_update(um->free_fd, NULL, &slot, BPF_ANY);
 	slot_bump(um);
 }
 
@@ -354,7 +351,7 @@ static void *lookup(struct context *c, struct stp_map *m, const void *key)
 
 	if (um->vals)
 		return slot_find(um, key);
-	if (um->fd < 0 || bpf_map_lookup_elem(um->fd, key ? key : &zero, c->u->valbuf))
+	if (um->fd < 0 || stp_mapfd_lookup(um->fd, key ? key : &zero, c->u->valbuf))
 		return NULL;
 	return c->u->valbuf;
 }
@@ -400,7 +397,7 @@ static void update(struct context *c, struct stp_map *m, const void *key, const 
 		slot_update(c, m, key, val, site, full);
 		return;
 	}
-	if (um->fd < 0 || bpf_map_update_elem(um->fd, key ? key : &zero, val, BPF_ANY))
+	if (um->fd < 0 || stp_mapfd_update(um->fd, key ? key : &zero, val, BPF_ANY))
 		update_failed(c, m, um->fd < 0 ? EBADF : errno, site, full);
 }
 
@@ -493,7 +490,7 @@ static long all_keys(struct stp_umap *um, char **out)
 
 	if (!keys)
 		return -1;
-	while (bpf_map_get_next_key(um->fd, prev, keys + n * um->key_size) == 0) {
+	while (stp_mapfd_next_key(um->fd, prev, keys + n * um->key_size) == 0) {
 		prev = keys + n * um->key_size;
 		if (++n < cap)
 			continue;
@@ -522,7 +519,7 @@ void stp_map_clear(struct context *c, struct stp_map *m)
 		uint32_t zero = 0;
 
 		memset(c->u->valbuf, 0, c->u->valbuf_len);
-		bpf_map_update_elem(um->fd, &zero, c->u->valbuf, BPF_ANY);
+		stp_mapfd_update(um->fd, &zero, c->u->valbuf, BPF_ANY);
 		return;
 	}
 	n = all_keys(um, &keys);

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "maps.h"
 #include "stp_user.h"	/* first: it includes stp_meta.h and stats.h together */
 #include "data.h"
 #include "script_int.h"
@@ -71,7 +72,7 @@ int stp_uctx_create(struct stp_script *s)
 		.arg = s,
 	};
 
-	s->uctx = stp_uctx__new(s->obj, s->meta, stdout);
+	s->uctx = stp_uctx__new(s->maps, s->meta, stdout);
 	if (!s->uctx) {
 		stp_msg(s, "error", "cannot set up the user-context probes");
 		return -1;
@@ -107,19 +108,19 @@ static uint64_t now_ns(void)
 static void count_run(struct stp_script *s, int i, uint64_t ns, uint64_t errors)
 {
 	size_t stride = stp_percpu_stride(sizeof(struct stp_probe_stats));
-	int fd = s->obj ? bpf_object__find_map_fd_by_name(s->obj, STP_PROBE_STATS_MAP) : -1;
+	int fd = stp_script__map_fd(s, STP_PROBE_STATS_MAP);
 	uint32_t key = (uint32_t)i;
 	char *vals;
 	struct stp_probe_stats *mine;
 
 	if (fd < 0 || s->ncpus <= 0 || !(vals = calloc((size_t)s->ncpus, stride)))
 		return;
-	if (bpf_map_lookup_elem(fd, &key, vals) == 0) {
+	if (stp_mapfd_lookup(fd, &key, vals) == 0) {
 		mine = (struct stp_probe_stats *)vals;	/* CPU 0's: any one will do */
 		mine->hits++;
 		mine->run_ns += ns;
 		mine->errors += errors;
-		bpf_map_update_elem(fd, &key, vals, BPF_ANY);
+		stp_mapfd_update(fd, &key, vals, BPF_ANY);
 	}
 	free(vals);
 }

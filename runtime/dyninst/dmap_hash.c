@@ -1,0 +1,328 @@
+/*
+ * dmap_hash.c - hash maps (plain, per-CPU, LRU) in a shared segment.
+ *
+ * A map's area: its header (lock, counts, list heads), a power-of-two
+ * table of bucket heads, then a pool of max_entries elements.  An
+ * element is a header (bucket chain, hash, insertion order, in-use flag),
+ * the key rounded up to 8, then the value (per-CPU: every slot's).
+ * Elements are named by reference, index + 1, so 0 is "none" and a zeroed
+ * area is an empty map.  They come from the free list, else from the
+ * never-used rest of the pool (refs 1..hwm have been used), else (LRU)
+ * from the oldest element inserted.  Values never move: a lookup's
+ * pointer stays good until its element is deleted or evicted.
+ *
+ * Insert, delete, lookup, read and next_key run under the map's
+ * spinlock; for_each does not (an element's in-use flag is stored with
+ * release after the element is filled in), so its callback may update
+ * or delete.  Every reference read from the segment is range-checked and
+ * chain walks are bounded, so a corrupt map cannot make a reader fault or
+ * loop forever.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dmap_int.h"
+
+static struct dhash_meta *dhash__meta(struct stp_dmap *m)
+{
+	return (struct dhash_meta *)m->area;
+}
+
+static uint32_t *dhash__bucket(struct stp_dmap *m, uint32_t hash)
+{
+	return (uint32_t *)(m->area + m->lay.buckets_at) + (hash & (m->lay.nbuckets - 1));
+}
+
+/* The element REF, or NULL for 0 and anything out of range. */
+static struct dhash_elem *dhash__elem(struct stp_dmap *m, uint32_t ref)
+{
+	if (ref == 0 || ref > m->def.max_entries)
+		return NULL;
+	return (struct dhash_elem *)(m->area + m->lay.data_at +
+				     (uint64_t)(ref - 1) * m->lay.elem_size);
+}
+
+static uint8_t *dhash__value(struct stp_dmap *m, struct dhash_elem *e, int slot)
+{
+	return e->data + m->lay.kstride + (slot > 0 ? (uint64_t)slot * m->lay.stride : 0);
+}
+
+/* Bytes of the whole value: one value, or every slot's. */
+static uint32_t dhash__vbytes(struct stp_dmap *m)
+{
+	return m->percpu ? m->lay.vsize : m->def.value_size;
+}
+
+static uint32_t dhash__hash(const void *key, uint32_t len)
+{
+	const uint8_t *p = key;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ len, w;
+
+	for (; len >= 8; p += 8, len -= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	if (len) {
+		w = 0;
+		memcpy(&w, p, len);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+	}
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return (uint32_t)(h ^ h >> 33);
+}
+
+/* --- under the lock --- */
+
+/* The word that refers to the element holding KEY (or to REF when KEY is NULL), or NULL. */
+static uint32_t *dhash__link(struct stp_dmap *m, uint32_t hash, const void *key, uint32_t ref)
+{
+	uint32_t *link = dhash__bucket(m, hash);
+	struct dhash_elem *e;
+
+	for (uint32_t n = 0; (e = dhash__elem(m, *link)) && n < m->def.max_entries; n++) {
+		if (key ? e->hash == hash && memcmp(e->data, key, m->def.key_size) == 0
+			: *link == ref)
+			return link;
+		link = &e->next;
+	}
+	return NULL;
+}
+
+static struct dhash_elem *dhash__find(struct stp_dmap *m, const void *key)
+{
+	uint32_t *link = dhash__link(m, dhash__hash(key, m->def.key_size), key, 0);
+
+	return link ? dhash__elem(m, *link) : NULL;
+}
+
+static void dhash__order_unlink(struct stp_dmap *m, struct dhash_elem *e)
+{
+	struct dhash_meta *mt = dhash__meta(m);
+	struct dhash_elem *older = dhash__elem(m, e->older), *newer = dhash__elem(m, e->newer);
+
+	if (older)
+		older->newer = e->newer;
+	else
+		mt->oldest = e->newer;
+	if (newer)
+		newer->older = e->older;
+	else
+		mt->newest = e->older;
+}
+
+static void dhash__order_append(struct stp_dmap *m, struct dhash_elem *e, uint32_t ref)
+{
+	struct dhash_meta *mt = dhash__meta(m);
+	struct dhash_elem *newest = dhash__elem(m, mt->newest);
+
+	e->older = newest ? mt->newest : 0;
+	e->newer = 0;
+	if (newest)
+		newest->newer = ref;
+	else
+		mt->oldest = ref;
+	mt->newest = ref;
+}
+
+/* Take the element *LINK refers to out of the table. */
+static void dhash__unlink(struct stp_dmap *m, uint32_t *link)
+{
+	struct dhash_elem *e = dhash__elem(m, *link);
+
+	*link = e->next;
+	dhash__order_unlink(m, e);
+	__atomic_store_n(&e->used, 0, __ATOMIC_RELEASE);
+	dhash__meta(m)->count--;
+}
+
+/* LRU: the oldest element, out of the table; 0 when the order list is broken. */
+static uint32_t dhash__evict(struct stp_dmap *m)
+{
+	uint32_t ref = dhash__meta(m)->oldest, *link;
+	struct dhash_elem *e = dhash__elem(m, ref);
+
+	if (!e || !(link = dhash__link(m, e->hash, NULL, ref)))
+		return 0;
+	dhash__unlink(m, link);
+	return ref;
+}
+
+/* A free element's ref, or 0 when the map is full (and not LRU). */
+static uint32_t dhash__alloc(struct stp_dmap *m)
+{
+	struct dhash_meta *mt = dhash__meta(m);
+	uint32_t ref = mt->free;
+	struct dhash_elem *e = dhash__elem(m, ref);
+
+	if (e) {
+		mt->free = e->next;
+		return ref;
+	}
+	if (mt->hwm < m->def.max_entries)
+		return ++mt->hwm;
+	return dmap_is_lru(m->def.type) ? dhash__evict(m) : 0;
+}
+
+/* Copy VAL into E: SLOT's value, or the whole value when SLOT < 0. */
+static void dhash__set(struct stp_dmap *m, struct dhash_elem *e, const void *val, int slot)
+{
+	memcpy(dhash__value(m, e, slot), val, slot < 0 ? dhash__vbytes(m) : m->def.value_size);
+}
+
+static int dhash__insert(struct stp_dmap *m, const void *key, const void *val, int slot)
+{
+	uint32_t hash = dhash__hash(key, m->def.key_size), ref = dhash__alloc(m);
+	struct dhash_elem *e = dhash__elem(m, ref);
+	uint32_t *bucket = dhash__bucket(m, hash);
+
+	if (!e)
+		return -E2BIG;
+	memset(e->data, 0, m->lay.kstride + m->lay.vsize);
+	memcpy(e->data, key, m->def.key_size);
+	dhash__set(m, e, val, slot);
+	e->hash = hash;
+	e->next = *bucket;
+	*bucket = ref;
+	dhash__order_append(m, e, ref);
+	dhash__meta(m)->count++;
+	__atomic_store_n(&e->used, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int dhash__update(struct stp_dmap *m, const void *key, const void *val,
+			 uint64_t flags, int slot)
+{
+	struct dhash_elem *e = dhash__find(m, key);
+
+	if (e && flags == STP_DMAP_NOEXIST)
+		return -EEXIST;
+	if (e) {
+		dhash__set(m, e, val, slot);
+		return 0;
+	}
+	if (flags == STP_DMAP_EXIST)
+		return -ENOENT;
+	return dhash__insert(m, key, val, slot);
+}
+
+static int dhash__delete(struct stp_dmap *m, const void *key)
+{
+	struct dhash_meta *mt = dhash__meta(m);
+	uint32_t *link = dhash__link(m, dhash__hash(key, m->def.key_size), key, 0), ref;
+
+	if (!link)
+		return -ENOENT;
+	ref = *link;
+	dhash__unlink(m, link);
+	dhash__elem(m, ref)->next = mt->free;
+	mt->free = ref;
+	return 0;
+}
+
+/* The first element in use after REF (0: from the start), copied to NEXT. */
+static int dhash__next_after(struct stp_dmap *m, uint32_t ref, void *next)
+{
+	uint32_t hwm = dhash__meta(m)->hwm;
+
+	if (hwm > m->def.max_entries)
+		hwm = m->def.max_entries;
+	while (++ref <= hwm) {
+		struct dhash_elem *e = dhash__elem(m, ref);
+
+		if (e && e->used) {
+			memcpy(next, e->data, m->def.key_size);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int dhash__next_key(struct stp_dmap *m, const void *key, void *next)
+{
+	uint32_t *link = key ? dhash__link(m, dhash__hash(key, m->def.key_size), key, 0) : NULL;
+
+	return dhash__next_after(m, link ? *link : 0, next);
+}
+
+/* --- the entry points: take the lock, do it --- */
+
+void *dmap_hash_lookup(struct stp_dmap *m, const void *key, int slot)
+{
+	struct dhash_elem *e;
+
+	if (dmap_lock(&dhash__meta(m)->lock) < 0)
+		return NULL;
+	e = dhash__find(m, key);
+	dmap_unlock(&dhash__meta(m)->lock);
+	return e ? dhash__value(m, e, slot) : NULL;
+}
+
+int dmap_hash_update(struct stp_dmap *m, const void *key, const void *val, uint64_t flags,
+		     int slot)
+{
+	int err;
+
+	if (flags > STP_DMAP_EXIST)
+		return -EINVAL;
+	if ((err = dmap_lock(&dhash__meta(m)->lock)) < 0)
+		return err;
+	err = dhash__update(m, key, val, flags, slot);
+	dmap_unlock(&dhash__meta(m)->lock);
+	return err;
+}
+
+int dmap_hash_delete(struct stp_dmap *m, const void *key)
+{
+	int err;
+
+	if ((err = dmap_lock(&dhash__meta(m)->lock)) < 0)
+		return err;
+	err = dhash__delete(m, key);
+	dmap_unlock(&dhash__meta(m)->lock);
+	return err;
+}
+
+int dmap_hash_read(struct stp_dmap *m, const void *key, void *val)
+{
+	struct dhash_elem *e;
+	int err;
+
+	if ((err = dmap_lock(&dhash__meta(m)->lock)) < 0)
+		return err;
+	if ((e = dhash__find(m, key)))
+		memcpy(val, dhash__value(m, e, -1), dhash__vbytes(m));
+	dmap_unlock(&dhash__meta(m)->lock);
+	return e ? 0 : -ENOENT;
+}
+
+int dmap_hash_next_key(struct stp_dmap *m, const void *key, void *next)
+{
+	int err;
+
+	if ((err = dmap_lock(&dhash__meta(m)->lock)) < 0)
+		return err;
+	err = dhash__next_key(m, key, next);
+	dmap_unlock(&dhash__meta(m)->lock);
+	return err;
+}
+
+long dmap_hash_for_each(struct stp_dmap *m, stp_dmap_each_fn *cb, void *ctx, int slot)
+{
+	uint32_t hwm = __atomic_load_n(&dhash__meta(m)->hwm, __ATOMIC_RELAXED);
+	long n = 0;
+
+	if (hwm > m->def.max_entries)
+		hwm = m->def.max_entries;
+	for (uint32_t ref = 1; ref <= hwm; ref++) {
+		struct dhash_elem *e = dhash__elem(m, ref);
+
+		if (!e || !__atomic_load_n(&e->used, __ATOMIC_ACQUIRE))
+			continue;
+		n++;
+		if (cb(m, e->data, dhash__value(m, e, slot), ctx))
+			break;
+	}
+	return n;
+}

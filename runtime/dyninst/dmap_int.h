@@ -1,0 +1,165 @@
+/*
+ * dmap_int.h - what dmap.c, dmap_sync.c, dmap_hash.c and dmap_ring.c share:
+ * the segment's layout and this process's view of it.
+ *
+ * The segment, every part aligned to 64 bytes (DMAP_ALIGN):
+ *
+ *	struct dseg_hdr			magic, version, size, id, nslots, nmaps
+ *	uint32_t owners[nslots]		the tid owning each thread slot, 0: free
+ *	struct dmap_desc descs[nmaps]	each map's definition and area
+ *	map areas, one after the other, each:
+ *		DMAP_META bytes		the map's mutable header (its lock first)
+ *		hash: uint32_t buckets[nbuckets], then max_entries elements
+ *		array, queue: max_entries values
+ *		ring buffer: max_entries data bytes
+ *
+ * Every offset is derived from the definitions (dmap_layout), so attach
+ * recomputes them and compares: a segment whose descriptors disagree is
+ * refused.  Positions inside maps (hash element references, queue head,
+ * ring positions) change at run time; they are checked where used.
+ */
+#ifndef STP_DMAP_INT_H
+#define STP_DMAP_INT_H
+
+#include <stdint.h>
+
+#include "dmap.h"
+
+/* Internal symbols stay inside the shared object that is preloaded into programs. */
+#define DMAP_HIDDEN __attribute__((visibility("hidden")))
+
+#define DMAP_MAGIC	0x50414d44505453ull	/* "STPDMAP" */
+#define DMAP_VERSION	1
+#define DMAP_ALIGN	64
+#define DMAP_META	128	/* two cache lines: a ring's producer, its consumer */
+#define DMAP_MAX_SIZE	(1ull << 40)
+
+struct dseg_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t hdr_size;	/* sizeof(struct dseg_hdr) */
+	uint64_t size;		/* the whole segment */
+	uint64_t id;		/* random: a thread's slot is per segment, not per mapping */
+	uint32_t nslots;
+	uint32_t nmaps;
+	uint32_t desc_size;	/* sizeof(struct dmap_desc) */
+	uint32_t reserved;
+	uint64_t owners_off;
+	uint64_t descs_off;
+};
+
+struct dmap_desc {
+	char name[STP_DMAP_NAME_MAX];
+	uint32_t type, key_size, value_size, max_entries, flags, reserved;
+	uint64_t off;		/* the map's area */
+	uint64_t len;
+};
+
+/* Where things are in a map's area, from its definition and nslots. */
+struct dmap_layout {
+	uint64_t len;		/* the area, a multiple of DMAP_ALIGN */
+	uint64_t buckets_at;	/* hash: nbuckets uint32_t */
+	uint64_t data_at;	/* elements, values or ring bytes */
+	uint64_t data_len;
+	uint32_t stride;	/* a value rounded up to 8 */
+	uint32_t vsize;		/* value bytes per element: stride, or nslots * stride */
+	uint32_t kstride;	/* a key rounded up to 8 */
+	uint32_t elem_size;	/* hash: an element; others: vsize */
+	uint32_t nbuckets;	/* hash: a power of two >= max_entries */
+};
+
+struct stp_dmap {
+	struct stp_dseg *seg;
+	struct stp_dmap_def def;	/* def.name is name */
+	char name[STP_DMAP_NAME_MAX];
+	struct dmap_layout lay;
+	uint8_t *area;		/* the map's area in this mapping */
+	uint32_t nslots;
+	int percpu;
+};
+
+struct stp_dseg {
+	uint8_t *base;
+	size_t size;
+	int fd;			/* created here: ours to close; attached: -1 */
+	int nslots;
+	int nmaps;
+	uint64_t id;
+	uint32_t *owners;
+	struct stp_dseg *next;	/* this process's mappings (dmap_sync.c) */
+	struct stp_dmap maps[];
+};
+
+/* The mutable headers of the maps (dmap_hash.c, dmap_ring.c); each begins with its lock. */
+struct dhash_meta {
+	uint32_t lock;
+	uint32_t count;		/* elements in the table */
+	uint32_t hwm;		/* refs 1..hwm have left the pool */
+	uint32_t free;		/* the free list, through next */
+	uint32_t oldest;	/* insertion order: oldest to newest, through newer */
+	uint32_t newest;
+};
+
+struct dhash_elem {
+	uint32_t next;		/* the bucket's chain, or the free list */
+	uint32_t hash;
+	uint32_t older;
+	uint32_t newer;
+	uint32_t used;		/* in the table (atomic: for_each reads it unlocked) */
+	uint32_t pad;
+	uint8_t data[];		/* key (kstride bytes), value (vsize bytes) */
+};
+
+struct dqueue_meta {
+	uint32_t lock;
+	uint32_t head;		/* the oldest value's index */
+	uint32_t count;
+};
+
+struct dring_meta {
+	uint32_t lock;
+	uint32_t pad;
+	uint64_t producer;	/* under the lock; published with release */
+	uint8_t line[48];	/* the consumer's position on its own cache line */
+	uint64_t consumer;
+};
+
+struct dring_hdr {
+	uint32_t len;		/* data bytes | STP_DMAP_RB_BUSY | STP_DMAP_RB_DISCARD */
+	uint32_t tid;		/* who reserved it (0: padding), for when it dies */
+};
+
+#define DRING_LEN_MASK	(~(STP_DMAP_RB_BUSY | STP_DMAP_RB_DISCARD))
+
+/* dmap.c */
+DMAP_HIDDEN int dmap_is_hash(uint32_t type);
+DMAP_HIDDEN int dmap_is_percpu(uint32_t type);
+DMAP_HIDDEN int dmap_is_lru(uint32_t type);
+
+/* dmap_sync.c: thread ids, spinlocks, slots, this process's mappings */
+DMAP_HIDDEN uint32_t dmap_tid(void);
+DMAP_HIDDEN int dmap_tid_gone(uint32_t tid);
+DMAP_HIDDEN int dmap_lock(uint32_t *lock);
+DMAP_HIDDEN void dmap_unlock(uint32_t *lock);
+DMAP_HIDDEN void dmap_seg_register(struct stp_dseg *s);
+DMAP_HIDDEN void dmap_seg_unregister(struct stp_dseg *s);
+
+/* dmap_hash.c: SLOT < 0 means the whole value (every slot's, per-CPU) */
+DMAP_HIDDEN void *dmap_hash_lookup(struct stp_dmap *m, const void *key, int slot);
+DMAP_HIDDEN int dmap_hash_update(struct stp_dmap *m, const void *key, const void *val,
+				 uint64_t flags, int slot);
+DMAP_HIDDEN int dmap_hash_delete(struct stp_dmap *m, const void *key);
+DMAP_HIDDEN int dmap_hash_read(struct stp_dmap *m, const void *key, void *val);
+DMAP_HIDDEN int dmap_hash_next_key(struct stp_dmap *m, const void *key, void *next);
+DMAP_HIDDEN long dmap_hash_for_each(struct stp_dmap *m, stp_dmap_each_fn *cb, void *ctx,
+				    int slot);
+
+/* dmap_ring.c: queues and ring buffers */
+DMAP_HIDDEN int dmap_queue_push(struct stp_dmap *m, const void *val, uint64_t flags);
+DMAP_HIDDEN int dmap_queue_pop(struct stp_dmap *m, void *val, int remove);
+DMAP_HIDDEN void *dmap_ring_reserve(struct stp_dmap *m, uint32_t size);
+DMAP_HIDDEN void dmap_ring_commit(struct stp_dmap *m, void *rec, uint32_t discard);
+DMAP_HIDDEN int dmap_ring_consume(struct stp_dmap *m, int (*cb)(void *, void *, size_t),
+				  void *ctx);
+
+#endif

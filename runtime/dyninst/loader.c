@@ -1,0 +1,226 @@
+/*
+ * loader.c - libstapdyn.so: the dyninst runtime in the probed process.
+ *
+ * `pmstap --runtime=dyninst -c CMD` starts CMD with this library in
+ * LD_PRELOAD and three variables (STP_DYN_ENV_* in stp_dyn.h): the
+ * script's shared segment (an inherited descriptor), its script.dyn.so,
+ * and a descriptor to report on.  Before CMD's main() runs, the
+ * constructor below maps the segment, loads script.dyn.so, points the
+ * script's maps at the segment's, raises the SDT semaphores and patches
+ * every probe site found in this process's files (patch.h), then writes
+ * one line to the report descriptor: "ok N probe sites (J jumps, T traps)" or
+ * "error: WHY", and closes it.  When it cannot set up, the process exits
+ * with status 127 without running CMD: a program never runs half-probed.
+ *
+ * Children and programs CMD execs inherit the variables (not the report
+ * descriptor) and load the script the same way, so process probes apply
+ * to the target's whole tree, as with stap's -c.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "native.h"
+#include "patch.h"
+
+_Static_assert(sizeof(struct stp_regs) == sizeof(struct pt_regs),
+	       "the trampolines' registers are the handlers' struct pt_regs");
+
+static struct stp_patcher *patcher;
+
+struct load {
+	int report_fd;
+	void *dl;
+	const struct stp_dyn_site *sites;
+	int patched;
+	char err[512];
+};
+
+static int fail(struct load *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct load *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(l->err, sizeof(l->err), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- where a file's bytes are in this process ---- */
+
+/* The address of file offset OFF of the file (DEV, INO) here, or 0 when it is not mapped. */
+static uintptr_t mapped_at(dev_t dev, ino_t ino, uint64_t off, bool code)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4096], perms[8];
+	uintptr_t at = 0;
+
+	if (!f)
+		return 0;
+	while (!at && fgets(line, sizeof(line), f)) {
+		unsigned long start, end, major, minor, inode;
+		unsigned long long moff;
+
+		if (sscanf(line, "%lx-%lx %7s %llx %lx:%lx %lu", &start, &end, perms, &moff, &major,
+			   &minor, &inode) != 7)
+			continue;
+		if (inode != ino || makedev(major, minor) != dev || (code && perms[2] != 'x'))
+			continue;
+		if (off >= moff && off - moff < end - start)
+			at = start + (uintptr_t)(off - moff);
+	}
+	fclose(f);
+	return at;
+}
+
+/* ---- the handlers ---- */
+
+static void on_hit(struct stp_regs *regs, void *arg)
+{
+	const struct stp_dyn_site *site = arg;
+	struct pt_regs *prev = stp_dyn_cur_regs;
+
+	stp_dyn_cur_regs = (struct pt_regs *)regs;
+	site->fn(stp_dyn_cur_regs);
+	stp_dyn_cur_regs = prev;
+}
+
+/* ---- set-up ---- */
+
+static int find_maps(struct load *l)
+{
+	stp_dyn_maps_fn maps_of = (stp_dyn_maps_fn)dlsym(l->dl, "stp_dyn_maps");
+	struct stp_dmap_ref **refs;
+	int n;
+
+	if (!maps_of)
+		return fail(l, "the script's code has no map table");
+	refs = maps_of(&n);
+	for (int i = 0; i < n; i++) {
+		const struct stp_dmap_def *want = &refs[i]->def, *have;
+
+		refs[i]->m = stp_dseg__map(stp_dyn_seg, want->name);
+		have = refs[i]->m ? stp_dmap__def(refs[i]->m) : NULL;
+		if (!have)
+			return fail(l, "the segment has no map '%s'", want->name);
+		if (have->type != want->type || have->key_size != want->key_size ||
+		    have->value_size != want->value_size || have->max_entries != want->max_entries)
+			return fail(l, "map '%s' in the segment is not the script's", want->name);
+	}
+	return 0;
+}
+
+/* Raise the SDT semaphore of SITE in this process (the kernel does it for uprobes). */
+static void raise_semaphore(const struct stp_dyn_site *site, const struct stat *st)
+{
+	uintptr_t at = mapped_at(st->st_dev, st->st_ino, site->ref_ctr_offset, false);
+
+	if (at)
+		__atomic_add_fetch((uint16_t *)at, 1, __ATOMIC_RELAXED);
+}
+
+static int add_site(struct load *l, const struct stp_dyn_site *site)
+{
+	uintptr_t addr, lo = 0, hi = 0;
+	struct stat st;
+	char err[256];
+
+	if (stat(site->path, &st) != 0)
+		return 0;	/* not this process's file: a child may map it */
+	addr = mapped_at(st.st_dev, st.st_ino, site->offset, true);
+	if (!addr)
+		return 0;
+	if (site->func_lo && site->func_hi) {
+		lo = addr - (uintptr_t)(site->offset - site->func_lo);
+		hi = addr + (uintptr_t)(site->func_hi - site->offset);
+	}
+	if (stp_patcher__add(patcher, addr, lo, hi, site->ret ? NULL : on_hit,
+			     site->ret ? on_hit : NULL, (void *)site, err, sizeof(err)) != 0)
+		return fail(l, "cannot probe %s at offset 0x%" PRIx64 ": %s", site->path,
+			    site->offset, err);
+	if (site->ref_ctr_offset)
+		raise_semaphore(site, &st);
+	l->patched++;
+	return 0;
+}
+
+static int load(struct load *l, int seg_fd, const char *so)
+{
+	char err[256];
+	int n = 0;
+
+	stp_dyn_seg = stp_dseg__attach(seg_fd, err, sizeof(err));
+	if (!stp_dyn_seg)
+		return fail(l, "cannot map the script's segment: %s", err);
+	l->dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+	if (!l->dl)
+		return fail(l, "cannot load %s: %s", so, dlerror());
+	if (find_maps(l) != 0)
+		return -1;
+	l->sites = dlsym(l->dl, "stp_dyn_sites");
+	patcher = stp_patcher__new();
+	if (!l->sites || !patcher)
+		return fail(l, "the script's code has no probe sites");
+	/*
+	 * Last first: several probes at one address then run in the order
+	 * the kernel runs uprobe consumers (the newest first), which is the
+	 * order the other runtimes print in.
+	 */
+	while (l->sites[n].fn)
+		n++;
+	while (n-- > 0)
+		if (add_site(l, &l->sites[n]) != 0)
+			return -1;
+	if (stp_patcher__install(patcher, err, sizeof(err)) != 0)
+		return fail(l, "cannot patch the probe sites: %s", err);
+	return 0;
+}
+
+static int env_fd(const char *name)
+{
+	const char *v = getenv(name);
+	char *end;
+	long fd;
+
+	if (!v)
+		return -1;
+	fd = strtol(v, &end, 10);
+	return *end || fd < 0 || fd > 1 << 20 ? -1 : (int)fd;
+}
+
+__attribute__((constructor)) static void stp_dyn_load(void)
+{
+	struct load l = { .report_fd = env_fd(STP_DYN_ENV_REPORT) };
+	const char *so = getenv(STP_DYN_ENV_SO);
+	int seg_fd = env_fd(STP_DYN_ENV_SEG), r;
+
+	if (seg_fd < 0 || !so)
+		return;	/* not started by pmstap: do nothing */
+	r = load(&l, seg_fd, so);
+	if (l.report_fd >= 0) {
+		int jumps = 0, traps = 0;
+
+		stp_patcher__counts(patcher, &jumps, &traps);
+		if (r == 0)
+			dprintf(l.report_fd, "ok %d probe sites (%d jumps, %d traps)\n", l.patched,
+				jumps, traps);
+		else
+			dprintf(l.report_fd, "error: %s\n", l.err);
+		close(l.report_fd);
+		unsetenv(STP_DYN_ENV_REPORT);
+	} else if (r != 0) {
+		dprintf(2, "libstapdyn: %s\n", l.err);
+	}
+	if (r != 0)
+		_exit(127);
+}

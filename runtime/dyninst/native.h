@@ -1,0 +1,14 @@
+/*
+ * native.h - libstapdyn.so's own state, shared by loader.c and native.c.
+ */
+#ifndef STP_DYN_NATIVE_H
+#define STP_DYN_NATIVE_H
+
+#include "stp_dyn.h"
+
+/* the script's segment, mapped in this process (NULL: not loaded) */
+extern struct stp_dseg *stp_dyn_seg;
+/* the registers of the hit this thread handles, for stp_dyn_regs() */
+extern __thread struct pt_regs *stp_dyn_cur_regs;
+
+#endif
