@@ -247,6 +247,9 @@ struct stp_rec_hdr {
  * summed by the runner: nothing is dropped without being counted.
  */
 #define STP_COUNTERS_MAP "stp_counters"
+/* dyninst: the counters of threads with no slot of their own, one entry */
+#define STP_COUNTERS_SHARED_MAP "stp_counters_shared"
+#define STP_COUNTERS_SHARED_MAP_C stp_counters_shared
 #define STP_PROBE_STATS_MAP "stp_probe_stats"	/* per CPU, indexed by probe index */
 #define STP_RINGBUF_MAP "stp_events"
 

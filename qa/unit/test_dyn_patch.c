@@ -6,7 +6,7 @@
  * instruction shapes a case is about (a RIP-relative first instruction, a
  * short branch back into its first bytes, a call to relocate, ...).  Each
  * has a NAME_end label, which gives its bounds, and call frame information
- * (exact at its entry, and throughout t_add) for backtrace() to follow.
+ * (exact at its entry, and throughout t_add and t_lj) for backtrace().
  * Handlers count into struct hits and note the registers they saw.
  */
 #define _GNU_SOURCE
@@ -22,13 +22,14 @@
 
 #include "unit.h"
 #include "../../runtime/dyninst/patch.h"
+#include "../../runtime/dyninst/patch_int.h"
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
 #define ASM_FN(name, body)                                                                         \
-	asm(".text\n.p2align 4\n.globl " #name "\n.hidden " #name "\n.type " #name ", @function\n" \
-	    #name ":\n.cfi_startproc\n" body ".cfi_endproc\n.globl " #name "_end\n.hidden " #name    \
-	    "_end\n" #name "_end:\n.size " #name ", .-" #name "\n")
+	asm(".text\n.p2align 4\n.globl " #name "\n.hidden " #name "\n.type " #name                 \
+	    ", @function\n" #name ":\n.cfi_startproc\n" body ".cfi_endproc\n.globl " #name         \
+	    "_end\n.hidden " #name "_end\n" #name "_end:\n.size " #name ", .-" #name "\n")
 
 /* a + b, behind a frame: 3 instructions (8 bytes) displaced */
 ASM_FN(t_add, "push %rbp\n .cfi_adjust_cfa_offset 8\n mov %rsp, %rbp\n lea (%rdi,%rsi), %rax\n"
@@ -46,8 +47,9 @@ ASM_FN(t_nop, "nop\n ret\n");
 /* x + 1: a 4-byte first instruction */
 ASM_FN(t_small, "lea 1(%rdi), %rax\n ret\n");
 /* n! */
-ASM_FN(t_fact, "push %rbx\n mov %rdi, %rbx\n cmp $1, %rdi\n jle 1f\n lea -1(%rdi), %rdi\n"
-	       " call t_fact\n imul %rbx, %rax\n pop %rbx\n ret\n 1: mov $1, %eax\n pop %rbx\n ret\n");
+ASM_FN(t_fact,
+       "push %rbx\n mov %rdi, %rbx\n cmp $1, %rdi\n jle 1f\n lea -1(%rdi), %rdi\n"
+       " call t_fact\n imul %rbx, %rax\n pop %rbx\n ret\n 1: mov $1, %eax\n pop %rbx\n ret\n");
 /* 5 */
 ASM_FN(t_five, "mov $5, %eax\n ret\n");
 /* 5 + x, a call rel32 first */
@@ -58,9 +60,13 @@ ASM_FN(t_callmem, "call *t_fnptr(%rip)\n add %rdi, %rax\n ret\n");
 ASM_FN(t_callreg, "call *%rdi\n add $1, %rax\n ret\n");
 /* x ? 7 : 9, a jcc rel8 among the displaced instructions */
 ASM_FN(t_jcc, "test %rdi, %rdi\n jz 1f\n mov $7, %eax\n ret\n 1: mov $9, %eax\n ret\n");
+/* d (rcx) ? 7 : 9, a jrcxz (rel8 only) first */
+ASM_FN(t_jrcxz, "jrcxz 1f\n mov $7, %eax\n ret\n 1: mov $9, %eax\n ret\n");
 /* fn(x) + x */
-ASM_FN(t_lj, "push %rbx\n mov %rdi, %rax\n mov %rsi, %rdi\n mov %rsi, %rbx\n call *%rax\n"
-	     " add %rbx, %rax\n pop %rbx\n ret\n");
+ASM_FN(t_lj,
+       "push %rbx\n .cfi_adjust_cfa_offset 8\n mov %rdi, %rax\n mov %rsi, %rdi\n"
+       " mov %rsi, %rbx\n call *%rax\n add %rbx, %rax\n pop %rbx\n .cfi_adjust_cfa_offset -8\n"
+       " ret\n");
 /* t_add(a, b), by a tail call (jmp rel32) */
 ASM_FN(t_tail, ".byte 0xe9\n .long t_add - . - 4\n");
 /* a + b, in SSE registers */
@@ -70,6 +76,12 @@ ASM_FN(t_yget, "vextractf128 $1, %ymm0, %xmm0\n vmovq %xmm0, %rax\n ret\n");
 /* t_yget() with x in the upper half of ymm0 */
 ASM_FN(t_ycall, "vmovq %rdi, %xmm1\n vinsertf128 $1, %xmm1, %ymm0, %ymm0\n call t_yget\n"
 		" vzeroupper\n ret\n");
+/* the upper half of zmm16, low quadword */
+ASM_FN(t_zget, "vextracti64x4 $1, %zmm16, %ymm0\n vmovq %xmm0, %rax\n vzeroupper\n ret\n");
+/* t_zget() with x in every quadword of zmm16 */
+ASM_FN(t_zcall, "vpbroadcastq %rdi, %zmm16\n call t_zget\n ret\n");
+/* 2.0L, in st(0) */
+ASM_FN(t_ld, "fld1\n fld1\n faddp %st, %st(1)\n ret\n");
 
 asm(".data\n.p2align 3\n.globl t_data\n.hidden t_data\nt_data: .quad 1000\n"
     ".globl t_fnptr\n.hidden t_fnptr\nt_fnptr: .quad t_five\n.text\n");
@@ -87,13 +99,18 @@ long t_callfirst(long x) HIDDEN;
 long t_callmem(long x) HIDDEN;
 long t_callreg(long (*fn)(void)) HIDDEN;
 long t_jcc(long x) HIDDEN;
+long t_jrcxz(long a, long b, long c, long d) HIDDEN;
 long t_lj(long (*fn)(long), long x) HIDDEN;
 long t_tail(long a, long b) HIDDEN;
 double t_dsum(double a, double b) HIDDEN;
 long t_yget(void) HIDDEN;
 long t_ycall(long x) HIDDEN;
+long t_zget(void) HIDDEN;
+long t_zcall(long x) HIDDEN;
+long double t_ld(void) HIDDEN;
 extern const char t_add_end[], t_six_end[], t_loop_end[], t_nop_end[], t_fact_end[], t_jcc_end[],
-	t_lj_end[], t_dsum_end[] HIDDEN;
+	t_jrcxz_end[],
+	t_lj_end[], t_dsum_end[], t_ld_end[] HIDDEN;
 extern long t_data HIDDEN;
 
 #define AT(fn) ((uintptr_t)(fn))
@@ -140,6 +157,18 @@ static void on_ret(struct stp_regs *r, void *arg)
 	r->ax += h->add_ax;
 }
 
+/* Add a probe, saying why not when it fails. */
+static int add(struct stp_patcher *p, uintptr_t addr, uintptr_t lo, uintptr_t hi,
+	       stp_patch_fn entry, stp_patch_fn ret, void *arg)
+{
+	char err[256] = "";
+	int r = stp_patcher__add(p, addr, lo, hi, entry, ret, arg, err, sizeof(err));
+
+	if (r != 0)
+		fprintf(stderr, "add 0x%lx: %s\n", (unsigned long)addr, err);
+	return r;
+}
+
 /* A patcher with one probe, installed. */
 static struct stp_patcher *patch_one(uintptr_t addr, uintptr_t lo, uintptr_t hi, stp_patch_fn entry,
 				     stp_patch_fn ret, void *arg)
@@ -148,10 +177,10 @@ static struct stp_patcher *patch_one(uintptr_t addr, uintptr_t lo, uintptr_t hi,
 	char err[256] = "";
 
 	CU_ASSERT_FATAL(p != NULL);
-	if (stp_patcher__add(p, addr, lo, hi, entry, ret, arg, err, sizeof(err)) != 0 ||
-	    stp_patcher__install(p, err, sizeof(err)) != 0) {
-		fprintf(stderr, "patch_one: %s\n", err);
-		CU_FAIL_FATAL("cannot patch");
+	CU_ASSERT_FATAL(add(p, addr, lo, hi, entry, ret, arg) == 0);
+	if (stp_patcher__install(p, err, sizeof(err)) != 0) {
+		fprintf(stderr, "install: %s\n", err);
+		CU_FAIL_FATAL("cannot install");
 	}
 	return p;
 }
@@ -215,10 +244,9 @@ static void test_order(void)
 	char err[256];
 
 	CU_ASSERT_FATAL(p != NULL);
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_add), 0, 0, on_entry, NULL, &h, err,
-					 sizeof(err)), 0);
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_add), 0, 0, NULL, on_ret, &h, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_add), 0, 0, on_entry, on_ret, &h, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_add), 0, 0, on_entry, NULL, &h), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_add), 0, 0, NULL, on_ret, &h), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_add), 0, 0, on_entry, on_ret, &h), 0);
 	CU_ASSERT_EQUAL_FATAL(stp_patcher__install(p, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(t_add(4, 5), 9);
 	CU_ASSERT_EQUAL(atomic_load(&h.entry), 2);
@@ -248,8 +276,8 @@ static void test_order_tags(void)
 	struct stp_patcher *p = stp_patcher__new();
 	char err[256];
 
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_add), 0, 0, tag_b, tag_c, &h, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_add), 0, 0, tag_a, tag_b, &h, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_add), 0, 0, tag_b, tag_c, &h), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_add), 0, 0, tag_a, tag_b, &h), 0);
 	CU_ASSERT_EQUAL_FATAL(stp_patcher__install(p, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(t_add(1, 1), 2);
 	CU_ASSERT_STRING_EQUAL(h.order, "bacb");
@@ -261,7 +289,8 @@ static void test_order_tags(void)
 static void test_return(void)
 {
 	struct hits h = { .add_ax = 1000 };
-	struct stp_patcher *p = patch_one(AT(t_add), AT(t_add), AT(t_add_end), on_entry, on_ret, &h);
+	struct stp_patcher *p =
+		patch_one(AT(t_add), AT(t_add), AT(t_add_end), on_entry, on_ret, &h);
 
 	CU_ASSERT_EQUAL(t_add(2, 3), 1005);
 	CU_ASSERT_EQUAL(atomic_load(&h.entry), 1);
@@ -293,8 +322,8 @@ static void fact_ret(struct stp_regs *r, void *arg)
 
 static void test_recursion(void)
 {
-	struct stp_patcher *p = patch_one(AT(t_fact), AT(t_fact), AT(t_fact_end), fact_entry, fact_ret,
-					  NULL);
+	struct stp_patcher *p =
+		patch_one(AT(t_fact), AT(t_fact), AT(t_fact_end), fact_entry, fact_ret, NULL);
 	long want = 1;
 
 	CU_ASSERT_EQUAL(kind_of(p, AT(t_fact)), STP_PATCH_JUMP);
@@ -379,8 +408,8 @@ static void test_tail_call(void)
 	struct stp_patcher *p = stp_patcher__new();
 	char err[256];
 
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_add), 0, 0, on_entry, on_ret, &ha, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_tail), 0, 0, on_entry, on_ret, &ht, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_add), 0, 0, on_entry, on_ret, &ha), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_tail), 0, 0, on_entry, on_ret, &ht), 0);
 	CU_ASSERT_EQUAL_FATAL(stp_patcher__install(p, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(kind_of(p, AT(t_tail)), STP_PATCH_JUMP);
 	ht.add_ax = 100;
@@ -435,6 +464,49 @@ static void test_backtrace(void)
 	stp_patcher__free(p);
 }
 
+/*
+ * A hooked frame stops backtrace(), unless the thread's hooked returns are
+ * given back first; stp_patch_return_address() tells the real one.
+ */
+static struct hits *unhook_hits;
+static uintptr_t unhook_seen, unhook_real;
+
+static long unhook_cb(long x)
+{
+	uintptr_t slot = unhook_hits->sp;
+
+	unhook_seen = *(uintptr_t *)slot;
+	unhook_real = stp_patch_return_address(unhook_seen, slot);
+	if (x)
+		stp_patch_unhook_returns();
+	bt_n = backtrace(bt_frames, 32);
+	return x;
+}
+
+static void test_unhook(void)
+{
+	struct hits h = { 0 };
+	struct stp_patcher *p = patch_one(AT(t_lj), AT(t_lj), AT(t_lj_end), on_entry, on_ret, &h);
+	struct stp_patch_info info;
+
+	unhook_hits = &h;
+	CU_ASSERT_EQUAL(t_lj(unhook_cb, 0), 0);
+	CU_ASSERT(!bt_has(h.ra));
+	CU_ASSERT(unhook_seen != h.ra);
+	CU_ASSERT_EQUAL(unhook_real, h.ra);
+	CU_ASSERT_EQUAL(stp_patch_return_address(h.ra, h.sp), h.ra);
+	CU_ASSERT_EQUAL(atomic_load(&h.ret), 1);
+	CU_ASSERT_EQUAL(t_lj(unhook_cb, 1), 2);
+	CU_ASSERT(bt_has(h.ra));
+	CU_ASSERT_EQUAL(atomic_load(&h.ret), 1);
+	CU_ASSERT_EQUAL(stp_patcher__info(p, AT(t_lj), &info), 0);
+	CU_ASSERT_EQUAL(info.ret_missed, 1);
+	CU_ASSERT_EQUAL(t_lj(lj_cb, 2), 6);
+	CU_ASSERT_EQUAL(atomic_load(&h.ret), 2);
+	CU_ASSERT_EQUAL(atomic_load(&h.entry), 3);
+	stp_patcher__free(p);
+}
+
 /* ---- relocated instructions ---- */
 
 static void test_rip_relative(void)
@@ -467,23 +539,81 @@ static void test_relocated_branches(void)
 	struct stp_patcher *p = stp_patcher__new();
 	char err[256];
 
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_callfirst), 0, 0, on_entry, NULL, &h, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_callmem), 0, 0, on_entry, NULL, &h, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_callreg), 0, 0, on_entry, NULL, &h, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_jcc), AT(t_jcc), AT(t_jcc_end), on_entry, NULL, &h, err,
-					 sizeof(err)), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_callfirst), 0, 0, on_entry, NULL, &h), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_callmem), 0, 0, on_entry, NULL, &h), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_callreg), 0, 0, on_entry, NULL, &h), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_jcc), AT(t_jcc), AT(t_jcc_end), on_entry, NULL, &h), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_jrcxz), AT(t_jrcxz), AT(t_jrcxz_end), on_entry, NULL, &h), 0);
 	CU_ASSERT_EQUAL_FATAL(stp_patcher__install(p, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(kind_of(p, AT(t_callfirst)), STP_PATCH_JUMP);
 	CU_ASSERT_EQUAL(kind_of(p, AT(t_callmem)), STP_PATCH_JUMP);
 	CU_ASSERT_EQUAL(kind_of(p, AT(t_callreg)), STP_PATCH_TRAP);
 	CU_ASSERT_EQUAL(kind_of(p, AT(t_jcc)), STP_PATCH_JUMP);
+	CU_ASSERT_EQUAL(kind_of(p, AT(t_jrcxz)), STP_PATCH_JUMP);
 	CU_ASSERT_EQUAL(t_callfirst(1), 6);
 	CU_ASSERT_EQUAL(t_callmem(2), 7);
 	CU_ASSERT_EQUAL(t_callreg(ret_seven), 8);
 	CU_ASSERT_EQUAL(t_jcc(0), 9);
 	CU_ASSERT_EQUAL(t_jcc(1), 7);
-	CU_ASSERT_EQUAL(atomic_load(&h.entry), 5);
+	CU_ASSERT_EQUAL(t_jrcxz(1, 1, 1, 0), 9);
+	CU_ASSERT_EQUAL(t_jrcxz(1, 1, 1, 5), 7);
+	CU_ASSERT_EQUAL(atomic_load(&h.entry), 7);
 	stp_patcher__free(p);
+}
+
+/*
+ * The copies of displaced instructions run more than 2 GB away from them,
+ * where branches need their absolute forms: FN's first MIN bytes, copied
+ * to FAR (RWX), called there as FN.
+ */
+static uintptr_t far_code(void)
+{
+	static const long offsets[] = { 4l << 30, 8l << 30, 16l << 30, -(4l << 30), -(8l << 30) };
+	uintptr_t base = (AT(t_jcc) & ~4095ul);
+
+	for (size_t k = 0; k < sizeof(offsets) / sizeof(offsets[0]); k++) {
+		void *at = (void *)(base + offsets[k]);
+
+		if (mmap(at, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) == at)
+			return (uintptr_t)at;
+	}
+	return 0;
+}
+
+static int far_copy(uintptr_t far, uintptr_t fn, int min, char *why)
+{
+	struct patch_code c;
+
+	if (patch_code__decode(&c, (const uint8_t *)fn, 64, fn, min, why, 160) != 0)
+		return -1;
+	return patch_code__relocate(&c, far, (uint8_t *)far, 256, why, 160);
+}
+
+static void test_far_relocation(void)
+{
+	uintptr_t far = far_code();
+	char why[160] = "", want[160];
+
+	CU_ASSERT_FATAL(far != 0);
+	CU_ASSERT(far_copy(far, AT(t_jcc), 5, why) > 0);
+	CU_ASSERT_EQUAL(((long (*)(long))far)(0), 9);
+	CU_ASSERT_EQUAL(((long (*)(long))far)(3), 7);
+	CU_ASSERT(far_copy(far, AT(t_jrcxz), 5, why) > 0);
+	CU_ASSERT_EQUAL(((long (*)(long, long, long, long))far)(1, 1, 1, 0), 9);
+	CU_ASSERT_EQUAL(((long (*)(long, long, long, long))far)(1, 1, 1, 2), 7);
+	CU_ASSERT(far_copy(far, AT(t_callfirst), 5, why) > 0);
+	CU_ASSERT_EQUAL(((long (*)(long))far)(10), 15);
+	CU_ASSERT(far_copy(far, AT(t_callreg), 1, why) > 0);
+	CU_ASSERT_EQUAL(((long (*)(long (*)(void)))far)(ret_seven), 8);
+	CU_ASSERT(far_copy(far, AT(t_tail), 5, why) > 0);
+	CU_ASSERT_EQUAL(((long (*)(long, long))far)(20, 22), 42);
+	CU_ASSERT_EQUAL(far_copy(far, AT(t_ripmov), 5, why), -1);
+	snprintf(want, sizeof(want),
+		 "the RIP-relative operand at 0x%lx is out of reach of its copy",
+		 (unsigned long)(uintptr_t)&t_data);
+	CU_ASSERT_STRING_EQUAL(why, want);
+	munmap((void *)far, 4096);
 }
 
 /* ---- traps ---- */
@@ -491,14 +621,16 @@ static void test_relocated_branches(void)
 static void test_short_jump_trap(void)
 {
 	struct hits h = { 0 };
-	struct stp_patcher *p = patch_one(AT(t_loop), AT(t_loop), AT(t_loop_end), on_entry, NULL, &h);
+	struct stp_patcher *p =
+		patch_one(AT(t_loop), AT(t_loop), AT(t_loop_end), on_entry, NULL, &h);
 	struct stp_patch_info info;
 	char want[96];
 
 	CU_ASSERT_EQUAL(stp_patcher__info(p, AT(t_loop), &info), 0);
 	CU_ASSERT_EQUAL(info.kind, STP_PATCH_TRAP);
 	CU_ASSERT_EQUAL(info.len, 2);
-	snprintf(want, sizeof(want), "the branch at 0x%lx lands inside the 5 bytes a jump displaces",
+	snprintf(want, sizeof(want),
+		 "the branch at 0x%lx lands inside the 5 bytes a jump displaces",
 		 (unsigned long)AT(t_loop) + 8);
 	CU_ASSERT_STRING_EQUAL(info.why, want);
 	CU_ASSERT_EQUAL(*(const unsigned char *)t_loop, 0xcc);
@@ -643,8 +775,8 @@ static void count_ret(struct stp_regs *r, void *arg)
 static void test_threads(void)
 {
 	struct hits h = { 0 };
-	struct stp_patcher *p = patch_one(AT(t_add), AT(t_add), AT(t_add_end), count_entry, count_ret,
-					  &h);
+	struct stp_patcher *p =
+		patch_one(AT(t_add), AT(t_add), AT(t_add_end), count_entry, count_ret, &h);
 	pthread_t t[THREADS];
 	long bad = 0;
 
@@ -662,6 +794,53 @@ static void test_threads(void)
 	stp_patcher__free(p);
 }
 
+/*
+ * Sites written and restored while other threads run through them, 100
+ * times: each call gets its right value.  (Single-instruction sites: a
+ * thread between two displaced instructions while they are replaced is
+ * what the int3 protocol cannot save.)
+ */
+static atomic_int load_stop;
+
+static void *thread_load(void *arg)
+{
+	long bad = 0;
+
+	for (long k = 0; !atomic_load_explicit(&load_stop, memory_order_relaxed); k++)
+		bad += (t_ripmov(k) != k + 1000) + (t_small(k) != k + 1);
+	return (void *)bad;
+}
+
+static void test_install_under_load(void)
+{
+	struct hits h = { 0 };
+	pthread_t t[2];
+	long bad = 0;
+	char err[256];
+
+	for (int k = 0; k < 2; k++)
+		CU_ASSERT_FATAL(pthread_create(&t[k], NULL, thread_load, NULL) == 0);
+	for (int k = 0; k < 100; k++) {
+		struct stp_patcher *p = stp_patcher__new();
+
+		CU_ASSERT_EQUAL(add(p, AT(t_ripmov), 0, 0, count_entry, count_ret, &h), 0);
+		CU_ASSERT_EQUAL(add(p, AT(t_small), 0, 0, count_entry, count_ret, &h), 0);
+		CU_ASSERT_EQUAL(stp_patcher__install(p, err, sizeof(err)), 0);
+		bad += t_ripmov(k) != k + 1000;
+		stp_patcher__free(p);
+	}
+	atomic_store(&load_stop, 1);
+	for (int k = 0; k < 2; k++) {
+		void *r;
+
+		pthread_join(t[k], &r);
+		bad += (long)r;
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT(atomic_load(&h.entry) >= 100);
+	CU_ASSERT(atomic_load(&h.ret) <= atomic_load(&h.entry));
+}
+
 /* ---- floating point and vector state ---- */
 
 static void clobber_vectors(struct stp_regs *r, void *arg)
@@ -675,8 +854,8 @@ static void clobber_vectors(struct stp_regs *r, void *arg)
 static void test_doubles(void)
 {
 	struct hits h = { 0 };
-	struct stp_patcher *p = patch_one(AT(t_dsum), AT(t_dsum), AT(t_dsum_end), clobber_vectors, NULL,
-					  &h);
+	struct stp_patcher *p =
+		patch_one(AT(t_dsum), AT(t_dsum), AT(t_dsum_end), clobber_vectors, NULL, &h);
 
 	CU_ASSERT_EQUAL(kind_of(p, AT(t_dsum)), STP_PATCH_JUMP);
 	CU_ASSERT_DOUBLE_EQUAL(t_dsum(1.5, 2.25), 3.75, 0);
@@ -701,6 +880,46 @@ static void test_ymm(void)
 	p = patch_one(AT(t_yget), 0, 0, vzeroupper, NULL, &h);
 	CU_ASSERT_EQUAL(t_ycall(0x1234567890l), 0x1234567890l);
 	CU_ASSERT_EQUAL(atomic_load(&h.entry), 1);
+	stp_patcher__free(p);
+}
+
+static void zero_zmm16(struct stp_regs *r, void *arg)
+{
+	atomic_fetch_add(&((struct hits *)arg)->entry, 1);
+	asm volatile("vpxord %zmm16, %zmm16, %zmm16");
+}
+
+static void test_zmm(void)
+{
+	struct hits h = { 0 };
+	struct stp_patcher *p;
+
+	if (!__builtin_cpu_supports("avx512f"))
+		return;
+	p = patch_one(AT(t_zget), 0, 0, zero_zmm16, NULL, &h);
+	CU_ASSERT_EQUAL(t_zcall(0x1234567890l), 0x1234567890l);
+	CU_ASSERT_EQUAL(atomic_load(&h.entry), 1);
+	stp_patcher__free(p);
+}
+
+/* A handler that fills the x87 stack, at the return of a function returning a long double. */
+static void x87_fill(struct stp_regs *r, void *arg)
+{
+	atomic_fetch_add(&((struct hits *)arg)->ret, 1);
+	asm volatile("fldz; fldz; fldz; fldz; fldz; fldz; fldz; fldz\n"
+		     "fstp %%st(0); fstp %%st(0); fstp %%st(0); fstp %%st(0)\n"
+		     "fstp %%st(0); fstp %%st(0); fstp %%st(0); fstp %%st(0)\n"
+		     ::: "st", "st(1)", "st(2)", "st(3)", "st(4)", "st(5)", "st(6)", "st(7)");
+}
+
+static void test_x87(void)
+{
+	struct hits h = { 0 };
+	struct stp_patcher *p = patch_one(AT(t_ld), AT(t_ld), AT(t_ld_end), NULL, x87_fill, &h);
+
+	CU_ASSERT_EQUAL(kind_of(p, AT(t_ld)), STP_PATCH_JUMP);
+	CU_ASSERT(t_ld() == 2.0L);
+	CU_ASSERT_EQUAL(atomic_load(&h.ret), 1);
 	stp_patcher__free(p);
 }
 
@@ -757,13 +976,11 @@ static void test_counts(void)
 	int jumps, traps;
 	char err[256];
 
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_add), AT(t_add), AT(t_add_end), on_entry, NULL, &h,
-					 err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_ripmov), 0, 0, on_entry, NULL, &h, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_nop), 0, 0, on_entry, NULL, &h, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_loop), AT(t_loop), AT(t_loop_end), on_entry, NULL, &h,
-					 err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_small), 0, 0, on_entry, NULL, &h, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_add), AT(t_add), AT(t_add_end), on_entry, NULL, &h), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_ripmov), 0, 0, on_entry, NULL, &h), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_nop), 0, 0, on_entry, NULL, &h), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_loop), AT(t_loop), AT(t_loop_end), on_entry, NULL, &h), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_small), 0, 0, on_entry, NULL, &h), 0);
 	stp_patcher__counts(p, &jumps, &traps);
 	CU_ASSERT_EQUAL(jumps, 2);
 	CU_ASSERT_EQUAL(traps, 3);
@@ -783,10 +1000,8 @@ static void test_overlap(void)
 	struct stp_patch_info info;
 	char err[256], want[96];
 
-	CU_ASSERT_EQUAL(stp_patcher__add(p, AT(t_add), AT(t_add), AT(t_add_end), tag_a, NULL, &h, err,
-					 sizeof(err)), 0);
-	CU_ASSERT_EQUAL(stp_patcher__add(p, second, AT(t_add), AT(t_add_end), tag_b, NULL, &h, err,
-					 sizeof(err)), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_add), AT(t_add), AT(t_add_end), tag_a, NULL, &h), 0);
+	CU_ASSERT_EQUAL(add(p, second, AT(t_add), AT(t_add_end), tag_b, NULL, &h), 0);
 	CU_ASSERT_EQUAL_FATAL(stp_patcher__install(p, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(stp_patcher__info(p, AT(t_add), &info), 0);
 	CU_ASSERT_EQUAL(info.kind, STP_PATCH_TRAP);
@@ -818,18 +1033,20 @@ static void test_errors(void)
 	snprintf(want, sizeof(want), "a return probe needs a function's entry: 0x%lx is not 0x%lx",
 		 (unsigned long)a + 1, (unsigned long)a);
 	expect_add(p, a + 1, a, e, NULL, on_ret, want);
-	snprintf(want, sizeof(want), "0x%lx is outside its function [0x%lx, 0x%lx)", (unsigned long)e,
-		 (unsigned long)a, (unsigned long)e);
+	snprintf(want, sizeof(want), "0x%lx is outside its function [0x%lx, 0x%lx)",
+		 (unsigned long)e, (unsigned long)a, (unsigned long)e);
 	expect_add(p, e, a, e, on_entry, NULL, want);
 	expect_add(p, a, 0, 0, NULL, NULL, "a probe needs an entry or a return handler");
 	snprintf(want, sizeof(want), "0x%lx is not in readable executable memory",
 		 (unsigned long)(uintptr_t)data);
 	expect_add(p, (uintptr_t)data, 0, 0, on_entry, NULL, want);
-	CU_ASSERT_EQUAL(stp_patcher__add(p, a, a, e, on_entry, NULL, NULL, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(stp_patcher__add(q, a, a, e, on_entry, NULL, NULL, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(add(p, a, a, e, on_entry, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(add(q, a, a, e, on_entry, NULL, NULL), 0);
 	CU_ASSERT_EQUAL_FATAL(stp_patcher__install(p, err, sizeof(err)), 0);
-	expect_add(p, AT(t_nop), 0, 0, on_entry, NULL, "probes cannot be added once the patcher is installed");
-	snprintf(want, sizeof(want), "the code at 0x%lx changed since it was probed", (unsigned long)a);
+	expect_add(p, AT(t_nop), 0, 0, on_entry, NULL,
+		   "probes cannot be added once the patcher is installed");
+	snprintf(want, sizeof(want), "the code at 0x%lx changed since it was probed",
+		 (unsigned long)a);
 	CU_ASSERT_EQUAL(stp_patcher__install(q, err, sizeof(err)), -1);
 	CU_ASSERT_STRING_EQUAL(err, want);
 	stp_patcher__free(p);
@@ -849,16 +1066,21 @@ static const struct unit_case cases[] = {
 	{ "longjmp_nested", test_longjmp_nested },
 	{ "tail_call", test_tail_call },
 	{ "backtrace", test_backtrace },
+	{ "unhook", test_unhook },
 	{ "rip_relative", test_rip_relative },
 	{ "relocated_branches", test_relocated_branches },
+	{ "far_relocation", test_far_relocation },
 	{ "short_jump_trap", test_short_jump_trap },
 	{ "nop_trap", test_nop_trap },
 	{ "trap_return", test_trap_return },
 	{ "int3_window", test_int3_window },
 	{ "handler_recursion", test_handler_recursion },
 	{ "threads", test_threads },
+	{ "install_under_load", test_install_under_load },
 	{ "doubles", test_doubles },
 	{ "ymm", test_ymm },
+	{ "zmm", test_zmm },
+	{ "x87", test_x87 },
 	{ "remove", test_remove },
 	{ "remove_pending", test_remove_pending },
 	{ "counts", test_counts },

@@ -139,12 +139,31 @@ static __always_inline struct stp_counters *stp_counters_get(void)
 	return bpf_map_lookup_elem(&stp_counters, &zero);
 }
 
+#ifndef STP_DYNINST
 #define stp_count(field)					\
 	do {							\
 		struct stp_counters *stp_cnt_ = stp_counters_get();	\
 		if (stp_cnt_)					\
 			stp_cnt_->field++;			\
 	} while (0)
+#else
+/*
+ * The dyninst runtime: a thread with no slot of its own (more threads than
+ * slots) counts into one shared entry, atomically.
+ */
+STP_MAP(STP_COUNTERS_SHARED_MAP_C, BPF_MAP_TYPE_ARRAY, uint32_t, struct stp_counters, 1, 0);
+
+#define stp_count(field)							\
+	do {									\
+		struct stp_counters *stp_cnt_ = stp_counters_get();		\
+		uint32_t stp_zero_ = 0;						\
+		if (stp_cnt_)							\
+			stp_cnt_->field++;					\
+		else if ((stp_cnt_ = bpf_map_lookup_elem(&STP_COUNTERS_SHARED_MAP_C,	\
+							 &stp_zero_)))		\
+			__atomic_fetch_add(&stp_cnt_->field, 1, __ATOMIC_RELAXED);	\
+	} while (0)
+#endif
 
 static __always_inline struct stp_control *stp_control_get(void)
 {

@@ -43,11 +43,14 @@ struct patch_site {
 struct stp_patcher {
 	struct patch_site *sites;
 	int n, cap;
+	int *slots;		/* sites by address, open addressing: index + 1, 0 when free */
+	int nslots;		/* a power of two, at least twice n */
 	bool built, installed;
 	struct patch_maps maps;
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -64,12 +67,53 @@ struct stp_patcher *stp_patcher__new(void)
 	return calloc(1, sizeof(struct stp_patcher));
 }
 
+static unsigned addr__hash(uintptr_t addr, int nslots)
+{
+	return (unsigned)((addr * 0x9e3779b97f4a7c15ull) >> 32) & (unsigned)(nslots - 1);
+}
+
 static struct patch_site *patcher__find(const struct stp_patcher *p, uintptr_t addr)
 {
-	for (int k = 0; k < p->n; k++)
-		if (p->sites[k].addr == addr)
-			return &p->sites[k];
+	if (!p->nslots)
+		return NULL;
+	for (unsigned h = addr__hash(addr, p->nslots); p->slots[h]; h = (h + 1) & (p->nslots - 1))
+		if (p->sites[p->slots[h] - 1].addr == addr)
+			return &p->sites[p->slots[h] - 1];
 	return NULL;
+}
+
+static void patcher__slot(struct stp_patcher *p, int k)
+{
+	unsigned h = addr__hash(p->sites[k].addr, p->nslots);
+
+	while (p->slots[h])
+		h = (h + 1) & (p->nslots - 1);
+	p->slots[h] = k + 1;
+}
+
+/* Index the last site added (or, when ALL or when they would crowd, all of them).  0, or -1. */
+static int patcher__index(struct stp_patcher *p, bool all)
+{
+	int n = p->nslots;
+
+	if (!all && 2 * p->n <= n) {
+		patcher__slot(p, p->n - 1);
+		return 0;
+	}
+	while (n < 2 * p->n)
+		n = n ? 2 * n : 64;
+	if (n != p->nslots) {
+		int *v = realloc(p->slots, n * sizeof(*v));
+
+		if (!v)
+			return -1;
+		p->slots = v;
+		p->nslots = n;
+	}
+	memset(p->slots, 0, n * sizeof(*p->slots));
+	for (int k = 0; k < p->n; k++)
+		patcher__slot(p, k);
+	return 0;
 }
 
 /* ---- deciding: jump or trap ---- */
@@ -85,22 +129,24 @@ static int site__try_jump(struct stp_patcher *p, struct patch_site *s, size_t av
 		return -1;
 	end = s->addr + s->code.len;
 	if (!known && s->code.len < PATCH_JMP_LEN)
-		return fail(s->why, sizeof(s->why), "the instruction is %d bytes long and the function's bounds are unknown",
-			    s->code.len);
+		return fail(s->why, sizeof(s->why),
+			    "a %d-byte instruction in a function of unknown bounds", s->code.len);
 	if (!known)
 		return 0;
 	if (end > s->func_hi)
-		return fail(s->why, sizeof(s->why), "the function ends %d bytes after it",
+		return fail(s->why, sizeof(s->why), "only %d bytes are left in its function",
 			    (int)(s->func_hi - s->addr));
 	if (patch_maps__readable(&p->maps, s->func_lo) < s->func_hi - s->func_lo)
 		return fail(s->why, sizeof(s->why), "its function is not all readable");
 	from = patch_code__branch_into((const uint8_t *)s->func_lo, s->func_lo, s->func_hi, s->addr,
 				       end, &aligned);
 	if (from)
-		return fail(s->why, sizeof(s->why), "the branch at 0x%lx lands inside the %d bytes a jump displaces",
+		return fail(s->why, sizeof(s->why),
+			    "the branch at 0x%lx lands inside the %d bytes a jump displaces",
 			    (unsigned long)from, s->code.len);
 	if (!aligned)
-		return fail(s->why, sizeof(s->why), "its function's instructions, decoded, do not start there");
+		return fail(s->why, sizeof(s->why),
+			    "its function's instructions, decoded, do not start there");
 	return 0;
 }
 
@@ -114,10 +160,12 @@ static int site__analyse(struct stp_patcher *p, struct patch_site *s, char *err,
 	if (!m && patch_maps__load(&p->maps) == 0)
 		m = patch_maps__find(&p->maps, s->addr);
 	if (!m || (m->prot & (PROT_READ | PROT_EXEC)) != (PROT_READ | PROT_EXEC))
-		return fail(err, errlen, "0x%lx is not in readable executable memory", (unsigned long)s->addr);
+		return fail(err, errlen, "0x%lx is not in readable executable memory",
+			    (unsigned long)s->addr);
 	avail = patch_maps__readable(&p->maps, s->addr);
 	if (*(const uint8_t *)s->addr == PATCH_INT3)
-		return fail(err, errlen, "0x%lx already holds a breakpoint (int3)", (unsigned long)s->addr);
+		return fail(err, errlen, "0x%lx already holds a breakpoint (int3)",
+			    (unsigned long)s->addr);
 	s->kind = STP_PATCH_JUMP;
 	if (site__try_jump(p, s, avail) != 0) {
 		s->kind = STP_PATCH_TRAP;
@@ -150,6 +198,11 @@ static struct patch_site *patcher__new_site(struct stp_patcher *p, uintptr_t add
 	if (site__analyse(p, s, err, errlen) != 0)
 		return NULL;
 	p->n++;
+	if (patcher__index(p, false) != 0) {
+		p->n--;
+		fail(err, errlen, "out of memory");
+		return NULL;
+	}
 	return s;
 }
 
@@ -178,7 +231,8 @@ int stp_patcher__add(struct stp_patcher *p, uintptr_t addr, uintptr_t func_lo, u
 		return fail(err, errlen, "0x%lx is outside its function [0x%lx, 0x%lx)",
 			    (unsigned long)addr, (unsigned long)func_lo, (unsigned long)func_hi);
 	if (ret && func_lo && addr != func_lo)
-		return fail(err, errlen, "a return probe needs a function's entry: 0x%lx is not 0x%lx",
+		return fail(err, errlen,
+			    "a return probe needs a function's entry: 0x%lx is not 0x%lx",
 			    (unsigned long)addr, (unsigned long)func_lo);
 	s = patcher__find(p, addr);
 	if (!s)
@@ -199,10 +253,12 @@ static int site__cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* A jump whose displaced bytes hold another probed instruction becomes a trap. */
+/* Sort the sites; a jump whose displaced bytes hold another probed instruction becomes a trap. */
 static int patcher__untangle(struct stp_patcher *p, char *err, size_t errlen)
 {
 	qsort(p->sites, p->n, sizeof(p->sites[0]), site__cmp);
+	if (p->n && patcher__index(p, true) != 0)
+		return fail(err, errlen, "out of memory");
 	for (int k = 0; k + 1 < p->n; k++) {
 		struct patch_site *s = &p->sites[k];
 		uintptr_t next = p->sites[k + 1].addr;
@@ -211,7 +267,8 @@ static int patcher__untangle(struct stp_patcher *p, char *err, size_t errlen)
 			continue;
 		if (s->kind == STP_PATCH_JUMP) {
 			s->kind = STP_PATCH_TRAP;
-			snprintf(s->why, sizeof(s->why), "the probe at 0x%lx is inside the bytes a jump displaces",
+			snprintf(s->why, sizeof(s->why),
+				 "the probe at 0x%lx is inside the bytes a jump displaces",
 				 (unsigned long)next);
 			s->code.len = s->code.insn[0].len;
 			s->code.n = 1;
@@ -237,20 +294,23 @@ static struct patch_rec *site__record(const struct patch_site *s)
 	return r;
 }
 
-/* The bytes install writes: jmp rel32 to the stub, int3 after it; or int3 alone. */
+/* The bytes install writes: jmp rel32 to the stub, int3 after it; or an int3 on the first byte. */
 static void site__patch_bytes(struct patch_site *s)
 {
 	int32_t rel = (int32_t)(s->rec->stub - (s->addr + PATCH_JMP_LEN));
 
-	memset(s->patch, PATCH_INT3, s->code.len);
+	memcpy(s->patch, s->orig, s->code.len);
+	s->patch[0] = PATCH_INT3;
 	if (s->kind != STP_PATCH_JUMP)
 		return;
+	memset(s->patch + PATCH_JMP_LEN, PATCH_INT3, s->code.len - PATCH_JMP_LEN);
 	s->patch[0] = 0xe9;
 	memcpy(s->patch + 1, &rel, 4);
 }
 
-/* S's record and stub, the stub in a chunk of CS within reach. */
-static int site__build(struct patch_site *s, struct patch_chunks *cs, char *err, size_t errlen)
+/* S's record and stub, the stub in a chunk of CS within reach (a new one for up to LEFT stubs). */
+static int site__build(struct patch_site *s, struct patch_chunks *cs, int left, char *err,
+		       size_t errlen)
 {
 	struct patch_chunk *c;
 	uintptr_t lo, hi;
@@ -261,9 +321,10 @@ static int site__build(struct patch_site *s, struct patch_chunks *cs, char *err,
 	if (!s->rec)
 		return fail(err, errlen, "out of memory");
 	patch_code__window(&s->code, &lo, &hi);
-	c = patch_chunks__reserve(cs, s->addr, lo, hi);
+	c = patch_chunks__reserve(cs, s->addr, lo, hi, (size_t)left * PATCH_STUB_MAX);
 	if (!c)
-		return fail(err, errlen, "no free address range within 2 GB of 0x%lx for its trampoline",
+		return fail(err, errlen,
+			    "no free address range within 2 GB of 0x%lx for its trampoline",
 			    (unsigned long)s->addr);
 	n = patch_tramp__build((uint8_t *)(c->base + c->used), c->base + c->used, s->rec, &s->code,
 			       why, sizeof(why));
@@ -281,9 +342,10 @@ static int patcher__build(struct stp_patcher *p, char *err, size_t errlen)
 	int r = patcher__untangle(p, err, errlen);
 
 	for (int k = 0; r == 0 && k < p->n; k++)
-		r = site__build(&p->sites[k], &cs, err, errlen);
+		r = site__build(&p->sites[k], &cs, p->n - k, err, errlen);
 	if (r == 0 && patch_chunks__seal(&cs) != 0)
-		r = fail(err, errlen, "cannot make the trampolines executable: %s", strerror(errno));
+		r = fail(err, errlen, "cannot make the trampolines executable: %s",
+			 strerror(errno));
 	patch_chunks__free(&cs);
 	p->built = r == 0;
 	return r;
@@ -291,19 +353,22 @@ static int patcher__build(struct stp_patcher *p, char *err, size_t errlen)
 
 /* ---- writing the code ---- */
 
-/* Make every core run the code as now written (cross-modifying code). */
+/* Make every core run the code as now written (cross-modifying code); the lock held. */
 static void code__sync(void)
 {
-	static int registered;
+	static int registered;	/* 1: yes, -1: this kernel cannot */
+	long r;
 
-	if (!registered)
-		registered = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE,
-				     0, 0) == 0 ? 1 : -1;
+	if (!registered) {
+		r = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0,
+			    0);
+		registered = r == 0 ? 1 : -1;
+	}
 	if (registered > 0)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
 }
 
-/* Make the pages the sites' bytes are on writable (or, when RESTORE, give them their own protection back). */
+/* Make the pages of the sites' bytes writable (when RESTORE: give them their protection back). */
 static int code__protect(struct stp_patcher *p, bool restore, char *err, size_t errlen)
 {
 	uintptr_t done = 0;	/* sites are sorted: a page shared by several is done once */
@@ -318,10 +383,12 @@ static int code__protect(struct stp_patcher *p, bool restore, char *err, size_t 
 			if (pg == done)
 				continue;
 			if (!m)
-				return fail(err, errlen, "0x%lx is no longer mapped", (unsigned long)pg);
+				return fail(err, errlen, "0x%lx is no longer mapped",
+					    (unsigned long)pg);
 			if (mprotect((void *)pg, PATCH_PAGE,
 				     restore ? m->prot : PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
-				return fail(err, errlen, "cannot make the code at 0x%lx writable: %s",
+				return fail(err, errlen,
+					    "cannot make the code at 0x%lx writable: %s",
 					    (unsigned long)pg, strerror(errno));
 			done = pg;
 		}
@@ -357,10 +424,14 @@ static void code__write(struct stp_patcher *p, bool restore)
 	code__sync();
 }
 
-/* code__write with the pages writable meanwhile.  0, or -1 with ERR and nothing written. */
+/*
+ * code__write with the pages writable meanwhile.  0, or -1 with ERR and
+ * nothing written.  (Once written, a page whose protection cannot be
+ * given back stays writable: the code is what counts.)
+ */
 static int code__patch(struct stp_patcher *p, bool restore, char *err, size_t errlen)
 {
-	char ignored[16];
+	char ignored[160];
 
 	if (patch_maps__load(&p->maps) != 0)
 		return fail(err, errlen, "cannot read /proc/self/maps: %s", strerror(errno));
@@ -369,7 +440,8 @@ static int code__patch(struct stp_patcher *p, bool restore, char *err, size_t er
 		return -1;
 	}
 	code__write(p, restore);
-	return code__protect(p, true, err, errlen);
+	code__protect(p, true, ignored, sizeof(ignored));
+	return 0;
 }
 
 static void patcher__set_state(struct stp_patcher *p, int state)
@@ -408,7 +480,8 @@ static int patcher__install_locked(struct stp_patcher *p, struct patch_rec **rec
 		return -1;
 	for (int k = 0; k < p->n; k++)
 		recs[k] = p->sites[k].rec;
-	if (patcher__unchanged(p, err, errlen) != 0 || patch_table__add(recs, p->n, err, errlen) != 0)
+	if (patcher__unchanged(p, err, errlen) != 0 ||
+	    patch_table__add(recs, p->n, err, errlen) != 0)
 		return -1;
 	patcher__set_state(p, PATCH_REC_LIVE);
 	if (code__patch(p, false, err, errlen) != 0) {
@@ -447,7 +520,7 @@ void stp_patcher__remove(struct stp_patcher *p)
 	recs = patcher__recs(p);
 	patch_lock();
 	if (code__patch(p, true, err, sizeof(err)) == 0 && recs)
-		patch_table__remove(recs, p->n);	/* else the stubs go on serving: they stay valid */
+		patch_table__remove(recs, p->n); /* else the stubs go on serving: they stay valid */
 	patcher__set_state(p, PATCH_REC_OFF);
 	patch_unlock();
 	free(recs);
@@ -462,6 +535,7 @@ void stp_patcher__free(struct stp_patcher *p)
 	for (int k = 0; k < p->n; k++)
 		free(p->sites[k].probes);
 	free(p->sites);
+	free(p->slots);
 	patch_maps__free(&p->maps);
 	free(p);
 }

@@ -9,31 +9,35 @@
  * displaced instructions before jumping back.  Where no jump fits (the
  * first instruction is shorter than 5 bytes and the next ones are not
  * known to be safe to displace, or a branch lands inside the displaced
- * bytes), the site gets an int3 instead: a SIGTRAP handler sends the
- * thread to the same trampoline, at the cost of a signal.
+ * bytes), the site gets an int3 instead: the SIGTRAP handler sends the
+ * thread to the same trampoline, so handlers never run in signal context;
+ * a trap costs a signal delivery more than a jump.
  *
  * Return probes replace the return address at function entry with a
  * return trampoline and keep the real one on a per-thread shadow stack
- * (PATCH_SHADOW_MAX calls deep; deeper calls are not hooked and are
+ * (STP_PATCH_SHADOW_MAX calls deep; deeper calls are not hooked and are
  * counted).  Frames skipped by longjmp are dropped from it at the next
- * hooked call or return.
+ * hooked call or return.  Functions that return twice (setjmp, vfork)
+ * must not get return probes.
  *
- * Handlers run on the probed thread, on its stack (below the 128-byte
- * red zone), with x87/SSE/AVX state saved.  A handler that calls probed
- * code (directly or from a signal handler) does not run handlers again:
- * such hits are counted per site as "skipped".
+ * Handlers run on the probed thread, on its stack (below the 128-byte red
+ * zone), with the vector registers saved (xmm, ymm or zmm0-31 and k0-7,
+ * as the machine has them), MXCSR, and the x87 registers when in use.  A
+ * handler that calls probed code (directly or from a signal handler) does
+ * not run handlers again: such hits are counted per site as "skipped".
  *
  * What stays valid for the life of the process, whatever is removed or
  * freed: the trampolines (a thread may still be inside one), the return
  * trampoline and the per-site records handlers are dispatched from.
- * What is not supported: C++ exceptions and backtrace() unwinding through
- * a frame whose return is hooked (its return address is the return
- * trampoline), and threads preempted inside the first 5 bytes of a
- * multi-instruction jump site at the moment it is written.
+ * Not supported: unwinding through a frame whose return is hooked (its
+ * return address is the return trampoline: a C++ throw terminates,
+ * backtrace() stops) unless stp_patch_unhook_returns() ran first, and a
+ * thread that is between two displaced instructions of a multi-
+ * instruction jump site at the moment the site is written or restored.
  *
- * Add probes, install once, remove, free; none of these may run
- * concurrently with each other on one patcher.  Different patchers may not
- * patch the same instruction.
+ * Add probes, install, remove, free; none of these may run concurrently
+ * with each other on one patcher.  Different patchers may not patch the
+ * same instruction.
  */
 #ifndef STP_PATCH_H
 #define STP_PATCH_H
@@ -68,11 +72,11 @@ struct stp_patch_info {
 	enum stp_patch_kind kind;
 	int len;			/* bytes displaced (replaced at the site) */
 	unsigned long skipped;		/* hits whose handlers did not run: the thread was in one */
-	unsigned long ret_missed;	/* calls whose return was not hooked: shadow stack full */
+	unsigned long ret_missed;	/* returns not hooked (shadow stack full) or unhooked */
 	char why[96];			/* for a trap: why no jump; else "" */
 };
 
-#define PATCH_SHADOW_MAX 256	/* hooked returns pending per thread */
+#define STP_PATCH_SHADOW_MAX 256	/* hooked returns pending per thread */
 
 struct stp_patcher *stp_patcher__new(void);
 
@@ -119,5 +123,13 @@ int stp_patcher__info(const struct stp_patcher *p, uintptr_t addr, struct stp_pa
  * then the real one, from the calling thread's shadow stack.
  */
 uintptr_t stp_patch_return_address(uintptr_t ra, uintptr_t slot);
+
+/*
+ * For unwinders about to walk the calling thread's stack through hooked
+ * frames (a C++ throw, backtrace(): they stop at the return trampoline):
+ * give every pending hooked return of the thread its real return address
+ * back.  Those returns run no handler; each counts in ret_missed.
+ */
+void stp_patch_unhook_returns(void);
 
 #endif

@@ -112,7 +112,7 @@ struct patch_chunks {
 };
 
 struct patch_chunk *patch_chunks__reserve(struct patch_chunks *cs, uintptr_t near, uintptr_t lo,
-					  uintptr_t hi) PATCH_HIDDEN;
+					  uintptr_t hi, size_t want) PATCH_HIDDEN;
 int patch_chunks__seal(struct patch_chunks *cs) PATCH_HIDDEN;
 void patch_chunks__free(struct patch_chunks *cs) PATCH_HIDDEN;
 
@@ -138,6 +138,7 @@ struct patch_rec {
 	atomic_int state;	/* enum patch_rec_state */
 	int nprobes;
 	bool has_ret;
+	bool listed;		/* in the SIGTRAP handler's table */
 	uint8_t len;		/* bytes displaced */
 	atomic_ulong skipped, ret_missed;
 	struct patch_probe probes[];

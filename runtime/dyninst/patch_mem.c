@@ -3,10 +3,10 @@
  *
  *   maps	/proc/self/maps, sorted: protections of the code to patch,
  *		and the gaps where trampolines can go
- *   chunks	1 MB of address space within 2 GB of a site, mapped RW with
+ *   chunks	up to 1 MB within 2 GB of a site, mapped RW with
  *		MAP_FIXED_NOREPLACE in a gap (away from [heap]'s and [stack]'s
- *		growth), filled with stubs, sealed RX; never unmapped, since a
- *		thread may be inside a trampoline at any time
+ *		growth), filled with the stubs of one install, sealed RX; never
+ *		unmapped, since a thread may be inside a trampoline at any time
  *   records	the per-site struct patch_rec the trampolines read, bump-
  *		allocated from anonymous pages that are never unmapped either
  */
@@ -151,7 +151,8 @@ static uintptr_t maps__gap(const struct patch_maps *m, uintptr_t near, uintptr_t
 	uintptr_t best = 0;
 
 	for (int k = 0; k <= m->n; k++) {
-		const struct patch_map *prev = k ? &m->v[k - 1] : NULL, *next = k < m->n ? &m->v[k] : NULL;
+		const struct patch_map *prev = k ? &m->v[k - 1] : NULL,
+				       *next = k < m->n ? &m->v[k] : NULL;
 		uintptr_t g0 = prev ? prev->hi : MEM_LOWEST, g1 = next ? next->lo : MEM_HIGHEST, at;
 
 		if (prev && prev->kind == PATCH_MAP_HEAP)
@@ -197,12 +198,14 @@ static uintptr_t mem__map_near(uintptr_t near, uintptr_t lo, uintptr_t hi, size_
 
 /*
  * A chunk of CS where a stub of up to PATCH_STUB_MAX bytes fits, wholly
- * within [LO, HI]; a new one near NEAR when none has room.  NULL when no
- * address range is free there.
+ * within [LO, HI]; when none has room, a new one near NEAR, of WANT bytes
+ * (rounded to pages, at most MEM_CHUNK).  NULL when no address range is
+ * free there.
  */
 struct patch_chunk *patch_chunks__reserve(struct patch_chunks *cs, uintptr_t near, uintptr_t lo,
-					  uintptr_t hi)
+					  uintptr_t hi, size_t want)
 {
+	size_t size = (want + MEM_PAGE - 1) & ~(MEM_PAGE - 1);
 	struct patch_chunk *c;
 	uintptr_t base;
 
@@ -220,11 +223,12 @@ struct patch_chunk *patch_chunks__reserve(struct patch_chunks *cs, uintptr_t nea
 		cs->v = v;
 		cs->cap = ncap;
 	}
-	base = mem__map_near(near, lo, hi, MEM_CHUNK);
+	size = size < MEM_PAGE ? MEM_PAGE : size > MEM_CHUNK ? MEM_CHUNK : size;
+	base = mem__map_near(near, lo, hi, size);
 	if (!base)
 		return NULL;
 	c = &cs->v[cs->n++];
-	*c = (struct patch_chunk){ .base = base, .size = MEM_CHUNK };
+	*c = (struct patch_chunk){ .base = base, .size = size };
 	return c;
 }
 

@@ -75,8 +75,8 @@ static int insn__branch(struct patch_insn *i, const ZydisDecodedInstruction *in)
 }
 
 /* Its explicit memory operand's base, if it has one; ZYDIS_REGISTER_NONE otherwise. */
-static ZydisRegister insn__mem_base(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
-				    ZydisRegister *index)
+static ZydisRegister insn__mem_base(const ZydisDecodedInstruction *in,
+				    const ZydisDecodedOperand *ops, ZydisRegister *index)
 {
 	for (int k = 0; k < in->operand_count; k++) {
 		if (ops[k].type != ZYDIS_OPERAND_TYPE_MEMORY ||
@@ -142,6 +142,39 @@ static int insn__classify(struct patch_insn *i, const ZydisDecodedInstruction *i
 	return 0;
 }
 
+/* Decode the instruction that follows C's, at CODE + C->len.  0, or -1 with WHY. */
+static int code__next(struct patch_code *c, const ZydisDecoder *dec, const uint8_t *code,
+		      size_t avail, char *why, size_t whylen)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	struct patch_insn *i = &c->insn[c->n], *prev = c->n ? i - 1 : NULL;
+	uintptr_t at = c->addr + c->len;
+	char reason[80];
+
+	if ((size_t)c->len >= avail ||
+	    !ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, code + c->len, avail - c->len, &in, ops))) {
+		snprintf(why, whylen, "cannot decode the instruction at 0x%lx", (unsigned long)at);
+		return -1;
+	}
+	if (prev && (prev->kind == PATCH_I_CALL || prev->kind == PATCH_I_ICALL)) {
+		snprintf(why, whylen, "the call at 0x%lx is not the last displaced instruction",
+			 (unsigned long)(at - prev->len));
+		return -1;
+	}
+	if (insn__classify(i, &in, ops, at, reason, sizeof(reason)) != 0) {
+		snprintf(why, whylen, "the instruction at 0x%lx cannot be moved: %s",
+			 (unsigned long)at, reason);
+		return -1;
+	}
+	i->off = (uint8_t)c->len;
+	i->len = in.length;
+	memcpy(c->bytes + c->len, code + c->len, in.length);
+	c->len += in.length;
+	c->n++;
+	return 0;
+}
+
 /*
  * Decode the instructions at CODE (AVAIL bytes readable there; ADDR is
  * their address) until MIN bytes are covered, and check that each can run
@@ -151,43 +184,17 @@ int patch_code__decode(struct patch_code *c, const uint8_t *code, size_t avail, 
 		       int min, char *why, size_t whylen)
 {
 	ZydisDecoder dec;
-	ZydisDecodedInstruction in;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-	char reason[80];
 
 	reloc__decoder(&dec);
 	memset(c, 0, sizeof(*c));
 	c->addr = addr;
-	while (c->len < min && c->n < PATCH_MAX_INSNS) {
-		struct patch_insn *i = &c->insn[c->n];
-		uintptr_t at = addr + c->len;
-
-		if ((size_t)c->len >= avail ||
-		    !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + c->len, avail - c->len, &in, ops))) {
-			snprintf(why, whylen, "cannot decode the instruction at 0x%lx", (unsigned long)at);
+	while (c->len < min && c->n < PATCH_MAX_INSNS)
+		if (code__next(c, &dec, code, avail, why, whylen) != 0)
 			return -1;
-		}
-		if (c->n > 0 && (c->insn[c->n - 1].kind == PATCH_I_CALL ||
-				 c->insn[c->n - 1].kind == PATCH_I_ICALL)) {
-			snprintf(why, whylen, "the call at 0x%lx is not the last displaced instruction",
-				 (unsigned long)(at - c->insn[c->n - 1].len));
-			return -1;
-		}
-		if (insn__classify(i, &in, ops, at, reason, sizeof(reason)) != 0) {
-			snprintf(why, whylen, "the instruction at 0x%lx cannot be moved: %s",
-				 (unsigned long)at, reason);
-			return -1;
-		}
-		i->off = (uint8_t)c->len;
-		i->len = in.length;
-		memcpy(c->bytes + c->len, code + c->len, in.length);
-		c->len += in.length;
-		c->n++;
-	}
 	return 0;
 }
 
-/* The range where the copy may be placed: within reach of the site and of its RIP-relative operands. */
+/* Where the copy may be placed: within reach of the site and of its RIP-relative operands. */
 void patch_code__window(const struct patch_code *c, uintptr_t *lo, uintptr_t *hi)
 {
 	uintptr_t l = c->addr > PATCH_REACH ? c->addr - PATCH_REACH : 0;
@@ -288,8 +295,8 @@ static int emit_copy(uint8_t *p, uintptr_t at, const struct patch_insn *i, const
 	return i->len;
 }
 
-static int emit_insn(uint8_t *p, uintptr_t at, const struct patch_code *c, const struct patch_insn *i,
-		     char *why, size_t n)
+static int emit_insn(uint8_t *p, uintptr_t at, const struct patch_code *c,
+		     const struct patch_insn *i, char *why, size_t n)
 {
 	const uint8_t *bytes = c->bytes + i->off;
 	uintptr_t next = c->addr + i->off + i->len;
@@ -309,7 +316,8 @@ static int emit_insn(uint8_t *p, uintptr_t at, const struct patch_code *c, const
 		k = emit_push64(p, next);
 		if (emit_copy(p + k, at + k, i, bytes, why, n) < 0)
 			return -1;
-		p[k + i->modrm_off] = (uint8_t)((p[k + i->modrm_off] & ~0x38) | (4 << 3));	/* /2 -> /4 */
+		p[k + i->modrm_off] =
+			(uint8_t)((p[k + i->modrm_off] & ~0x38) | (4 << 3)); /* /2 -> /4 */
 		return k + i->len;
 	default:
 		return emit_copy(p, at, i, bytes, why, n);
@@ -330,7 +338,8 @@ int patch_code__relocate(const struct patch_code *c, uintptr_t dst, uint8_t *out
 		int n;
 
 		if (at + RELOC_SLACK > outlen) {
-			snprintf(why, whylen, "the copy of 0x%lx does not fit", (unsigned long)c->addr);
+			snprintf(why, whylen, "the copy of 0x%lx does not fit",
+				 (unsigned long)c->addr);
 			return -1;
 		}
 		if (k == c->n)
@@ -363,8 +372,8 @@ uintptr_t patch_code__branch_into(const uint8_t *func, uintptr_t lo, uintptr_t h
 
 		if (at == in_lo)
 			*aligned = true;
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, func + (at - lo), hi - at,
-								&in))) {
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, func + (at - lo),
+								hi - at, &in))) {
 			at++;
 			continue;
 		}

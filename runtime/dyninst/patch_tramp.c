@@ -10,7 +10,7 @@
  *	R-136	return address into the stub
  *	R-144	flags (pushfq)
  *	R-312	struct stp_regs (F)
- *	...	x87/SSE/AVX state (xsave), 64-byte aligned, then the C call
+ *	...	vector state, 64-byte aligned, then the C call
  *
  * Return (a hooked function returned to patch_ret_tramp; S is its rsp
  * after the return, the slot below is dead):
@@ -38,22 +38,28 @@
 
 _Static_assert(sizeof(struct stp_regs) == 168, "the trampolines' frame layout");
 
-/* How the trampolines save the extended state; set by patch_tramp__setup. */
-enum tramp_xsave {
-	TRAMP_FXSAVE,
-	TRAMP_XSAVE,
-	TRAMP_XSAVEC,
+/*
+ * How the trampolines save the vector state; set by patch_tramp__setup.
+ * Below F, at these offsets: whether the x87 registers were saved, MXCSR,
+ * the x87 registers (fnsave), k0-k7, the vector registers.  Handlers may
+ * use any of it (memcpy and friends pick AVX2 or AVX-512 versions).
+ */
+enum tramp_ext {
+	TRAMP_EXT_SSE,		/* xmm0-xmm15 */
+	TRAMP_EXT_AVX,		/* ymm0-ymm15 */
+	TRAMP_EXT_AVX512,	/* zmm0-zmm31, k0-k7 (64 bits) */
+	TRAMP_EXT_AVX512F,	/* zmm0-zmm31, k0-k7 (16 bits: no AVX512BW) */
 };
 
-extern unsigned long patch_xsave_size PATCH_HIDDEN;
-extern unsigned int patch_xsave_mode PATCH_HIDDEN;
-extern unsigned int patch_xsave_mask[2] PATCH_HIDDEN;
+#define TRAMP_EXT_VECTORS 192
+
+extern unsigned long patch_ext_size PATCH_HIDDEN;
+extern unsigned int patch_ext_mode PATCH_HIDDEN;
 extern char patch_entry_common[] PATCH_HIDDEN;
 extern char patch_ret_tramp[] PATCH_HIDDEN;
 
-unsigned long patch_xsave_size = 512;
-unsigned int patch_xsave_mode = TRAMP_FXSAVE;
-unsigned int patch_xsave_mask[2];
+unsigned long patch_ext_size = TRAMP_EXT_VECTORS + 16 * 16;
+unsigned int patch_ext_mode = TRAMP_EXT_SSE;
 
 /* ---- the trampolines ---- */
 
@@ -66,7 +72,11 @@ asm(".macro PATCH_SAVE_GPRS\n"
     "	movq $-1, 120(%rsp)\n"
     "	mov 168(%rsp), %rax; mov %rax, 144(%rsp)\n"
     ".endm\n"
-    /* F in %rbx, CFA = F + cfa; below F the x87/SSE/AVX state, then an aligned call */
+    /*
+     * F in %rbx, CFA = F + cfa; below F, 64-byte aligned, the vector state
+     * (TRAMP_EXT_* offsets), then an aligned call.  x87 registers only
+     * when the x87 stack is not empty (TOP != 0: a long double return).
+     */
     ".macro PATCH_SAVE_EXT cfa\n"
     "	mov %rsp, %rbx\n"
     "	.cfi_def_cfa %rbx, \\cfa\n"
@@ -81,31 +91,120 @@ asm(".macro PATCH_SAVE_GPRS\n"
     "	.cfi_offset %rdi, 112 - \\cfa\n"
     "	cld\n"
     "	and $-64, %rsp\n"
-    "	sub patch_xsave_size(%rip), %rsp\n"
-    "	cmpl $0, patch_xsave_mode(%rip)\n"
-    "	je 1f\n"
-    "	movq $0, 512(%rsp); movq $0, 520(%rsp); movq $0, 528(%rsp); movq $0, 536(%rsp)\n"
-    "	movq $0, 544(%rsp); movq $0, 552(%rsp); movq $0, 560(%rsp); movq $0, 568(%rsp)\n"
-    "	mov patch_xsave_mask(%rip), %eax\n"
-    "	mov patch_xsave_mask+4(%rip), %edx\n"
-    "	cmpl $2, patch_xsave_mode(%rip)\n"
+    "	sub patch_ext_size(%rip), %rsp\n"
+    "	stmxcsr 8(%rsp)\n"
+    "	movq $0, 0(%rsp)\n"
+    "	fnstsw %ax\n"
+    "	test $0x3800, %ax\n"
+    "	jz 1f\n"
+    "	fnsave 16(%rsp)\n"
+    "	movq $1, 0(%rsp)\n"
+    "1:	mov patch_ext_mode(%rip), %eax\n"
+    "	cmp $1, %eax\n"
     "	je 2f\n"
-    "	xsave64 (%rsp)\n"
-    "	jmp 3f\n"
-    "2:	xsavec64 (%rsp)\n"
-    "	jmp 3f\n"
-    "1:	fxsave64 (%rsp)\n"
-    "3:	fninit\n"
+    "	ja 3f\n"
+    "	movdqa %xmm0, 192(%rsp); movdqa %xmm1, 208(%rsp); movdqa %xmm2, 224(%rsp)\n"
+    "	movdqa %xmm3, 240(%rsp)\n"
+    "	movdqa %xmm4, 256(%rsp); movdqa %xmm5, 272(%rsp); movdqa %xmm6, 288(%rsp)\n"
+    "	movdqa %xmm7, 304(%rsp)\n"
+    "	movdqa %xmm8, 320(%rsp); movdqa %xmm9, 336(%rsp); movdqa %xmm10, 352(%rsp)\n"
+    "	movdqa %xmm11, 368(%rsp)\n"
+    "	movdqa %xmm12, 384(%rsp); movdqa %xmm13, 400(%rsp); movdqa %xmm14, 416(%rsp)\n"
+    "	movdqa %xmm15, 432(%rsp)\n"
+    "	jmp 9f\n"
+    "2:\n"
+    "	vmovdqa %ymm0, 192(%rsp); vmovdqa %ymm1, 224(%rsp); vmovdqa %ymm2, 256(%rsp)\n"
+    "	vmovdqa %ymm3, 288(%rsp)\n"
+    "	vmovdqa %ymm4, 320(%rsp); vmovdqa %ymm5, 352(%rsp); vmovdqa %ymm6, 384(%rsp)\n"
+    "	vmovdqa %ymm7, 416(%rsp)\n"
+    "	vmovdqa %ymm8, 448(%rsp); vmovdqa %ymm9, 480(%rsp); vmovdqa %ymm10, 512(%rsp)\n"
+    "	vmovdqa %ymm11, 544(%rsp)\n"
+    "	vmovdqa %ymm12, 576(%rsp); vmovdqa %ymm13, 608(%rsp); vmovdqa %ymm14, 640(%rsp)\n"
+    "	vmovdqa %ymm15, 672(%rsp)\n"
+    "	vzeroupper\n"
+    "	jmp 9f\n"
+    "3:\n"
+    "	vmovdqa64 %zmm0, 192(%rsp); vmovdqa64 %zmm1, 256(%rsp); vmovdqa64 %zmm2, 320(%rsp)\n"
+    "	vmovdqa64 %zmm3, 384(%rsp)\n"
+    "	vmovdqa64 %zmm4, 448(%rsp); vmovdqa64 %zmm5, 512(%rsp); vmovdqa64 %zmm6, 576(%rsp)\n"
+    "	vmovdqa64 %zmm7, 640(%rsp)\n"
+    "	vmovdqa64 %zmm8, 704(%rsp); vmovdqa64 %zmm9, 768(%rsp); vmovdqa64 %zmm10, 832(%rsp)\n"
+    "	vmovdqa64 %zmm11, 896(%rsp)\n"
+    "	vmovdqa64 %zmm12, 960(%rsp); vmovdqa64 %zmm13, 1024(%rsp)\n"
+    "	vmovdqa64 %zmm14, 1088(%rsp); vmovdqa64 %zmm15, 1152(%rsp)\n"
+    "	vmovdqa64 %zmm16, 1216(%rsp); vmovdqa64 %zmm17, 1280(%rsp)\n"
+    "	vmovdqa64 %zmm18, 1344(%rsp); vmovdqa64 %zmm19, 1408(%rsp)\n"
+    "	vmovdqa64 %zmm20, 1472(%rsp); vmovdqa64 %zmm21, 1536(%rsp)\n"
+    "	vmovdqa64 %zmm22, 1600(%rsp); vmovdqa64 %zmm23, 1664(%rsp)\n"
+    "	vmovdqa64 %zmm24, 1728(%rsp); vmovdqa64 %zmm25, 1792(%rsp)\n"
+    "	vmovdqa64 %zmm26, 1856(%rsp); vmovdqa64 %zmm27, 1920(%rsp)\n"
+    "	vmovdqa64 %zmm28, 1984(%rsp); vmovdqa64 %zmm29, 2048(%rsp)\n"
+    "	vmovdqa64 %zmm30, 2112(%rsp); vmovdqa64 %zmm31, 2176(%rsp)\n"
+    "	cmp $3, %eax\n"
+    "	je 4f\n"
+    "	kmovq %k0, 128(%rsp); kmovq %k1, 136(%rsp); kmovq %k2, 144(%rsp); kmovq %k3, 152(%rsp)\n"
+    "	kmovq %k4, 160(%rsp); kmovq %k5, 168(%rsp); kmovq %k6, 176(%rsp); kmovq %k7, 184(%rsp)\n"
+    "	jmp 5f\n"
+    "4:\n"
+    "	kmovw %k0, 128(%rsp); kmovw %k1, 136(%rsp); kmovw %k2, 144(%rsp); kmovw %k3, 152(%rsp)\n"
+    "	kmovw %k4, 160(%rsp); kmovw %k5, 168(%rsp); kmovw %k6, 176(%rsp); kmovw %k7, 184(%rsp)\n"
+    "5:	vzeroupper\n"
+    "9:\n"
     ".endm\n"
     ".macro PATCH_RESTORE_EXT cfa\n"
-    "	cmpl $0, patch_xsave_mode(%rip)\n"
+    "	mov patch_ext_mode(%rip), %eax\n"
+    "	cmp $1, %eax\n"
+    "	je 2f\n"
+    "	ja 3f\n"
+    "	movdqa 192(%rsp), %xmm0; movdqa 208(%rsp), %xmm1; movdqa 224(%rsp), %xmm2\n"
+    "	movdqa 240(%rsp), %xmm3\n"
+    "	movdqa 256(%rsp), %xmm4; movdqa 272(%rsp), %xmm5; movdqa 288(%rsp), %xmm6\n"
+    "	movdqa 304(%rsp), %xmm7\n"
+    "	movdqa 320(%rsp), %xmm8; movdqa 336(%rsp), %xmm9; movdqa 352(%rsp), %xmm10\n"
+    "	movdqa 368(%rsp), %xmm11\n"
+    "	movdqa 384(%rsp), %xmm12; movdqa 400(%rsp), %xmm13; movdqa 416(%rsp), %xmm14\n"
+    "	movdqa 432(%rsp), %xmm15\n"
+    "	jmp 9f\n"
+    "2:\n"
+    "	vmovdqa 192(%rsp), %ymm0; vmovdqa 224(%rsp), %ymm1; vmovdqa 256(%rsp), %ymm2\n"
+    "	vmovdqa 288(%rsp), %ymm3\n"
+    "	vmovdqa 320(%rsp), %ymm4; vmovdqa 352(%rsp), %ymm5; vmovdqa 384(%rsp), %ymm6\n"
+    "	vmovdqa 416(%rsp), %ymm7\n"
+    "	vmovdqa 448(%rsp), %ymm8; vmovdqa 480(%rsp), %ymm9; vmovdqa 512(%rsp), %ymm10\n"
+    "	vmovdqa 544(%rsp), %ymm11\n"
+    "	vmovdqa 576(%rsp), %ymm12; vmovdqa 608(%rsp), %ymm13; vmovdqa 640(%rsp), %ymm14\n"
+    "	vmovdqa 672(%rsp), %ymm15\n"
+    "	jmp 9f\n"
+    "3:\n"
+    "	vmovdqa64 192(%rsp), %zmm0; vmovdqa64 256(%rsp), %zmm1; vmovdqa64 320(%rsp), %zmm2\n"
+    "	vmovdqa64 384(%rsp), %zmm3\n"
+    "	vmovdqa64 448(%rsp), %zmm4; vmovdqa64 512(%rsp), %zmm5; vmovdqa64 576(%rsp), %zmm6\n"
+    "	vmovdqa64 640(%rsp), %zmm7\n"
+    "	vmovdqa64 704(%rsp), %zmm8; vmovdqa64 768(%rsp), %zmm9; vmovdqa64 832(%rsp), %zmm10\n"
+    "	vmovdqa64 896(%rsp), %zmm11\n"
+    "	vmovdqa64 960(%rsp), %zmm12; vmovdqa64 1024(%rsp), %zmm13\n"
+    "	vmovdqa64 1088(%rsp), %zmm14; vmovdqa64 1152(%rsp), %zmm15\n"
+    "	vmovdqa64 1216(%rsp), %zmm16; vmovdqa64 1280(%rsp), %zmm17\n"
+    "	vmovdqa64 1344(%rsp), %zmm18; vmovdqa64 1408(%rsp), %zmm19\n"
+    "	vmovdqa64 1472(%rsp), %zmm20; vmovdqa64 1536(%rsp), %zmm21\n"
+    "	vmovdqa64 1600(%rsp), %zmm22; vmovdqa64 1664(%rsp), %zmm23\n"
+    "	vmovdqa64 1728(%rsp), %zmm24; vmovdqa64 1792(%rsp), %zmm25\n"
+    "	vmovdqa64 1856(%rsp), %zmm26; vmovdqa64 1920(%rsp), %zmm27\n"
+    "	vmovdqa64 1984(%rsp), %zmm28; vmovdqa64 2048(%rsp), %zmm29\n"
+    "	vmovdqa64 2112(%rsp), %zmm30; vmovdqa64 2176(%rsp), %zmm31\n"
+    "	cmp $3, %eax\n"
+    "	je 4f\n"
+    "	kmovq 128(%rsp), %k0; kmovq 136(%rsp), %k1; kmovq 144(%rsp), %k2; kmovq 152(%rsp), %k3\n"
+    "	kmovq 160(%rsp), %k4; kmovq 168(%rsp), %k5; kmovq 176(%rsp), %k6; kmovq 184(%rsp), %k7\n"
+    "	jmp 9f\n"
+    "4:\n"
+    "	kmovw 128(%rsp), %k0; kmovw 136(%rsp), %k1; kmovw 144(%rsp), %k2; kmovw 152(%rsp), %k3\n"
+    "	kmovw 160(%rsp), %k4; kmovw 168(%rsp), %k5; kmovw 176(%rsp), %k6; kmovw 184(%rsp), %k7\n"
+    "9:	ldmxcsr 8(%rsp)\n"
+    "	cmpq $0, 0(%rsp)\n"
     "	je 1f\n"
-    "	mov patch_xsave_mask(%rip), %eax\n"
-    "	mov patch_xsave_mask+4(%rip), %edx\n"
-    "	xrstor64 (%rsp)\n"
-    "	jmp 2f\n"
-    "1:	fxrstor64 (%rsp)\n"
-    "2:	mov %rbx, %rsp\n"
+    "	frstor 16(%rsp)\n"
+    "1:	mov %rbx, %rsp\n"
     "	.cfi_def_cfa %rsp, \\cfa\n"
     ".endm\n"
     /* the registers from struct stp_regs, flags last; return to what is above them */
@@ -150,7 +249,17 @@ asm(".macro PATCH_SAVE_GPRS\n"
     "	.cfi_endproc\n"
     "	.size patch_entry_common, .-patch_entry_common\n"
 
+    /*
+     * An unwinder in a hooked frame finds patch_ret_tramp as its return
+     * address and looks up the byte before: an end of the stack.
+     */
     "	.p2align 4\n"
+    "	.skip 15, 0xcc\n"
+    "	.cfi_startproc simple\n"
+    "	.cfi_def_cfa %rsp, 0\n"
+    "	.cfi_undefined 16\n"
+    "	int3\n"
+    "	.cfi_endproc\n"
     "	.globl patch_ret_tramp\n"
     "	.hidden patch_ret_tramp\n"
     "	.type patch_ret_tramp, @function\n"
@@ -177,30 +286,27 @@ asm(".macro PATCH_SAVE_GPRS\n"
     "	.cfi_endproc\n"
     "	.size patch_ret_tramp, .-patch_ret_tramp\n");
 
-_Static_assert(PATCH_STUB_RET == 27, "patch_entry_common finds the record at its return address - 27");
-_Static_assert(offsetof(struct patch_rec, addr) == 0, "patch_entry_common reads the site's address");
+_Static_assert(PATCH_STUB_RET == 27,
+	       "patch_entry_common finds the record at its return address - 27");
+_Static_assert(offsetof(struct patch_rec, addr) == 0,
+	       "patch_entry_common reads the site's address");
 
-/* Which parts of the extended state to save, and how. */
-static void tramp__xsave_setup(void)
+/* Which vector registers this machine has (and its kernel enabled). */
+static void tramp__ext_setup(void)
 {
-	unsigned a, b, c, d, lo, hi, size = 576;
+	unsigned a, b, c, d, lo, hi;
 
-	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE))
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX))
 		return;
 	asm volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-	lo &= 0xe7;	/* x87, SSE, AVX, AVX-512 (opmask, ZMM_Hi256, Hi16_ZMM) */
-	for (unsigned i = 2; i < 8; i++) {
-		if (!(lo & (1u << i)))
-			continue;
-		__cpuid_count(0xd, i, a, b, c, d);
-		if (a + b > size)
-			size = a + b;
-	}
-	__cpuid_count(0xd, 1, a, b, c, d);
-	patch_xsave_mask[0] = lo;
-	patch_xsave_mask[1] = 0;
-	patch_xsave_size = (size + 64 + 63) & ~63u;
-	patch_xsave_mode = (a & 2) ? TRAMP_XSAVEC : TRAMP_XSAVE;
+	if ((lo & 0x6) != 0x6)	/* SSE, AVX */
+		return;
+	patch_ext_mode = TRAMP_EXT_AVX;
+	patch_ext_size = TRAMP_EXT_VECTORS + 16 * 32;
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & bit_AVX512F) || (lo & 0xe0) != 0xe0)
+		return;	/* opmask, ZMM_Hi256, Hi16_ZMM */
+	patch_ext_mode = (b & bit_AVX512BW) ? TRAMP_EXT_AVX512 : TRAMP_EXT_AVX512F;
+	patch_ext_size = TRAMP_EXT_VECTORS + 32 * 64;
 }
 
 /* Write the stub of REC (displacing C's instructions) at OUT, to run at DST.  Its size, or -1. */
@@ -236,7 +342,7 @@ struct tramp_shadow {
 struct tramp_thread {
 	int busy;		/* running handlers */
 	int depth;
-	struct tramp_shadow stack[PATCH_SHADOW_MAX];
+	struct tramp_shadow stack[STP_PATCH_SHADOW_MAX];
 };
 
 static __thread struct tramp_thread tramp_self __attribute__((tls_model("initial-exec")));
@@ -279,7 +385,7 @@ static void shadow__push(struct tramp_thread *t, struct stp_regs *regs, struct p
 	struct tramp_shadow e = { .ret = *slot, .sp = regs->sp, .rec = rec };
 	int d = shadow__trim_call(t, e.sp, e.ret);
 
-	if (d >= PATCH_SHADOW_MAX) {
+	if (d >= STP_PATCH_SHADOW_MAX) {
 		t->depth = d;
 		atomic_fetch_add_explicit(&rec->ret_missed, 1, memory_order_relaxed);
 		return;
@@ -385,6 +491,25 @@ uintptr_t stp_patch_return_address(uintptr_t ra, uintptr_t slot)
 	return ra;
 }
 
+void stp_patch_unhook_returns(void)
+{
+	struct tramp_thread *t = &tramp_self;
+	int d = t->depth;
+
+	t->depth = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	while (d-- > 0) {
+		struct tramp_shadow *e = &t->stack[d];
+		uintptr_t *slot = (uintptr_t *)e->sp;
+
+		/* a frame longjmp skipped may be gone: only a slot still ours is written */
+		if (*slot != (uintptr_t)patch_ret_tramp)
+			continue;
+		*slot = e->ret;
+		atomic_fetch_add_explicit(&e->rec->ret_missed, 1, memory_order_relaxed);
+	}
+}
+
 /* ---- the sites, for the SIGTRAP handler ---- */
 
 struct table_ent {
@@ -481,16 +606,10 @@ int patch_table__add(struct patch_rec *const *recs, int n, char *err, size_t err
 			return -1;
 		}
 	}
+	for (int k = 0; k < n; k++)
+		recs[k]->listed = true;
 	table__publish(t);
 	return 0;
-}
-
-static bool table__has(struct patch_rec *const *recs, int n, const struct patch_rec *r)
-{
-	for (int k = 0; k < n; k++)
-		if (recs[k] == r)
-			return true;
-	return false;
 }
 
 /* Drop N records from the table (the lock held); their addresses go to the graveyard first. */
@@ -499,16 +618,18 @@ void patch_table__remove(struct patch_rec *const *recs, int n)
 	const struct tramp_table *cur = atomic_load(&table_cur);
 	struct tramp_table *t;
 
-	for (int k = 0; k < n; k++)
-		grave[atomic_fetch_add(&grave_next, 1) % GRAVE_SIZE] = recs[k]->addr;
 	if (!cur)
 		return;
 	t = malloc(sizeof(*t) + cur->n * sizeof(t->e[0]));
 	if (!t)
 		return;	/* they stay: their stubs are valid, their records off */
+	for (int k = 0; k < n; k++) {
+		grave[atomic_fetch_add(&grave_next, 1) % GRAVE_SIZE] = recs[k]->addr;
+		recs[k]->listed = false;
+	}
 	t->n = 0;
 	for (int k = 0; k < cur->n; k++)
-		if (!table__has(recs, n, cur->e[k].rec))
+		if (cur->e[k].rec->listed)
 			t->e[t->n++] = cur->e[k];
 	table__publish(t);
 }
@@ -526,29 +647,31 @@ static bool grave__has(uintptr_t pc)
 /* Not ours: what the handler we replaced would have done. */
 static void trap__chain(int sig, siginfo_t *si, void *ctx)
 {
+	int saved = errno;
+
 	if (trap_old.sa_flags & SA_SIGINFO) {
 		trap_old.sa_sigaction(sig, si, ctx);
-		return;
-	}
-	if (trap_old.sa_handler != SIG_DFL && trap_old.sa_handler != SIG_IGN) {
+	} else if (trap_old.sa_handler != SIG_DFL && trap_old.sa_handler != SIG_IGN) {
 		trap_old.sa_handler(sig);
-		return;
+	} else {
+		signal(SIGTRAP, SIG_DFL);
+		raise(SIGTRAP);
 	}
-	signal(SIGTRAP, SIG_DFL);
-	raise(SIGTRAP);
+	errno = saved;
 }
 
 /*
  * An int3 at a site sends the thread to the site's stub, as the jump
  * would: a trap site, or a jump site being written or restored.  A trap
  * taken at a site restored since resumes at the original instruction.
+ * Until it knows the trap is not ours, it calls nothing outside this
+ * file (not even errno's): any libc function may be a probe site.
  */
 static void trap__handler(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
 	greg_t *rip = &uc->uc_mcontext.gregs[REG_RIP];
 	uintptr_t pc = (uintptr_t)*rip - 1, stub;
-	int saved = errno;
 
 	if (si->si_code == SI_KERNEL) {
 		stub = table__stub(pc);
@@ -562,7 +685,6 @@ static void trap__handler(int sig, siginfo_t *si, void *ctx)
 		}
 	}
 	trap__chain(sig, si, ctx);
-	errno = saved;
 }
 
 /* Make trap__handler the SIGTRAP handler (again, if the program replaced it). */
@@ -585,14 +707,14 @@ static int trap__install(char *err, size_t errlen)
 	return 0;
 }
 
-/* Before trampolines run (the lock held): the extended state's size, the SIGTRAP handler. */
+/* Before trampolines run (the lock held): the vector state's size, the SIGTRAP handler. */
 int patch_tramp__setup(char *err, size_t errlen)
 {
-	static bool xsave_done;
+	static bool ext_done;
 
-	if (!xsave_done) {
-		tramp__xsave_setup();
-		xsave_done = true;
+	if (!ext_done) {
+		tramp__ext_setup();
+		ext_done = true;
 	}
 	return trap__install(err, errlen);
 }

@@ -40,6 +40,7 @@ struct stp_data {
 	int globals_fd;				/* stp_globals */
 	size_t globals_size;
 	int counters_fd;
+	int counters_shared_fd;			/* dyninst: threads with no slot */
 	bool counters_percpu;
 	int probe_stats_fd;
 	int *prog_fds;				/* per meta->probes */
@@ -83,7 +84,7 @@ struct stp_data *stp_data__new(const struct stp_meta *m, int ncpus)
 		d->globals[g].fd = d->globals[g].vmap_fd = -1;
 	for (int i = 0; i < m->nprobes; i++)
 		d->prog_fds[i] = -1;
-	d->globals_fd = d->counters_fd = d->probe_stats_fd = -1;
+	d->globals_fd = d->counters_fd = d->counters_shared_fd = d->probe_stats_fd = -1;
 	return d;
 }
 
@@ -108,6 +109,7 @@ void stp_data__free(struct stp_data *d)
 		close_fd(d->prog_fds[i]);
 	close_fd(d->globals_fd);
 	close_fd(d->counters_fd);
+	close_fd(d->counters_shared_fd);
 	close_fd(d->probe_stats_fd);
 	free(d->globals);
 	free(d->prog_fds);
@@ -140,6 +142,11 @@ static bool adopt_special(struct stp_data *d, const char *name, int fd)
 	if (!strcmp(name, STP_COUNTERS_MAP) && d->counters_fd < 0 && map_info(fd, &info) == 0) {
 		d->counters_fd = fd;
 		d->counters_percpu = info.type == BPF_MAP_TYPE_PERCPU_ARRAY;
+		return true;
+	}
+	if (!strcmp(name, STP_COUNTERS_SHARED_MAP) && d->counters_shared_fd < 0 &&
+	    map_info(fd, &info) == 0 && info.value_size >= sizeof(struct stp_counters)) {
+		d->counters_shared_fd = fd;
 		return true;
 	}
 	if (!strcmp(name, STP_PROBE_STATS_MAP) && d->probe_stats_fd < 0) {
@@ -471,6 +478,8 @@ int stp_data__counters(struct stp_data *d, struct stp_counters *sum)
 	}
 	for (int c = 0; c < (d->counters_percpu ? d->ncpus : 1); c++)
 		stp_counters_add(sum, (const void *)(vals + (size_t)c * stride));
+	if (d->counters_shared_fd >= 0 && stp_mapfd_lookup(d->counters_shared_fd, &key, vals) == 0)
+		stp_counters_add(sum, (const void *)vals);
 	free(vals);
 	return 0;
 }

@@ -400,16 +400,15 @@ void stp_events_close(struct stp_script *s)
 
 /* ---- the exit summary ---- */
 
-/* The kernel side's health counters, summed over CPUs. */
-static int read_counters(struct stp_script *s, struct stp_counters *sum)
+/* The health counters of map NAME, summed over CPUs (or entries) into SUM. */
+static int add_counters(struct stp_script *s, const char *name, struct stp_counters *sum)
 {
 	size_t stride = stp_percpu_stride(sizeof(struct stp_counters));
 	struct stp_map_info info;
-	int fd = stp_maps__find(s->maps, STP_COUNTERS_MAP, &info);
+	int fd = stp_maps__find(s->maps, name, &info);
 	uint32_t key = 0;
 	char *vals;
 
-	memset(sum, 0, sizeof(*sum));
 	if (fd < 0 || info.value_size < sizeof(struct stp_counters))
 		return -ENOENT;
 	if (info.type == BPF_MAP_TYPE_PERCPU_ARRAY) {
@@ -426,6 +425,14 @@ static int read_counters(struct stp_script *s, struct stp_counters *sum)
 			stp_counters_add(sum, (struct stp_counters *)vals);
 	free(vals);
 	return 0;
+}
+
+/* The kernel side's health counters, summed over CPUs (dyninst: and the shared entry). */
+static int read_counters(struct stp_script *s, struct stp_counters *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	add_counters(s, STP_COUNTERS_SHARED_MAP, sum);
+	return add_counters(s, STP_COUNTERS_MAP, sum);
 }
 
 /*

@@ -1,0 +1,127 @@
+/*
+ * dyn_work - workloads for the dyninst runtime's tests (qa/370-379):
+ *
+ *	dyn_work threads T N	T threads call dw_count() N times each, at once
+ *				(they wait for each other first); prints the sum
+ *	dyn_work tree		dw_count() 3 times here, 5 times in a forked
+ *				child, then exec "dyn_work threads 1 2"
+ *	dyn_work fault N	dw_field() N times with a pointer that does not
+ *				point anywhere; prints "survived N" after
+ *	dyn_work hang FILE	dw_count() once, write the pid to FILE, then wait
+ *				for a signal that never comes
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct dw_thing {
+	long x;
+};
+
+long dw_count(long i);
+long dw_field(struct dw_thing *t);
+
+static pthread_barrier_t start;
+static long per_thread;
+
+__attribute__((noinline)) long dw_count(long i)
+{
+	__asm__ __volatile__("" ::: "memory");
+	return i + 1;
+}
+
+__attribute__((noinline)) long dw_field(struct dw_thing *t)
+{
+	__asm__ __volatile__("" ::: "memory");
+	return t ? 1 : 0;	/* never reads *t: only the probe does */
+}
+
+static void *thread_main(void *arg)
+{
+	long sum = 0;
+
+	pthread_barrier_wait(&start);
+	for (long i = 0; i < per_thread; i++)
+		sum += dw_count(i) > 0;
+	return (void *)sum;
+}
+
+static int threads(int t, long n)
+{
+	pthread_t *tid = calloc((size_t)t, sizeof(*tid));
+	long total = 0;
+
+	per_thread = n;
+	pthread_barrier_init(&start, NULL, (unsigned)t);
+	for (int i = 0; i < t; i++)
+		pthread_create(&tid[i], NULL, thread_main, NULL);
+	for (int i = 0; i < t; i++) {
+		void *r;
+
+		pthread_join(tid[i], &r);
+		total += (long)r;
+	}
+	printf("calls %ld\n", total);
+	free(tid);
+	return 0;
+}
+
+static int tree(const char *self)
+{
+	pid_t pid;
+
+	for (int i = 0; i < 3; i++)
+		dw_count(i);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < 5; i++)
+			dw_count(i);
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	execl(self, self, "threads", "1", "2", (char *)NULL);
+	perror("exec");
+	return 1;
+}
+
+static int fault(long n)
+{
+	long sum = 0;
+
+	for (long i = 0; i < n; i++)
+		sum += dw_field((struct dw_thing *)16);
+	printf("survived %ld\n", sum);
+	return 0;
+}
+
+static int hang(const char *file)
+{
+	FILE *f;
+
+	dw_count(0);
+	f = fopen(file, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "%d\n", (int)getpid());
+	fclose(f);
+	for (;;)
+		pause();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "threads"))
+		return threads(atoi(argv[2]), atol(argv[3]));
+	if (argc == 2 && !strcmp(argv[1], "tree"))
+		return tree(argv[0]);
+	if (argc == 3 && !strcmp(argv[1], "fault"))
+		return fault(atol(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "hang"))
+		return hang(argv[2]);
+	fprintf(stderr, "usage: dyn_work threads T N | tree | fault N | hang FILE\n");
+	return 2;
+}
