@@ -2,7 +2,8 @@
  * dyn_work - workloads for the dyninst runtime's tests (qa/370-379):
  *
  *	dyn_work threads T N	T threads call dw_count() N times each, at once
- *				(they wait for each other first); prints the sum
+ *				(all T call it once, wait for each other, then
+ *				make the other N - 1 calls); prints the sum
  *	dyn_work tree		dw_count() 3 times here, 5 times in a forked
  *				child, then exec "dyn_work threads 1 2"
  *	dyn_work fault N	dw_field() N times with a pointer that does not
@@ -24,7 +25,7 @@ struct dw_thing {
 long dw_count(long i);
 long dw_field(struct dw_thing *t);
 
-static pthread_barrier_t start;
+static pthread_barrier_t start, all_in;
 static long per_thread;
 
 __attribute__((noinline)) long dw_count(long i)
@@ -44,8 +45,11 @@ static void *thread_main(void *arg)
 	long sum = 0;
 
 	pthread_barrier_wait(&start);
-	for (long i = 0; i < per_thread; i++)
+	for (long i = 0; i < per_thread; i++) {
 		sum += dw_count(i) > 0;
+		if (i == 0)	/* every thread is running a probed call now */
+			pthread_barrier_wait(&all_in);
+	}
 	return (void *)sum;
 }
 
@@ -56,6 +60,7 @@ static int threads(int t, long n)
 
 	per_thread = n;
 	pthread_barrier_init(&start, NULL, (unsigned)t);
+	pthread_barrier_init(&all_in, NULL, (unsigned)t);
 	for (int i = 0; i < t; i++)
 		pthread_create(&tid[i], NULL, thread_main, NULL);
 	for (int i = 0; i < t; i++) {

@@ -581,6 +581,15 @@ static void *dmap__lookup_at(struct stp_dmap *m, const void *key, int slot)
 	return NULL;
 }
 
+uint8_t *stp_dmap__array(struct stp_dmap *m, uint64_t *vsize, uint64_t *stride)
+{
+	if (!dmap__is_array(m->def.type))
+		return NULL;
+	*vsize = m->lay.vsize;
+	*stride = m->lay.stride;
+	return m->area + m->lay.data_at;
+}
+
 void *stp_dmap__lookup(struct stp_dmap *m, const void *key)
 {
 	int slot = dmap__slot(m);

@@ -168,6 +168,12 @@ const struct stp_dmap_def *stp_dmap__def(const struct stp_dmap *m);
  * or NULL.  The pointer stays valid until the element is deleted or
  * evicted (values never move); queues and ring buffers: NULL. */
 void *stp_dmap__lookup(struct stp_dmap *m, const void *key);
+/*
+ * An array's values, for handlers that address them directly: index I's
+ * value at SLOT is at BASE + I * VSIZE + SLOT * STRIDE (a plain array:
+ * SLOT 0).  BASE, or NULL for any other map.
+ */
+uint8_t *stp_dmap__array(struct stp_dmap *m, uint64_t *vsize, uint64_t *stride);
 
 /* bpf_map_lookup_percpu_elem: SLOT's value of a per-CPU map, else NULL. */
 void *stp_dmap__lookup_slot(struct stp_dmap *m, const void *key, int slot);

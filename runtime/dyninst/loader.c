@@ -116,6 +116,7 @@ static int find_maps(struct load *l)
 		if (have->type != want->type || have->key_size != want->key_size ||
 		    have->value_size != want->value_size || have->max_entries != want->max_entries)
 			return fail(l, "map '%s' in the segment is not the script's", want->name);
+		refs[i]->base = stp_dmap__array(refs[i]->m, &refs[i]->vsize, &refs[i]->stride);
 	}
 	return 0;
 }
@@ -159,6 +160,7 @@ static int load(struct load *l, int seg_fd, const char *so)
 	char err[256];
 	int n = 0;
 
+	stp_dyn_native_init();
 	stp_dyn_seg = stp_dseg__attach(seg_fd, err, sizeof(err));
 	if (!stp_dyn_seg)
 		return fail(l, "cannot map the script's segment: %s", err);

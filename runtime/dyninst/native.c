@@ -17,32 +17,37 @@ struct stp_dseg *stp_dyn_seg;
 __thread struct pt_regs *stp_dyn_cur_regs;
 
 static __thread uint64_t pid_tgid;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static __thread uint32_t slot_plus1;	/* the thread's slot + 1; 0: not known yet */
 
-/* A forked child is another process: its thread ids are new. */
+/* A forked child is another process: its thread ids and slot are new. */
 static void forget_ids(void)
 {
 	pid_tgid = 0;
+	slot_plus1 = 0;
 }
 
-static void register_atfork(void)
+void stp_dyn_native_init(void)
 {
 	pthread_atfork(NULL, NULL, forget_ids);
 }
 
 uint32_t stp_dyn_slot(void)
 {
-	int slot = stp_dyn_seg ? stp_dseg__slot(stp_dyn_seg) : -1;
+	int slot;
 
-	return slot < 0 ? UINT32_MAX : (uint32_t)slot;
+	if (slot_plus1)
+		return slot_plus1 - 1;
+	slot = stp_dyn_seg ? stp_dseg__slot(stp_dyn_seg) : -1;
+	if (slot < 0)
+		return UINT32_MAX;	/* none free: asked again at the next hit */
+	slot_plus1 = (uint32_t)slot + 1;
+	return (uint32_t)slot;
 }
 
 uint64_t stp_dyn_pid_tgid(void)
 {
-	if (!pid_tgid) {
-		pthread_once(&atfork_once, register_atfork);
+	if (!pid_tgid)
 		pid_tgid = (uint64_t)getpid() << 32 | (uint32_t)gettid();
-	}
 	return pid_tgid;
 }
 

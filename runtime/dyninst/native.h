@@ -11,4 +11,7 @@ extern struct stp_dseg *stp_dyn_seg;
 /* the registers of the hit this thread handles, for stp_dyn_regs() */
 extern __thread struct pt_regs *stp_dyn_cur_regs;
 
+/* Once, before any handler runs: a forked child forgets the parent thread's ids and slot. */
+void stp_dyn_native_init(void);
+
 #endif

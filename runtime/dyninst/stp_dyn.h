@@ -27,6 +27,8 @@ struct pt_regs {
 struct stp_dmap_ref {
 	struct stp_dmap_def def;
 	struct stp_dmap *m;
+	uint8_t *base;			/* an array's values (stp_dmap__array), or NULL */
+	uint64_t vsize, stride;
 };
 
 /* A probe of the script that patches code: one uprobe-class probe point. */

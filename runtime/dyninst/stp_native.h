@@ -50,7 +50,7 @@
 
 #define STP_DMAP_REF(name_, type_, ksize_, vsize_, entries_, flags_)			\
 	struct stp_dmap_ref name_ = { { #name_, (type_), (ksize_), (vsize_),		\
-					(entries_), (flags_) }, NULL };			\
+					(entries_), (flags_) }, NULL, NULL, 0, 0 };	\
 	static struct stp_dmap_ref *name_##_ref_					\
 		__attribute__((section("stp_dmaps"), used)) = &name_
 
@@ -72,9 +72,20 @@ __attribute__((visibility("default"))) struct stp_dmap_ref **stp_dyn_maps(int *n
 	return __start_stp_dmaps;
 }
 
+/* An array's element is addressed here; other maps ask the segment. */
 static inline void *bpf_map_lookup_elem(void *map, const void *key)
 {
-	return stp_dmap__lookup(stp__dmap(map), key);
+	struct stp_dmap_ref *r = map;
+	uint32_t i, slot = 0;
+
+	if (!r->base)
+		return stp_dmap__lookup(r->m, key);
+	memcpy(&i, key, sizeof(i));
+	if (i >= r->def.max_entries)
+		return NULL;
+	if (r->def.type == BPF_MAP_TYPE_PERCPU_ARRAY && (slot = stp_dyn_slot()) == UINT32_MAX)
+		return NULL;
+	return r->base + i * r->vsize + slot * r->stride;
 }
 
 static inline void *bpf_map_lookup_percpu_elem(void *map, const void *key, uint32_t cpu)
