@@ -581,7 +581,7 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 	emit_drop_final_jump(body);
 	emit_frame_decl(E, E->frame, true);
 	fprintf(out, "/* probe %s at %s */\n", dp->point, emit_loc_text(dp->probe->loc));
-	if (emit_proc_existing(dp))
+	if (emit_proc_existing(E, dp))
 		fprintf(out, "static __always_inline int probe_%d_run(%sctx)\n{\n", index, sec.ctype);
 	else
 		fprintf(out, "SEC(\"%s\")\nint probe_%d(%sctx)\n{\n", sec.sec, index, sec.ctype);
@@ -605,7 +605,7 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 	fputs(body, out);
 	free(body);
 	fprintf(out, "out: __attribute__((unused));\n\tstp_leave(c);\n\treturn 0;\n}\n\n");
-	if (emit_proc_existing(dp))
+	if (emit_proc_existing(E, dp))
 		emit_proc_programs(out, sec.sec, index);
 	E->dp = NULL;
 }

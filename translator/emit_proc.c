@@ -21,6 +21,9 @@
  * tracepoint); with -c or -x, a probe without either keeps target()'s
  * process and its descendants, as stap does.
  *
+ * The dyninst runtime runs these in the process itself, where
+ * libstapdyn.so sees the events (runtime/dyninst/stp_dyn.h): no prologue.
+ *
  * process.begin and thread.begin also fire once for each process (each
  * thread) that runs already when the script starts: their handler is an
  * inline function that two programs call, the tracepoint one and a task
@@ -57,6 +60,12 @@ bool emit_proc_section(struct emitter *E, struct derived_probe *dp, const char *
 	const struct proc_kind *pk = proc_kind(dp->kind);
 	bool in_target = (E->s->target_cmd || E->s->target_pid > 0) && !dp->path && dp->pid <= 0;
 
+	if (E->dyninst) {	/* called by libstapdyn.so at the event, in the process */
+		*sec = "dyn";
+		*ctype = "struct pt_regs *";
+		*kind = STP_PROBE_RAW_TRACEPOINT;
+		return true;
+	}
 	*sec = arena_printf("raw_tp/%s", pk->tracepoints);
 	*ctype = "struct bpf_raw_tracepoint_args *";
 	*kind = STP_PROBE_RAW_TRACEPOINT;
@@ -66,9 +75,9 @@ bool emit_proc_section(struct emitter *E, struct derived_probe *dp, const char *
 	return true;
 }
 
-bool emit_proc_existing(const struct derived_probe *dp)
+bool emit_proc_existing(const struct emitter *E, const struct derived_probe *dp)
 {
-	return dp->kind == PROBE_PROCESS_BEGIN || dp->kind == PROBE_THREAD_BEGIN;
+	return !E->dyninst && (dp->kind == PROBE_PROCESS_BEGIN || dp->kind == PROBE_THREAD_BEGIN);
 }
 
 void emit_proc_programs(FILE *out, const char *sec, int index)

@@ -18,7 +18,7 @@ bool emit_proc_section(struct emitter *E, struct derived_probe *dp, const char *
  * (process.begin, thread.begin): then it is emitted as an inline
  * probe_N_run(), and emit_proc_programs() writes its two programs.
  */
-bool emit_proc_existing(const struct derived_probe *dp);
+bool emit_proc_existing(const struct emitter *E, const struct derived_probe *dp);
 void emit_proc_programs(FILE *out, const char *sec, int index);
 
 #endif

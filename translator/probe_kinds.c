@@ -6,10 +6,7 @@
 #define ON(bpf, kernel, dyninst) { [RUNTIME_BPF] = bpf, [RUNTIME_KERNEL] = kernel, \
 				   [RUNTIME_DYNINST] = dyninst }
 
-/*
- * Indexed by enum probe_kind.  dyninst: process.begin/end and
- * thread.begin/end are not written for it yet.
- */
+/* Indexed by enum probe_kind. */
 static const struct probe_kind_info kinds[] = {
 	[PROBE_BEGIN] = { "begin", PCLASS_LIFECYCLE, TARGETS_NONE, false,
 			  ON(PCTX_RUNNER, PCTX_KERNEL, PCTX_RUNNER) },
@@ -32,13 +29,13 @@ static const struct probe_kind_info kinds[] = {
 	[PROBE_KSTATEMENT] = { "kernel.statement", PCLASS_KPROBE, TARGETS_DWARF, false,
 			       ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_NONE) },
 	[PROBE_PROCESS_BEGIN] = { "process.begin", PCLASS_PROC, TARGETS_NONE, false,
-				  ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_NONE) },
+				  ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
 	[PROBE_PROCESS_END] = { "process.end", PCLASS_PROC, TARGETS_NONE, false,
-				ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_NONE) },
+				ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
 	[PROBE_THREAD_BEGIN] = { "thread.begin", PCLASS_PROC, TARGETS_NONE, false,
-				 ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_NONE) },
+				 ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
 	[PROBE_THREAD_END] = { "thread.end", PCLASS_PROC, TARGETS_NONE, false,
-			       ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_NONE) },
+			       ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
 	[PROBE_UFUNC] = { "process.function", PCLASS_UPROBE, TARGETS_DWARF, true,
 			  ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
 	[PROBE_USTATEMENT] = { "process.statement", PCLASS_UPROBE, TARGETS_DWARF, false,

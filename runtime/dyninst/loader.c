@@ -136,8 +136,8 @@ static int add_site(struct load *l, const struct stp_dyn_site *site)
 	struct stat st;
 	char err[256];
 
-	if (stat(site->path, &st) != 0)
-		return 0;	/* not this process's file: a child may map it */
+	if (site->event != STP_DYN_CODE || stat(site->path, &st) != 0)
+		return 0;	/* an event (events.c), or not this process's file (a child may map it) */
 	addr = mapped_at(st.st_dev, st.st_ino, site->offset, true);
 	if (!addr)
 		return 0;
@@ -225,4 +225,5 @@ __attribute__((constructor)) static void stp_dyn_load(void)
 	}
 	if (r != 0)
 		_exit(127);
+	stp_dyn_events_start(l.sites);	/* process.begin, here, after the report */
 }

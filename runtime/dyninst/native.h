@@ -14,4 +14,7 @@ extern __thread struct pt_regs *stp_dyn_cur_regs;
 /* Once, before any handler runs: a forked child forgets the parent thread's ids and slot. */
 void stp_dyn_native_init(void);
 
+/* events.c: run process.begin now, and the other events' handlers when they happen. */
+void stp_dyn_events_start(const struct stp_dyn_site *sites);
+
 #endif

@@ -31,11 +31,22 @@ struct stp_dmap_ref {
 	uint64_t vsize, stride;
 };
 
-/* A probe of the script that patches code: one uprobe-class probe point. */
+/* What a site is: a place in the code, or an event of the process (enum order: the table's). */
+enum stp_dyn_event {
+	STP_DYN_CODE,			/* a probed instruction: path and offset */
+	STP_DYN_PROCESS_BEGIN,		/* the process starts: its image is loaded, or it forked */
+	STP_DYN_PROCESS_END,		/* it calls exit() (not _exit(), not a fatal signal) */
+	STP_DYN_THREAD_BEGIN,		/* a thread that pthread_create() made starts */
+	STP_DYN_THREAD_END,		/* such a thread returns or calls pthread_exit() */
+};
+
+/* A probe of the script: one uprobe-class probe point, or a process or thread event. */
 struct stp_dyn_site {
 	int probe;			/* index in stp_meta.probes */
 	int (*fn)(struct pt_regs *regs);	/* its handler */
-	const char *path;		/* the ELF file */
+	enum stp_dyn_event event;
+	int64_t pid;			/* events of process(PID) only; 0: any */
+	const char *path;		/* the ELF file; an event: process("PATH")'s program, or NULL */
 	uint64_t offset;		/* file offset of the probed instruction */
 	uint64_t func_lo, func_hi;	/* file offsets of its function's code [lo, hi); 0: not known */
 	bool ret;			/* .return */

@@ -1,0 +1,271 @@
+/*
+ * events.c - process.begin/end and thread.begin/end in the probed process
+ * (the dyninst runtime's STP_DYN_PROCESS_* and STP_DYN_THREAD_* sites).
+ *
+ * The process sees its own events:
+ *   process.begin	when libstapdyn.so has loaded the script into a new
+ *			image (the -c command, and each program it execs),
+ *			and in the child of each fork(); vfork() runs as
+ *			fork() in a probed program, and a posix_spawn()
+ *			child has only its new image's
+ *   process.end	at exit() and _exit(), and before an exec replaces
+ *			the image (the exec functions of libc are wrapped:
+ *			an exec that then fails has had its .end); a
+ *			process a signal kills, or that makes the system
+ *			call itself, runs none
+ *   thread.begin	in each thread pthread_create() starts, first thing
+ *   thread.end		when such a thread returns or calls pthread_exit()
+ * pthread_create(), _exit() and the exec functions are wrapped here (this
+ * library comes first in the program's symbol look-up); a script without
+ * those probes passes straight through.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "native.h"
+
+static const struct stp_dyn_site *sites;
+static bool wanted[STP_DYN_THREAD_END + 1];
+static pthread_key_t thread_end_key;
+
+/* Is this process's program the file PATH? */
+static bool exe_is(const char *path)
+{
+	struct stat a, b;
+
+	return stat(path, &a) == 0 && stat("/proc/self/exe", &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+static void run(enum stp_dyn_event ev)
+{
+	struct pt_regs *prev = stp_dyn_cur_regs;
+
+	if (!sites || !wanted[ev])
+		return;
+	stp_dyn_cur_regs = NULL;	/* no registers: registers() raises an error */
+	for (const struct stp_dyn_site *s = sites; s->fn; s++) {
+		if (s->event != ev || (s->pid > 0 && s->pid != getpid()) ||
+		    (s->path && !exe_is(s->path)))
+			continue;
+		s->fn(NULL);
+	}
+	stp_dyn_cur_regs = prev;
+}
+
+static void on_exit_called(void);
+
+static void on_fork_child(void)
+{
+	run(STP_DYN_PROCESS_BEGIN);
+}
+
+static void on_thread_exit(void *unused)
+{
+	(void)unused;
+	run(STP_DYN_THREAD_END);
+}
+
+void stp_dyn_events_start(const struct stp_dyn_site *table)
+{
+	sites = table;
+	for (const struct stp_dyn_site *s = sites; s->fn; s++)
+		wanted[s->event] = true;
+	if (wanted[STP_DYN_PROCESS_END])
+		atexit(on_exit_called);
+	if (wanted[STP_DYN_THREAD_END])
+		pthread_key_create(&thread_end_key, on_thread_exit);
+	pthread_atfork(NULL, NULL, on_fork_child);
+	run(STP_DYN_PROCESS_BEGIN);
+}
+
+/* ---- threads ---- */
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *thread_start(void *p)
+{
+	struct start st = *(struct start *)p;
+
+	free(p);
+	if (wanted[STP_DYN_THREAD_END])
+		pthread_setspecific(thread_end_key, (void *)1);	/* its destructor: thread.end */
+	run(STP_DYN_THREAD_BEGIN);
+	return st.fn(st.arg);
+}
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	static create_fn real;
+	struct start *st;
+	int r;
+
+	if (!real)
+		real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	if (!real)
+		return EAGAIN;
+	if (!wanted[STP_DYN_THREAD_BEGIN] && !wanted[STP_DYN_THREAD_END])
+		return real(t, attr, fn, arg);
+	st = malloc(sizeof(*st));
+	if (!st)
+		return EAGAIN;
+	*st = (struct start){ fn, arg };
+	r = real(t, attr, thread_start, st);
+	if (r)
+		free(st);
+	return r;
+}
+
+/* ---- the start of a process: vfork() ---- */
+
+/*
+ * vfork() cannot be wrapped (its child would return through the wrapper's
+ * frame, which the parent still needs): it runs as fork(), whose child
+ * runs its process.begin probes (on_fork_child).
+ */
+pid_t vfork(void)
+{
+	return fork();
+}
+
+/* ---- the end of an image: _exit() and exec ---- */
+
+static void *real_fn(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+/* process.end once per image: exit() may call _exit() after its atexit handlers */
+static void image_ends(void)
+{
+	static pid_t ended;
+
+	if (ended == getpid())
+		return;
+	ended = getpid();
+	run(STP_DYN_PROCESS_END);
+}
+
+static void on_exit_called(void)
+{
+	image_ends();
+}
+
+void _exit(int status)
+{
+	void (*real)(int) = (void (*)(int))real_fn("_exit");
+
+	image_ends();
+	if (real)
+		real(status);
+	abort();
+}
+
+void _Exit(int status)
+{
+	_exit(status);
+}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+	execve_fn real = (execve_fn)real_fn("execve");
+
+	image_ends();
+	return real ? real(path, argv, envp) : -1;
+}
+
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	execvpe_fn real = (execvpe_fn)real_fn("execvpe");
+
+	image_ends();
+	return real ? real(file, argv, envp) : -1;
+}
+
+int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
+/* The arguments of execl(), execlp(), execle() after ARG0, NULL-ended, into a new array. */
+static char **list_args(const char *arg0, va_list ap, char ***envp)
+{
+	va_list count;
+	size_t n = 1;
+	char **argv;
+
+	va_copy(count, ap);
+	while (va_arg(count, char *))
+		n++;
+	va_end(count);
+	argv = malloc((n + 1) * sizeof(*argv));
+	if (!argv)
+		return NULL;
+	argv[0] = (char *)arg0;
+	for (size_t i = 1; i <= n; i++)
+		argv[i] = va_arg(ap, char *);	/* the last one read: the NULL */
+	if (envp)
+		*envp = va_arg(ap, char **);
+	return argv;
+}
+
+int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char **argv;
+	int r;
+
+	va_start(ap, arg);
+	argv = list_args(arg, ap, NULL);
+	va_end(ap);
+	r = argv ? execve(path, argv, environ) : -1;
+	free(argv);
+	return r;
+}
+
+int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	char **argv;
+	int r;
+
+	va_start(ap, arg);
+	argv = list_args(arg, ap, NULL);
+	va_end(ap);
+	r = argv ? execvpe(file, argv, environ) : -1;
+	free(argv);
+	return r;
+}
+
+int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char **argv, **envp = NULL;
+	int r;
+
+	va_start(ap, arg);
+	argv = list_args(arg, ap, &envp);
+	va_end(ap);
+	r = argv ? execve(path, argv, envp) : -1;
+	free(argv);
+	return r;
+}
