@@ -49,24 +49,30 @@ fi
 
 tools="baseline pmstap dyninst bpftrace"
 declare -A ns why	# ns[TOOL.CASE]: " v1 v2 ..." in repetition order ("-": no sample)
-suffix() { [ "$1" = return ] && echo ".return"; }
+suffix() { case $1 in *return) echo ".return" ;; esac; }
+# the case's function and the workload's mode: bench_target (4 bytes: the
+# dyninst runtime traps there), or bench_framed (12 bytes: it jumps)
+func() { case $1 in f*) echo bench_framed ;; *) echo bench_target ;; esac; }
+mode() { case $1 in f*) echo framed ;; esac; }
+cases="entry return fentry freturn"
 
 run_tool() {	# TOOL CASE: prints the workload's seconds
 	local r=
 	case $1 in
 	base)
-		$pin "$bin" "$N" ;;
+		$pin "$bin" "$N" $(mode "$2") ;;
 	baseline)
-		[ "$2" = return ] && r=-r
-		$pin "$bench/uprobe_baseline" $r "$bin" bench_target "$bin" "$N" 2>/dev/null ;;
+		[ -n "$(suffix "$2")" ] && r=-r
+		$pin "$bench/uprobe_baseline" $r "$bin" "$(func "$2")" "$bin" "$N" $(mode "$2") \
+			2>/dev/null ;;
 	pmstap|dyninst)
-		"$pmstap" --runtime=$([ "$1" = dyninst ] && echo dyninst || echo bpf) -e "global n probe process(\"$bin\").function(\"bench_target\")$(suffix "$2") { n++ } probe end { if (n < 0) println(n) }" \
-			-c "$pin $bin $N" 2>/dev/null | head -n 1 ;;
+		"$pmstap" --runtime=$([ "$1" = dyninst ] && echo dyninst || echo bpf) -e "global n probe process(\"$bin\").function(\"$(func "$2")\")$(suffix "$2") { n++ } probe end { if (n < 0) println(n) }" \
+			-c "$pin $bin $N $(mode "$2")" 2>/dev/null | head -n 1 ;;
 	bpftrace)
 		local p=uprobe
-		[ "$2" = return ] && p=uretprobe
-		bpftrace -q -e "$p:$bin:bench_target { @n = count(); } END { clear(@n); }" \
-			-c "$pin $bin $N" 2>/dev/null | grep -E '^[0-9.]+$' | head -n 1 ;;
+		[ -n "$(suffix "$2")" ] && p=uretprobe
+		bpftrace -q -e "$p:$bin:$(func "$2") { @n = count(); } END { clear(@n); }" \
+			-c "$pin $bin $N $(mode "$2")" 2>/dev/null | grep -E '^[0-9.]+$' | head -n 1 ;;
 	esac
 }
 
@@ -82,13 +88,13 @@ rotate() {
 
 command -v bpftrace >/dev/null || why[bpftrace]="bpftrace is not installed"
 # compile pmstap's scripts once, outside the timing
-for c in entry return; do
+for c in $cases; do
 	[ -n "$(run_tool pmstap $c)" ] || why[pmstap]="pmstap failed: run $pmstap by hand"
 	[ -n "$(run_tool dyninst $c)" ] || why[dyninst]="pmstap --runtime=dyninst failed: run it by hand"
 done
 
 for ((rep = 0; rep < REPS; rep++)); do
-	for c in entry return; do
+	for c in $cases; do
 		base=$(run_tool base $c)
 		for t in $(rotate $rep $tools); do
 			[ -n "${why[$t]:-}" ] && continue
@@ -154,7 +160,7 @@ paired_ratio() {
 	echo "each cell: median (min-max); ratio: median of the per-repetition ratios to the baseline"
 	printf '%-7s  %-24s  %-34s  %-34s  %-34s\n' case "libbpf baseline" pmstap "pmstap --runtime=dyninst" \
 		bpftrace
-	for c in entry return; do
+	for c in $cases; do
 		line=$(printf '%-7s' $c)
 		for t in $tools; do
 			if [ -n "${why[$t]:-}" ] || [ -z "$(summary ${ns[$t.$c]:-})" ]; then

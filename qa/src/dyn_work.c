@@ -10,6 +10,9 @@
  *				point anywhere; prints "survived N" after
  *	dyn_work hang FILE	dw_count() once, write the pid to FILE, then wait
  *				for a signal that never comes
+ *	dyn_work serve		print "ready PID", then for each line N read from
+ *				stdin call dw_count() N times and print "done N
+ *				SUM" (SUM: the values returned), until EOF
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -117,6 +120,22 @@ static int hang(const char *file)
 		pause();
 }
 
+static int serve(void)
+{
+	char line[64];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("ready %d\n", (int)getpid());
+	while (fgets(line, sizeof(line), stdin)) {
+		long n = atol(line), sum = 0;
+
+		for (long i = 0; i < n; i++)
+			sum += dw_count(i);
+		printf("done %ld %ld\n", n, sum);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "threads"))
@@ -127,6 +146,8 @@ int main(int argc, char **argv)
 		return fault(atol(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "hang"))
 		return hang(argv[2]);
-	fprintf(stderr, "usage: dyn_work threads T N | tree | fault N | hang FILE\n");
+	if (argc == 2 && !strcmp(argv[1], "serve"))
+		return serve();
+	fprintf(stderr, "usage: dyn_work threads T N | tree | fault N | hang FILE | serve\n");
 	return 2;
 }

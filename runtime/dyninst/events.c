@@ -85,6 +85,11 @@ void stp_dyn_events_start(const struct stp_dyn_site *table)
 	run(STP_DYN_PROCESS_BEGIN);
 }
 
+void stp_dyn_events_stop(void)
+{
+	sites = NULL;
+}
+
 /* ---- threads ---- */
 
 struct start {

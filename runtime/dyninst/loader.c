@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -200,6 +201,27 @@ static int env_fd(const char *name)
 	return *end || fd < 0 || fd > 1 << 20 ? -1 : (int)fd;
 }
 
+/* The one line pmstap reads on the report pipe. */
+static void report(struct load *l, int r)
+{
+	int jumps = 0, traps = 0;
+
+	if (l->report_fd < 0) {
+		if (r != 0)
+			dprintf(2, "libstapdyn: %s\n", l->err);
+		return;
+	}
+	if (patcher)
+		stp_patcher__counts(patcher, &jumps, &traps);
+	if (r == 0)
+		dprintf(l->report_fd, "ok %d probe sites (%d jumps, %d traps)\n", l->patched, jumps,
+			traps);
+	else
+		dprintf(l->report_fd, "error: %s\n", l->err);
+	close(l->report_fd);
+	l->report_fd = -1;
+}
+
 __attribute__((constructor)) static void stp_dyn_load(void)
 {
 	struct load l = { .report_fd = env_fd(STP_DYN_ENV_REPORT) };
@@ -209,21 +231,48 @@ __attribute__((constructor)) static void stp_dyn_load(void)
 	if (seg_fd < 0 || !so)
 		return;	/* not started by pmstap: do nothing */
 	r = load(&l, seg_fd, so);
-	if (l.report_fd >= 0) {
-		int jumps = 0, traps = 0;
-
-		stp_patcher__counts(patcher, &jumps, &traps);
-		if (r == 0)
-			dprintf(l.report_fd, "ok %d probe sites (%d jumps, %d traps)\n", l.patched,
-				jumps, traps);
-		else
-			dprintf(l.report_fd, "error: %s\n", l.err);
-		close(l.report_fd);
-		unsetenv(STP_DYN_ENV_REPORT);
-	} else if (r != 0) {
-		dprintf(2, "libstapdyn: %s\n", l.err);
-	}
+	report(&l, r);
+	unsetenv(STP_DYN_ENV_REPORT);
 	if (r != 0)
 		_exit(127);
 	stp_dyn_events_start(l.sites);	/* process.begin, here, after the report */
+}
+
+/* ---- -x: loaded into a running process (libstapdyn-attach.so) ---- */
+
+/*
+ * pmstap -x calls this in the process, every thread stopped (inject.h):
+ * ARG is "SEGMENT\nSCRIPT\nREPORT", the segment's and the report pipe's
+ * paths as /proc/PMSTAP/fd/N, and script.dyn.so's.  0, or -1 (reported).
+ */
+__attribute__((visibility("default"))) long stp_dyn_attach(const char *arg)
+{
+	char seg[256], so[4096], rep[256];
+	struct load l = { .report_fd = -1 };
+	int seg_fd, r;
+
+	if (stp_dyn_seg || sscanf(arg, "%255[^\n]\n%4095[^\n]\n%255[^\n]", seg, so, rep) != 3)
+		return -1;	/* loaded already, or not pmstap's word */
+	l.report_fd = open(rep, O_WRONLY | O_CLOEXEC);
+	seg_fd = open(seg, O_RDWR | O_CLOEXEC);
+	r = seg_fd < 0 ? fail(&l, "cannot open the script's segment: %s", strerror(errno)) :
+			 load(&l, seg_fd, so);
+	if (seg_fd >= 0)
+		close(seg_fd);	/* the mapping stays */
+	if (r != 0 && patcher)
+		stp_patcher__remove(patcher);
+	report(&l, r);
+	if (r == 0)
+		stp_dyn_events_start(l.sites);
+	return r;
+}
+
+/* pmstap -x at the end: the code as it was; handlers running finish in their trampolines. */
+__attribute__((visibility("default"))) long stp_dyn_detach(const char *arg)
+{
+	(void)arg;
+	stp_dyn_events_stop();
+	if (patcher)
+		stp_patcher__remove(patcher);
+	return 0;
 }

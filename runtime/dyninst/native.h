@@ -16,5 +16,6 @@ void stp_dyn_native_init(void);
 
 /* events.c: run process.begin now, and the other events' handlers when they happen. */
 void stp_dyn_events_start(const struct stp_dyn_site *sites);
+void stp_dyn_events_stop(void);		/* -x detach: no handler runs any more */
 
 #endif

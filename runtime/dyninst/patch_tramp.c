@@ -345,7 +345,16 @@ struct tramp_thread {
 	struct tramp_shadow stack[STP_PATCH_SHADOW_MAX];
 };
 
+/*
+ * Initial-exec: no call to reach it.  libstapdyn-attach.so, which -x
+ * loads with dlopen() into a running process whose static TLS block has
+ * no room for it, is built with STP_DYN_TLS_DYNAMIC.
+ */
+#ifdef STP_DYN_TLS_DYNAMIC
+static __thread struct tramp_thread tramp_self;
+#else
 static __thread struct tramp_thread tramp_self __attribute__((tls_model("initial-exec")));
+#endif
 
 static void regs__fill(struct stp_regs *regs, uintptr_t ip)
 {

@@ -58,6 +58,11 @@ typedef struct stp_dmap_ref **(*stp_dyn_maps_fn)(int *n);
 /* Thread slots of a segment: "CPUs" of its per-CPU maps (threads past them are skipped). */
 #define STP_DYN_SLOTS 64
 
+/* -x: pmstap calls these in the process (libstapdyn-attach.so, loader.c). */
+#define STP_DYN_ATTACH_LIB "libstapdyn-attach.so"
+long stp_dyn_attach(const char *arg);
+long stp_dyn_detach(const char *arg);
+
 /* How pmstap starts a command with the script loaded (loader.c). */
 #define STP_DYN_LIB "libstapdyn.so"
 #define STP_DYN_ENV_SEG "STAPDYN_SEGMENT_FD"	/* the segment's descriptor, inherited */
