@@ -80,9 +80,8 @@ static void refuse_probe(const struct session *s, const struct derived_probe *dp
 }
 
 /*
- * The dyninst runtime probes the processes it starts and their children:
- * a process probe needs -c (attaching to a running process, -x, is not
- * written yet).
+ * The dyninst runtime probes the processes it starts (-c, and their
+ * children) or the one it attaches to (-x): a process probe needs one.
  */
 static bool dyninst_targets(const struct session *s, const struct program *prog)
 {
@@ -91,17 +90,12 @@ static bool dyninst_targets(const struct session *s, const struct program *prog)
 
 		if (probe_context(dp, RUNTIME_DYNINST) != PCTX_TARGET)
 			continue;
-		if (s->target_pid > 0) {
-			diag_error((struct srcloc){ 0 }, "the dyninst runtime cannot attach to a "
-				   "running process (-x) yet");
-			diag_hint("start the process with -c CMD, or use --runtime=bpf");
-			return false;
-		}
-		if (!s->target_cmd) {
+		if (!s->target_cmd && s->target_pid <= 0) {
 			diag_error(dp->orig ? dp->orig->loc : dp->probe->loc,
 				   "probe point '%s' needs a process to run in: the dyninst runtime "
-				   "probes the command it starts", dp->point);
-			diag_hint("give the command with -c CMD");
+				   "probes the command it starts or the process it attaches to",
+				   dp->point);
+			diag_hint("give the command with -c CMD, or the process with -x PID");
 			return false;
 		}
 	}

@@ -264,6 +264,7 @@ int stp_attach_probe(struct stp_script *s, int i)
 
 void stp_detach_all(struct stp_script *s)
 {
+	stp_dyn_detach_pid(s);	/* -x: the process runs on without the probes */
 	if (!s->links || !s->meta)
 		return;
 	for (int i = 0; i < s->meta->nprobes; i++) {
@@ -282,9 +283,12 @@ int stp_script__attach(struct stp_script *s)
 		s->attach_failed = true;
 		return err;
 	}
-	if (s->dseg) {	/* dyninst: the -c command's loader patches its own code */
+	if (s->dseg) {	/* dyninst: the -c command's loader patches its own code; -x: now */
 		stp_files_close(s);
-		return 0;
+		err = stp_dyn_attach_pid(s);
+		if (err)
+			s->attach_failed = true;
+		return err;
 	}
 	for (int i = 0; i < s->meta->nprobes; i++) {
 		if (s->meta->probes[i].context != STP_CTX_KERNEL)

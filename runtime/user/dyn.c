@@ -8,8 +8,12 @@
  * reads and writes it like BPF maps, through maps.h.  The -c command
  * starts with libstapdyn.so preloaded and the segment inherited
  * (stp_dyn_child_env); its loader patches the probe sites before main()
- * and reports on a pipe, read once the command is released
- * (stp_dyn_report).  Records come from the segment's ring buffer, which
+ * and reports on a pipe, which the event loop reads (stp_dyn_on_report).
+ * -x PID: libstapdyn-attach.so is loaded into the process and its
+ * stp_dyn_attach() called there (runtime/dyninst/inject.h), which opens
+ * the segment and the report pipe through /proc/PMSTAP/fd/, patches and
+ * reports the same way; at the end stp_dyn_detach() puts the code back
+ * and the process runs on.  Records come from the segment's ring buffer, which
  * has no descriptor to wait on: the event loop polls it on a timer
  * (STP_DYN_POLL_MS) and drains it at the end.
  */
@@ -18,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +30,7 @@
 
 #include "maps.h"
 #include "script_int.h"
+#include "../dyninst/inject.h"
 #include "../dyninst/stp_dyn.h"
 
 bool stp_dyn_is(const char *dir)
@@ -104,10 +110,19 @@ void stp_dyn_close(struct stp_script *s)
 
 /* ---- the -c command ---- */
 
-/* Where libstapdyn.so is: PMSTAP_DYNLIB, else ../lib/pmstap/ beside the running program. */
-static const char *dyn_lib(char *buf, size_t size)
+/*
+ * Where libstapdyn.so (NAME) is: PMSTAP_DYNLIB, else ../lib/pmstap/
+ * beside the running program; libstapdyn-attach.so beside it.
+ */
+static const char *dyn_lib(const char *name, char *buf, size_t size)
 {
 	const char *env = getenv("PMSTAP_DYNLIB");
+	const char *dir_end;
+
+	if (env && *env && strcmp(name, STP_DYN_LIB) != 0 && (dir_end = strrchr(env, '/'))) {
+		snprintf(buf, size, "%.*s/%s", (int)(dir_end - env), env, name);
+		return buf;
+	}
 	char exe[PATH_MAX];
 	ssize_t n;
 	char *slash;
@@ -122,7 +137,7 @@ static const char *dyn_lib(char *buf, size_t size)
 	if (slash)
 		*slash = '\0';
 	if ((size_t)snprintf(buf, size, "%.*s/../lib/pmstap/%s", (int)(size - 64), exe,
-			     STP_DYN_LIB) >= size)
+			     name) >= size)
 		return NULL;
 	return buf;
 }
@@ -131,11 +146,13 @@ int stp_dyn_prepare(struct stp_script *s)
 {
 	int pipefd[2];
 
-	if (!s->dseg || !s->opts.target_cmd)
+	const char *name = s->opts.target_cmd ? STP_DYN_LIB : STP_DYN_ATTACH_LIB;
+
+	if (!s->dseg || (!s->opts.target_cmd && s->opts.target_pid <= 0))
 		return 0;
-	if (!dyn_lib(s->dyn_lib, sizeof(s->dyn_lib)) || access(s->dyn_lib, R_OK) != 0) {
+	if (!dyn_lib(name, s->dyn_lib, sizeof(s->dyn_lib)) || access(s->dyn_lib, R_OK) != 0) {
 		stp_msg(s, "error", "cannot find the dyninst runtime %s (set PMSTAP_DYNLIB)",
-			s->dyn_lib[0] ? s->dyn_lib : STP_DYN_LIB);
+			s->dyn_lib[0] ? s->dyn_lib : name);
 		return -ENOENT;
 	}
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
@@ -200,16 +217,61 @@ int stp_dyn_on_report(struct stp_script *s)
 	line[n > 0 ? n : 0] = '\0';
 	line[strcspn(line, "\n")] = '\0';
 	if (strncmp(line, "ok ", 3) == 0) {
-		if (s->opts.verbose)
+		if (s->opts.verbose && s->opts.target_cmd)
 			stp_msg(s, "note", "the -c command has the script loaded: %s", line + 3);
+		else if (s->opts.verbose)
+			stp_msg(s, "note", "process %ld has the script loaded: %s",
+				s->opts.target_pid, line + 3);
 		return 0;
 	}
-	if (strncmp(line, "error: ", 7) == 0)
+	if (!s->opts.target_cmd)
+		stp_msg(s, "error", "process %ld: %s", s->opts.target_pid,
+			strncmp(line, "error: ", 7) == 0 ? line + 7 : "the script did not load");
+	else if (strncmp(line, "error: ", 7) == 0)
 		stp_msg(s, "error", "-c '%s': %s", s->opts.target_cmd, line + 7);
 	else
 		stp_msg(s, "error", "-c '%s' did not load the dyninst runtime (a statically linked "
 			"program, or one that could not start)", s->opts.target_cmd);
 	return -EINVAL;
+}
+
+/* ---- -x PID ---- */
+
+int stp_dyn_attach_pid(struct stp_script *s)
+{
+	char arg[8192], err[512];
+	pid_t pid = (pid_t)s->opts.target_pid;
+	long ret = -1;
+	int rc;
+
+	if (!s->dseg || s->opts.target_cmd || pid <= 0)
+		return 0;
+	snprintf(arg, sizeof(arg), "/proc/%d/fd/%d\n%s\n/proc/%d/fd/%d", (int)getpid(),
+		 stp_dseg__fd(s->dseg), s->bpf_path, (int)getpid(), s->dyn_report_w);
+	rc = stp_inject__call(pid, s->dyn_lib, "stp_dyn_attach", arg, &ret, err, sizeof(err));
+	stp_dyn_started(s);	/* its report is in the pipe now, or never */
+	if (rc != 0) {
+		stp_msg(s, "error", "cannot load the script into process %d: %s", (int)pid, err);
+		return -EPERM;
+	}
+	s->dyn_attached = ret == 0;
+	return 0;	/* a refusal: its report says why (stp_dyn_on_report) */
+}
+
+void stp_dyn_detach_pid(struct stp_script *s)
+{
+	char err[512];
+	long ret;
+
+	if (!s->dyn_attached)
+		return;
+	s->dyn_attached = false;
+	if (kill((pid_t)s->opts.target_pid, 0) != 0)
+		return;	/* it is gone */
+	if (stp_inject__call((pid_t)s->opts.target_pid, s->dyn_lib, "stp_dyn_detach", "", &ret,
+			     err, sizeof(err)) != 0)
+		stp_msg(s, "warning", "cannot take the probes out of process %d: %s",
+			(int)s->opts.target_pid, err);
 }
 
 /* ---- records ---- */

@@ -55,6 +55,7 @@ struct stp_script {
 	struct stp_dseg *dseg;			/* the shared segment */
 	int dyn_report, dyn_report_w;		/* the -c command's loader reports here */
 	int dyn_poll_fd;			/* the event loop's timer to read the ring */
+	bool dyn_attached;			/* -x: the script is loaded in the process */
 	char dyn_lib[4096];			/* libstapdyn.so */
 
 	/* per probe, indexed like meta.probes */
@@ -148,6 +149,8 @@ void stp_dyn_child_env(struct stp_script *s);
 void stp_dyn_started(struct stp_script *s);
 int stp_dyn_on_report(struct stp_script *s);
 int stp_dyn_drain(struct stp_script *s);
+int stp_dyn_attach_pid(struct stp_script *s);	/* -x */
+void stp_dyn_detach_pid(struct stp_script *s);
 #define STP_DYN_POLL_MS 20	/* how often the event loop reads the segment's ring buffer */
 
 /* autoprint.c */

@@ -1,0 +1,48 @@
+/*
+ * inject.h - a shared object loaded into a process that already runs, and
+ * a function of it called there: how `pmstap --runtime=dyninst -x PID`
+ * gets libstapdyn.so into PID (same user, no root).
+ *
+ * The process is traced with ptrace for the time of the operation, so the
+ * caller needs the right to trace it: the same user, a process that is
+ * dumpable, no other tracer, and with kernel.yama.ptrace_scope 1 a caller
+ * that is an ancestor of it (or that it named with prctl(PR_SET_PTRACER)),
+ * unless the caller has CAP_SYS_PTRACE.  x86-64 processes only.
+ *
+ * All ptrace requests are made by the thread that calls; the calls of one
+ * process must not overlap.
+ */
+#ifndef STP_INJECT_H
+#define STP_INJECT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* How long a thread may take to stop, and each call to return, by default (ms). */
+#define STP_INJECT_TIMEOUT_MS 10000
+
+/*
+ * Load the shared object LIB into process PID and call FN(ARG) in it, where FN is
+ * `long FN(const char *arg)` exported by LIB: every thread of PID is stopped (ptrace
+ * seize + interrupt, each thread of /proc/PID/task, including threads that appear
+ * meanwhile) for the whole operation, then resumed as they were (a thread that was
+ * already stopped by a signal, or ptrace-stopped by a debugger, must not be harmed:
+ * refuse a process already traced by someone else, with a clear reason).
+ * *RET gets FN's return value. Returns 0, or -1 with a one-line reason in ERR.
+ * LIB already loaded in PID: it is not loaded twice (dlopen of the same path gives the
+ * same handle); FN is called again.
+ *
+ * LIB is opened by the process itself (RTLD_NOW | RTLD_GLOBAL), so a relative
+ * path is relative to its working directory and its own search path.  FN runs
+ * on one thread of the process, the others stopped: a thread that was stopped
+ * holding a lock dlopen or FN needs makes the call time out.  A call that
+ * times out or crashes is abandoned: the thread gets its registers back, and
+ * whatever the call had done (locks taken included) stays done.
+ */
+int stp_inject__call(pid_t pid, const char *lib, const char *fn, const char *arg, long *ret,
+		     char *err, size_t errlen);
+
+/* Set the time limits of the calls that follow (ms; 0: STP_INJECT_TIMEOUT_MS). */
+void stp_inject__set_timeout(unsigned int ms);
+
+#endif
