@@ -151,7 +151,8 @@ mask_p3() {
 	sed -E -e 's/^#define STP_NCPUS [0-9]+$/#define STP_NCPUS N/' \
 		-e "s|$build/bin|BIN|g" \
 		-e '/BIN/,/stp_point_at/s/^(static const uint32_t stp_point_at\[STP_NPROBES\][^=]*= \{).*\};$/\1 OFFSETS };/' \
-		-e 's/^(\t\{ "[^"]*", )"[0-9a-f]*", [0-9]+, [0-9]+ \},$/\1"BUILD-ID", SIZE, MTIME },/'
+		-e 's/^(\t\{ "[^"]*", )"[0-9a-f]*", [0-9]+, [0-9]+ \},$/\1"BUILD-ID", SIZE, MTIME },/' \
+		-e 's/^(\t\{ [0-9]+, probe_[0-9]+, STP_DYN_CODE, [0-9]+, "BIN[^"]*", )0x[0-9a-f]+, 0x[0-9a-f]+, 0x[0-9a-f]+,/\1OFFSET, LO, HI,/'
 }
 
 check_transok() {
