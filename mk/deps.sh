@@ -20,7 +20,7 @@ PACKAGES="make gcc clang llvm pkg-config
 	pcp libpcp3-dev libpcp-pmda3-dev
 	libbpf-dev bpftool libdw-dev libelf-dev
 	libcunit1-dev libclang-rt-14-dev
-	systemtap-sdt-dev libzydis-dev"
+	systemtap-sdt-dev libzydis-dev g++"
 GUEST_PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static cpio kmod xz-utils"
 [ -n "${PMSTAP_NO_GUEST:-}" ] && GUEST_PACKAGES=""
 

@@ -260,6 +260,32 @@ static const char *die_name(Dwarf_Die *die)
 	return dwarf_attr_integrate(die, DW_AT_name, &a) ? dwarf_formstring(&a) : NULL;
 }
 
+/*
+ * The end of the address range of DIE that holds LO: a function the
+ * compiler split in parts (DW_AT_ranges: a hot part with the entry and a
+ * ".cold" one) has no DW_AT_high_pc; LO + 1 when no range says.
+ */
+static Dwarf_Addr range_end(Dwarf_Die *die, Dwarf_Addr lo)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0)
+		if (start <= lo && lo < end)
+			return end;
+	return lo + 1;
+}
+
+/* A split function's entry: DW_AT_entry_pc, else its first range (GCC lists the hot part first). */
+static int split_entry(Dwarf_Die *die, Dwarf_Addr *lo)
+{
+	Dwarf_Addr base, end;
+
+	if (dwarf_entrypc(die, lo) == 0)
+		return 0;
+	return dwarf_ranges(die, 0, &base, lo, &end) > 0 ? 0 : -1;
+}
+
 static void add_func(struct uelf *ue, Dwarf_Die *die, Dwarf_Off cu, bool inlined)
 {
 	const char *name = die_name(die), *file;
@@ -269,10 +295,13 @@ static void add_func(struct uelf *ue, Dwarf_Die *die, Dwarf_Off cu, bool inlined
 
 	if (!name)
 		return;
-	if (inlined ? dwarf_entrypc(die, &lo) != 0 : dwarf_lowpc(die, &lo) != 0)
-		return;
-	if (dwarf_highpc(die, &hi) != 0)
+	if (inlined || dwarf_lowpc(die, &lo) != 0) {	/* an inline instance, or split in parts */
+		if ((inlined ? dwarf_entrypc(die, &lo) : split_entry(die, &lo)) != 0)
+			return;
+		hi = range_end(die, lo);
+	} else if (dwarf_highpc(die, &hi) != 0) {
 		hi = lo + 1;
+	}
 	file = dwarf_decl_file(die);
 	dwarf_decl_line(die, &line);
 	f = ARENA_NEW(struct ufunc);

@@ -18,6 +18,12 @@
  * pthread_create(), _exit() and the exec functions are wrapped here (this
  * library comes first in the program's symbol look-up); a script without
  * those probes passes straight through.
+ *
+ * So is the start of a C++ throw (and of a forced unwind: thread
+ * cancellation): the unwinder cannot walk through a frame whose return
+ * address is the patcher's return trampoline, so the thread's hooked
+ * returns get their real addresses back first (those returns run no
+ * .return handler, as a uretprobe's do not either).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -27,8 +33,10 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #include "native.h"
+#include "patch.h"
 
 static const struct stp_dyn_site *sites;
 static bool wanted[STP_DYN_THREAD_END + 1];
@@ -273,4 +281,26 @@ int execle(const char *path, const char *arg, ...)
 	r = argv ? execve(path, argv, envp) : -1;
 	free(argv);
 	return r;
+}
+
+/* ---- unwinding: C++ exceptions, thread cancellation ---- */
+
+typedef _Unwind_Reason_Code (*raise_fn)(struct _Unwind_Exception *);
+typedef _Unwind_Reason_Code (*forced_fn)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *);
+
+_Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *e)
+{
+	raise_fn real = (raise_fn)real_fn("_Unwind_RaiseException");
+
+	stp_patch_unhook_returns();
+	return real ? real(e) : _URC_FATAL_PHASE1_ERROR;
+}
+
+_Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *e, _Unwind_Stop_Fn stop,
+					 void *arg)
+{
+	forced_fn real = (forced_fn)real_fn("_Unwind_ForcedUnwind");
+
+	stp_patch_unhook_returns();
+	return real ? real(e, stop, arg) : _URC_FATAL_PHASE1_ERROR;
 }
