@@ -3,16 +3,18 @@
  * child that runs, and a function of it called there.
  *
  * The children are forks of this program.  Most spin in t_spin (below, in
- * assembly): it sets fixed values in the general registers and in xmm0,
- * xmm1, xmm7, xmm15, then loops, counting in shared memory and counting
- * apart each round that finds one of them (or rsp) changed, so a thread
- * whose registers are not given back exactly shows it.  Others block in
+ * assembly): it fills the 2 KB below its stack pointer with 0xa5, sets
+ * fixed values in the general registers and in xmm0, xmm1, xmm7, xmm15,
+ * then loops, counting in shared memory, and counting apart each round
+ * that finds one of them (or rsp) changed: a thread whose registers are
+ * not given back exactly shows it.  Others block in
  * read() or nanosleep() and report through a pipe how it ended.
  *
- * The library is built at run time into a temporary directory:
+ * The library is built at run time into a temporary directory (with a
+ * little initial-exec TLS, as libstapdyn.so has):
  *   hello(PATH)	writes "PATH PID CALLS" into PATH, returns
  *			strlen(PATH) + 42 + 1000 * CALLS (CALLS: a static count)
- *   raise_usr1()	kill(getpid(), SIGUSR1), returns 7
+ *   raise_two()	sends SIGUSR1 then SIGUSR2 to its own process, returns 7
  *   frozen("ADDR N")	how many of N slot counters at ADDR moved during 1000
  *			sched_yield()s: 0 when the other threads are stopped
  *   forever()		never returns
@@ -60,6 +62,7 @@ struct shared {
 /* t_spin(struct slot *): never returns. */
 asm(".text\n.p2align 4\n.type t_spin, @function\nt_spin:\n"
     " mov %rdi, %r15\n mov %rsp, 16(%r15)\n"
+    " lea -2048(%rsp), %rdi\n mov $2048, %ecx\n mov $0xa5, %eax\n rep stosb\n"
     "1: mov $0x01010101, %eax\n mov $0x02020202, %ebx\n mov $0x03030303, %ecx\n"
     " mov $0x04040404, %edx\n mov $0x05050505, %esi\n mov $0x06060606, %edi\n"
     " mov $0x07070707, %ebp\n mov $0x08080808, %r8d\n mov $0x09090909, %r9d\n"
@@ -83,32 +86,54 @@ asm(".text\n.p2align 4\n.type t_spin, @function\nt_spin:\n"
 
 void t_spin(struct slot *s) __attribute__((noreturn, visibility("hidden")));
 
+/* ---- the children ---- */
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* The children spawned, reaped by the next case or at exit even when a case stops early. */
+static pid_t kids[16];
+static int nkids;
+
+static void reap_all(void)
+{
+	while (nkids > 0)
+		reap(kids[--nkids]);
+}
+
 /* ---- the library ---- */
 
 static const char lib_src[] =
 	"#include <fcntl.h>\n#include <sched.h>\n#include <signal.h>\n#include <stdio.h>\n"
 	"#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n"
 	"static int calls;\n"
+	"static __thread long tls[8] __attribute__((tls_model(\"initial-exec\")));\n"
 	"long hello(const char *path)\n{\n"
-	"	char line[512];\n"
-	"	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600), n;\n"
-	"	calls++;\n"
-	"	if (fd < 0)\n		return -1;\n"
-	"	n = snprintf(line, sizeof(line), \"%s %d %d\\n\", path, (int)getpid(), calls);\n"
-	"	if (write(fd, line, n) != n)\n		calls = -1000;\n"
-	"	close(fd);\n"
-	"	return (long)strlen(path) + 42 + 1000 * calls;\n}\n"
-	"long raise_usr1(const char *arg)\n{\n	kill(getpid(), SIGUSR1);\n	return 7;\n}\n"
+	" char line[512];\n"
+	" int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600), n;\n"
+	" calls++;\n"
+	" tls[calls % 8] = calls;\n"
+	" if (fd < 0)\n  return -1;\n"
+	" n = snprintf(line, sizeof(line), \"%s %d %d\\n\", path, (int)getpid(), calls);\n"
+	" if (write(fd, line, n) != n)\n  calls = -1000;\n"
+	" close(fd);\n"
+	" return (long)strlen(path) + 42 + 1000 * calls;\n}\n"
+	"long raise_two(const char *arg)\n{\n kill(getpid(), SIGUSR1);\n kill(getpid(), SIGUSR2);\n"
+	" return 7;\n}\n"
 	"long frozen(const char *arg)\n{\n"
-	"	char *end;\n"
-	"	volatile long *c = (volatile long *)strtoul(arg, &end, 16);\n"
-	"	long n = strtol(end, NULL, 10), before[16], moved = 0;\n"
-	"	for (long k = 0; k < n && k < 16; k++)\n		before[k] = c[8 * k];\n"
-	"	for (int k = 0; k < 1000; k++)\n		sched_yield();\n"
-	"	for (long k = 0; k < n && k < 16; k++)\n		moved += c[8 * k] != before[k];\n"
-	"	return moved;\n}\n"
-	"long forever(const char *arg)\n{\n	for (;;)\n		__asm__ volatile(\"\");\n}\n"
-	"long bye(const char *arg)\n{\n	_exit(3);\n}\n";
+	" char *end;\n"
+	" volatile long *c = (volatile long *)strtoul(arg, &end, 16);\n"
+	" long n = strtol(end, NULL, 10), before[16], moved = 0;\n"
+	" for (long k = 0; k < n && k < 16; k++)\n  before[k] = c[8 * k];\n"
+	" for (int k = 0; k < 1000; k++)\n  sched_yield();\n"
+	" for (long k = 0; k < n && k < 16; k++)\n  moved += c[8 * k] != before[k];\n"
+	" return moved;\n}\n"
+	"long forever(const char *arg)\n{\n for (;;)\n  __asm__ volatile(\"\");\n}\n"
+	"long bye(const char *arg)\n{\n _exit(3);\n}\n";
 
 static char dir[256], lib[300];
 
@@ -121,15 +146,18 @@ static void cleanup(void)
 		fprintf(stderr, "test_dyn_inject: cannot remove %s\n", dir);
 }
 
-/* Build the library once, into a temporary directory removed at exit. */
-static void build_lib(void)
+/* Before each case: the last case's children reaped; the library built once, into a
+ * temporary directory removed at exit. */
+static void setup(void)
 {
 	const char *tmp = getenv("TMPDIR");
 	char src[300], cmd[700];
 	FILE *f;
 
+	reap_all();
 	if (lib[0])
 		return;
+	atexit(reap_all);
 	snprintf(dir, sizeof(dir), "%s/test_dyn_inject.XXXXXX", tmp ? tmp : "/tmp");
 	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
 	atexit(cleanup);
@@ -145,8 +173,6 @@ static void build_lib(void)
 		CU_FAIL_FATAL("cannot build the library with cc");
 	}
 }
-
-/* ---- the children ---- */
 
 #define WAIT_UNTIL(cond)                                                                           \
 	({                                                                                         \
@@ -175,28 +201,13 @@ static pid_t spawn(void (*body)(void *), void *arg)
 		body(arg);
 		_exit(0);
 	}
+	if (nkids < 16)
+		kids[nkids++] = pid;
 	return pid;
-}
-
-static void reap(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-}
-
-/* Fill the stack below this frame with 0xa5, for the check that it is given back. */
-static __attribute__((noinline)) void paint_stack(void)
-{
-	volatile unsigned char area[8192];
-
-	for (size_t k = 0; k < sizeof(area); k++)
-		area[k] = 0xa5;
 }
 
 static void body_spin(void *arg)
 {
-	paint_stack();
 	t_spin(&((struct shared *)arg)->slot[0]);
 }
 
@@ -219,11 +230,11 @@ static void body_threads(void *arg)
 
 static void *thread_count(void *slot)
 {
-	atomic_fetch_add(&((struct slot *)slot)->bad, 1);
+	__atomic_fetch_add(&((struct slot *)slot)->sp, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
-/* Threads created and joined, one after the other, for ever. */
+/* Threads created and joined, one after the other, for ever; slot 0's sp counts the threads. */
 static void body_churn(void *arg)
 {
 	struct slot *s = &((struct shared *)arg)->slot[0];
@@ -241,28 +252,55 @@ struct report {
 	long r;			/* read's or nanosleep's result */
 	int err;		/* its errno */
 	char data[16];		/* what read got */
-	int usr1;		/* SIGUSR1 handled */
+	int usr1, usr2;		/* SIGUSR1, SIGUSR2 handled */
 	int from, code;		/* with this siginfo: si_pid, si_code */
 	long elapsed_ns;
 };
 
 struct blocker {
 	int in[2], out[2];
-	bool handler;		/* SIGUSR1 gets a handler, without SA_RESTART */
+	bool handler;		/* SIGUSR1 and SIGUSR2 get a handler, without SA_RESTART */
 };
 
-static volatile sig_atomic_t usr1_n, usr1_pid, usr1_code;
+static volatile sig_atomic_t usr1_n, usr2_n, usr1_pid, usr1_code;
 
-static void on_usr1(int sig, siginfo_t *si, void *uc)
+static void on_usr(int sig, siginfo_t *si, void *uc)
 {
+	if (sig == SIGUSR2) {
+		usr2_n++;
+		return;
+	}
 	usr1_n++;
 	usr1_pid = si->si_pid;
 	usr1_code = si->si_code;
 }
 
+/* Handlers for SIGUSR1 and SIGUSR2, without SA_RESTART. */
+static void usr_handlers(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_usr, .sa_flags = SA_SIGINFO };
+
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+}
+
+/* Wait for both signals, without a window where one could come unseen. */
+static void usr_wait(void)
+{
+	sigset_t both, old;
+
+	sigemptyset(&both);
+	sigaddset(&both, SIGUSR1);
+	sigaddset(&both, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &both, &old);
+	while (!usr1_n || !usr2_n)
+		sigsuspend(&old);
+}
+
 static void report(struct blocker *b, struct report *r)
 {
 	r->usr1 = usr1_n;
+	r->usr2 = usr2_n;
 	r->from = usr1_pid;
 	r->code = usr1_code;
 	if (write(b->out[1], r, sizeof(*r)) != sizeof(*r))
@@ -272,13 +310,14 @@ static void report(struct blocker *b, struct report *r)
 static void body_read(void *arg)
 {
 	struct blocker *b = arg;
-	struct sigaction sa = { .sa_sigaction = on_usr1, .sa_flags = SA_SIGINFO };
 	struct report r = { 0 };
 
 	if (b->handler)
-		sigaction(SIGUSR1, &sa, NULL);
+		usr_handlers();
 	r.r = read(b->in[0], r.data, sizeof(r.data) - 1);
 	r.err = r.r < 0 ? errno : 0;
+	if (b->handler)
+		usr_wait();
 	report(b, &r);
 }
 
@@ -447,7 +486,7 @@ static void test_call(void)
 	size_t len;
 	pid_t pid;
 
-	build_lib();
+	setup();
 	out_path(path, sizeof(path), "call");
 	len = strlen(lib) + strlen("hello") + strlen(path) + 3;
 	CU_ASSERT_FATAL(len <= sizeof(before));
@@ -470,7 +509,7 @@ static void test_twice(void)
 	pid_t pid;
 	int maps;
 
-	build_lib();
+	setup();
 	out_path(path, sizeof(path), "twice");
 	pid = spawn(body_spin, sh);
 	CU_ASSERT_FATAL(WAIT_UNTIL(count(&sh->slot[0]) > 0));
@@ -492,7 +531,7 @@ static void test_read(void)
 	char path[300];
 	pid_t pid;
 
-	build_lib();
+	setup();
 	out_path(path, sizeof(path), "read");
 	blocker_open(&b, false);
 	pid = spawn(body_read, &b);
@@ -509,9 +548,9 @@ static void test_read(void)
 }
 
 /*
- * Blocked in read(), with a SIGUSR1 handler without SA_RESTART: the call
- * raises SIGUSR1; it is delivered after, with its siginfo, and read() fails
- * with EINTR as it would have.
+ * Blocked in read(), with handlers without SA_RESTART: the call raises
+ * SIGUSR1 then SIGUSR2.  They are delivered after it, SIGUSR1 with its
+ * siginfo, and read() fails with EINTR as it would have.
  */
 static void test_signal(void)
 {
@@ -521,16 +560,17 @@ static void test_signal(void)
 	long ret = 0;
 	pid_t pid;
 
-	build_lib();
+	setup();
 	blocker_open(&b, true);
 	pid = spawn(body_read, &b);
 	CU_ASSERT_FATAL(WAIT_UNTIL(in_syscall(pid, SYS_read)));
-	CU_ASSERT_EQUAL(inject(pid, lib, "raise_usr1", "", &ret, err), 0);
+	CU_ASSERT_EQUAL(inject(pid, lib, "raise_two", "", &ret, err), 0);
 	CU_ASSERT_EQUAL(ret, 7);
 	CU_ASSERT_FATAL(report_read(&b, &r));
 	CU_ASSERT_EQUAL(r.r, -1);
 	CU_ASSERT_EQUAL(r.err, EINTR);
 	CU_ASSERT_EQUAL(r.usr1, 1);
+	CU_ASSERT_EQUAL(r.usr2, 1);
 	CU_ASSERT_EQUAL(r.from, pid);
 	CU_ASSERT_EQUAL(r.code, SI_USER);
 	reap(pid);
@@ -545,7 +585,7 @@ static void test_sleep(void)
 	char path[300];
 	pid_t pid;
 
-	build_lib();
+	setup();
 	out_path(path, sizeof(path), "sleep");
 	blocker_open(&b, false);
 	pid = spawn(body_sleep, &b);
@@ -594,7 +634,7 @@ static void test_threads(void)
 	long ret = -1;
 	pid_t pid, tid;
 
-	build_lib();
+	setup();
 	out_path(path, sizeof(path), "threads");
 	pid = spawn(body_threads, sh);
 	CU_ASSERT_FATAL(WAIT_UNTIL(all_counting(sh)));
@@ -617,16 +657,20 @@ static void test_threads(void)
 static void test_churn(void)
 {
 	struct shared *sh = shared_new();
-	char path[300];
+	char path[300], arg[64], err[512];
+	long c, ret = -1;
 	pid_t pid;
-	long c;
 
-	build_lib();
+	setup();
 	out_path(path, sizeof(path), "churn");
 	pid = spawn(body_churn, sh);
 	CU_ASSERT_FATAL(WAIT_UNTIL(count(&sh->slot[0]) > 100));
-	for (int k = 1; k <= 5; k++)
+	snprintf(arg, sizeof(arg), "%lx 1", (unsigned long)&sh->slot[0].sp);
+	for (int k = 1; k <= 5; k++) {
 		hello_ok(pid, path, k);
+		CU_ASSERT_EQUAL(inject(pid, lib, "frozen", arg, &ret, err), 0);
+		CU_ASSERT_EQUAL(ret, 0);	/* no thread created during the call */
+	}
 	c = count(&sh->slot[0]);
 	CU_ASSERT(WAIT_UNTIL(count(&sh->slot[0]) > c + 100));
 	reap(pid);
@@ -641,7 +685,7 @@ static void test_stopped(void)
 	int status;
 	pid_t pid;
 
-	build_lib();
+	setup();
 	out_path(path, sizeof(path), "stopped");
 	pid = spawn(body_spin, sh);
 	CU_ASSERT_FATAL(WAIT_UNTIL(count(&sh->slot[0]) > 0));
@@ -673,7 +717,7 @@ static void test_missing(void)
 	char want[1024];
 	pid_t pid;
 
-	build_lib();
+	setup();
 	pid = spawn(body_spin, sh);
 	CU_ASSERT_FATAL(WAIT_UNTIL(count(&sh->slot[0]) > 0));
 	snprintf(want, sizeof(want), "cannot load %s in process %d: %s: cannot open shared "
@@ -695,7 +739,7 @@ static void test_timeout(void)
 	char want[256];
 	pid_t pid;
 
-	build_lib();
+	setup();
 	pid = spawn(body_spin, sh);
 	CU_ASSERT_FATAL(WAIT_UNTIL(count(&sh->slot[0]) > 0));
 	stp_inject__set_timeout(300);
@@ -715,7 +759,7 @@ static void test_exit(void)
 	char want[256];
 	pid_t pid;
 
-	build_lib();
+	setup();
 	pid = spawn(body_spin, sh);
 	CU_ASSERT_FATAL(WAIT_UNTIL(count(&sh->slot[0]) > 0));
 	snprintf(want, sizeof(want), "process %d exited with status 3 during the call to bye",

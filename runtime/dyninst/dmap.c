@@ -111,7 +111,8 @@ static uint32_t dmap__pow2(uint32_t n)
 static void dmap__layout(const struct stp_dmap_def *d, uint32_t nslots, struct dmap_layout *l)
 {
 	memset(l, 0, sizeof(*l));
-	l->stride = (uint32_t)dmap__align(d->value_size, 8);
+	/* a slot's value on a cache line of its own: threads write theirs, never a neighbour's line */
+	l->stride = (uint32_t)dmap__align(d->value_size, dmap_is_percpu(d->type) ? 64 : 8);
 	l->vsize = dmap_is_percpu(d->type) ? nslots * l->stride : l->stride;
 	l->kstride = (uint32_t)dmap__align(d->key_size, 8);
 	l->elem_size = l->vsize;
@@ -532,7 +533,10 @@ static int darray__update(struct stp_dmap *m, const void *key, const void *val,
 		return -E2BIG;
 	if (flags == STP_DMAP_NOEXIST)
 		return -EEXIST;
-	memcpy(v, val, slot < 0 && m->percpu ? m->lay.vsize : m->def.value_size);
+	if (slot < 0 && m->percpu)
+		dmap_slots_in(m, v, val);
+	else
+		memcpy(v, val, m->def.value_size);
 	return 0;
 }
 
@@ -579,6 +583,24 @@ static void *dmap__lookup_at(struct stp_dmap *m, const void *key, int slot)
 	if (dmap_is_hash(m->def.type))
 		return dmap_hash_lookup(m, key, slot);
 	return NULL;
+}
+
+void dmap_slots_out(const struct stp_dmap *m, void *out, const uint8_t *in)
+{
+	uint32_t ostride = (uint32_t)dmap__align(m->def.value_size, 8);
+
+	for (uint32_t s = 0; s < m->nslots; s++)
+		memcpy((uint8_t *)out + (uint64_t)s * ostride, in + (uint64_t)s * m->lay.stride,
+		       ostride);
+}
+
+void dmap_slots_in(const struct stp_dmap *m, uint8_t *out, const void *in)
+{
+	uint32_t ostride = (uint32_t)dmap__align(m->def.value_size, 8);
+
+	for (uint32_t s = 0; s < m->nslots; s++)
+		memcpy(out + (uint64_t)s * m->lay.stride, (const uint8_t *)in + (uint64_t)s * ostride,
+		       ostride);
 }
 
 uint8_t *stp_dmap__array(struct stp_dmap *m, uint64_t *vsize, uint64_t *stride)
@@ -698,7 +720,10 @@ int stp_dmap__read(struct stp_dmap *m, const void *key, void *val)
 		return -EINVAL;
 	if (!(v = darray__elem(m, key, 0)))
 		return -ENOENT;
-	memcpy(val, v, m->percpu ? m->lay.vsize : m->def.value_size);
+	if (m->percpu)
+		dmap_slots_out(m, val, v);
+	else
+		memcpy(val, v, m->def.value_size);
 	return 0;
 }
 

@@ -47,12 +47,6 @@ static uint8_t *dhash__value(struct stp_dmap *m, struct dhash_elem *e, int slot)
 	return e->data + m->lay.kstride + (slot > 0 ? (uint64_t)slot * m->lay.stride : 0);
 }
 
-/* Bytes of the whole value: one value, or every slot's. */
-static uint32_t dhash__vbytes(struct stp_dmap *m)
-{
-	return m->percpu ? m->lay.vsize : m->def.value_size;
-}
-
 static uint32_t dhash__hash(const void *key, uint32_t len)
 {
 	const uint8_t *p = key;
@@ -168,7 +162,10 @@ static uint32_t dhash__alloc(struct stp_dmap *m)
 /* Copy VAL into E: SLOT's value, or the whole value when SLOT < 0. */
 static void dhash__set(struct stp_dmap *m, struct dhash_elem *e, const void *val, int slot)
 {
-	memcpy(dhash__value(m, e, slot), val, slot < 0 ? dhash__vbytes(m) : m->def.value_size);
+	if (slot < 0 && m->percpu)
+		dmap_slots_in(m, dhash__value(m, e, -1), val);
+	else
+		memcpy(dhash__value(m, e, slot), val, m->def.value_size);
 }
 
 static int dhash__insert(struct stp_dmap *m, const void *key, const void *val, int slot)
@@ -291,8 +288,11 @@ int dmap_hash_read(struct stp_dmap *m, const void *key, void *val)
 
 	if ((err = dmap_lock(&dhash__meta(m)->lock)) < 0)
 		return err;
-	if ((e = dhash__find(m, key)))
-		memcpy(val, dhash__value(m, e, -1), dhash__vbytes(m));
+	e = dhash__find(m, key);
+	if (e && m->percpu)
+		dmap_slots_out(m, val, dhash__value(m, e, -1));
+	else if (e)
+		memcpy(val, dhash__value(m, e, -1), m->def.value_size);
 	dmap_unlock(&dhash__meta(m)->lock);
 	return e ? 0 : -ENOENT;
 }

@@ -61,7 +61,7 @@ struct dmap_layout {
 	uint64_t buckets_at;	/* hash: nbuckets uint32_t */
 	uint64_t data_at;	/* elements, values or ring bytes */
 	uint64_t data_len;
-	uint32_t stride;	/* a value rounded up to 8 */
+	uint32_t stride;	/* a value rounded up to 8; per-cpu: to 64, a line a slot */
 	uint32_t vsize;		/* value bytes per element: stride, or nslots * stride */
 	uint32_t kstride;	/* a key rounded up to 8 */
 	uint32_t elem_size;	/* hash: an element; others: vsize */
@@ -161,5 +161,13 @@ DMAP_HIDDEN void *dmap_ring_reserve(struct stp_dmap *m, uint32_t size);
 DMAP_HIDDEN void dmap_ring_commit(struct stp_dmap *m, void *rec, uint32_t discard);
 DMAP_HIDDEN int dmap_ring_consume(struct stp_dmap *m, int (*cb)(void *, void *, size_t),
 				  void *ctx);
+
+/*
+ * Every slot's value of a per-cpu element between the map (IN or OUT:
+ * lay.stride apart) and a reader's buffer (values 8-aligned, one after
+ * the other, as bpf(2) gives per-CPU values).
+ */
+void dmap_slots_out(const struct stp_dmap *m, void *out, const uint8_t *in);
+void dmap_slots_in(const struct stp_dmap *m, uint8_t *out, const void *in);
 
 #endif

@@ -9,8 +9,13 @@
  * that is an ancestor of it (or that it named with prctl(PR_SET_PTRACER)),
  * unless the caller has CAP_SYS_PTRACE.  x86-64 processes only.
  *
- * All ptrace requests are made by the thread that calls; the calls of one
- * process must not overlap.
+ * All ptrace requests are made by the thread that calls; calls for one
+ * process must not overlap, and no other thread of the caller may wait for
+ * any child meanwhile (waitpid(-1) would take the stops this waits for).
+ *
+ * glibc keeps little room (about 1.5 KB) for the static TLS of libraries
+ * dlopen()ed late: a LIB with more initial-exec TLS than that fails to load
+ * ("cannot allocate memory in static TLS block").
  */
 #ifndef STP_INJECT_H
 #define STP_INJECT_H
@@ -34,10 +39,11 @@
  *
  * LIB is opened by the process itself (RTLD_NOW | RTLD_GLOBAL), so a relative
  * path is relative to its working directory and its own search path.  FN runs
- * on one thread of the process, the others stopped: a thread that was stopped
- * holding a lock dlopen or FN needs makes the call time out.  A call that
- * times out or crashes is abandoned: the thread gets its registers back, and
- * whatever the call had done (locks taken included) stays done.
+ * on one thread of the process, the others stopped (threads FN creates run):
+ * a thread that was stopped holding a lock dlopen or FN needs makes the call
+ * time out.  A call that times out or crashes is abandoned: the thread gets
+ * its registers back, and whatever the call had done (locks taken included)
+ * stays done.
  */
 int stp_inject__call(pid_t pid, const char *lib, const char *fn, const char *arg, long *ret,
 		     char *err, size_t errlen);

@@ -47,10 +47,13 @@ static int check_tracer(struct inject *in, pid_t tid)
 {
 	long tracer = inj__status_long(in->pid, tid, "TracerPid", 10);
 
+	if (tracer > 0 && inj__status_long((pid_t)tracer, 0, "Tgid", 10) > 0)
+		tracer = inj__status_long((pid_t)tracer, 0, "Tgid", 10);	/* a thread's process */
 	if (tracer > 0 && tracer == getpid())
 		return inj__fail(in, "process %d is already traced by this process", in->pid);
 	if (tracer > 0)
-		return inj__fail(in, "process %d is already traced by process %ld", in->pid, tracer);
+		return inj__fail(in, "process %d is already traced by process %ld", in->pid,
+				 tracer);
 	return 0;
 }
 
@@ -77,14 +80,14 @@ static int denied(struct inject *in)
 	switch (yama_scope()) {
 	case 1:
 		return inj__fail(in,
-				 "cannot trace process %d: kernel.yama.ptrace_scope is 1, which lets "
-				 "only its ancestors trace it, or a tracer it names with "
-				 "prctl(PR_SET_PTRACER), or one with CAP_SYS_PTRACE",
+				 "cannot trace process %d: kernel.yama.ptrace_scope is 1, "
+				 "which lets only its ancestors trace it, or a tracer it names "
+				 "with prctl(PR_SET_PTRACER), or one with CAP_SYS_PTRACE",
 				 pid);
 	case 2:
 		return inj__fail(in,
-				 "cannot trace process %d: kernel.yama.ptrace_scope is 2, which lets "
-				 "only a tracer with CAP_SYS_PTRACE trace it",
+				 "cannot trace process %d: kernel.yama.ptrace_scope is 2, "
+				 "which lets only a tracer with CAP_SYS_PTRACE trace it",
 				 pid);
 	case 3:
 		return inj__fail(in,

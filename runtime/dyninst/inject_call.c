@@ -186,12 +186,15 @@ static int stack__write(struct inject *in, pid_t tid, const char *const *strs, i
 		memcpy(img + off, strs[i], strlen(strs[i]) + 1);
 		off += strlen(strs[i]) + 1;
 	}
-	if (inj_mem__read(in, lo, in->stack, top - lo) != 0 || mem__write(in, lo, img, top - lo) != 0) {
+	if (inj_mem__read(in, lo, in->stack, top - lo) != 0 ||
+	    mem__write(in, lo, img, top - lo) != 0) {
 		free(img);
 		free(in->stack);
 		in->stack = NULL;
-		return inj__fail(in, "cannot write below the stack pointer of thread %d of process %d "
-				 "(0x%lx): %s", tid, in->pid, (unsigned long)lo, strerror(errno));
+		return inj__fail(in,
+				 "cannot write below the stack pointer of thread %d of process "
+				 "%d (0x%lx): %s",
+				 tid, in->pid, (unsigned long)lo, strerror(errno));
 	}
 	free(img);
 	in->stack_lo = lo;
@@ -227,8 +230,8 @@ int inj_call__begin(struct inject *in, const char *const *strs, int n, uintptr_t
 		return inj__fail(in, "process %d exited while it was being stopped", in->pid);
 	tid = in->thr[in->call].tid;
 	if (ptrace(PTRACE_GETREGS, tid, 0, &in->regs) != 0)
-		return inj__fail(in, "cannot read the registers of thread %d of process %d: %s", tid,
-				 in->pid, strerror(errno));
+		return inj__fail(in, "cannot read the registers of thread %d of process %d: %s",
+				 tid, in->pid, strerror(errno));
 	in->regs_saved = true;
 	if (in->regs.cs != CALL_USER_CS)
 		return inj__fail(in, "process %d is not a 64-bit x86 process", in->pid);

@@ -75,8 +75,8 @@ static int maps__each(pid_t pid, sym_map_fn fn, void *arg)
 		return -1;
 	while (!r && fgets(line, sizeof(line), f)) {
 		at = 0;
-		if (sscanf(line, "%lx-%lx %*s %llx %*s %*s %n", &m.start, &m.end, &m.off, &at) != 3 ||
-		    !at)
+		if (sscanf(line, "%lx-%lx %*s %llx %*s %*s %n", &m.start, &m.end, &m.off,
+			   &at) != 3 || !at)
 			continue;
 		line[strcspn(line, "\n")] = 0;
 		m.path = line + at;
@@ -114,7 +114,8 @@ static int addr_cb(const struct sym_map *m, void *arg)
 {
 	struct addr_arg *a = arg;
 
-	if (strcmp(m->path, a->path) != 0 || a->off < m->off || a->off - m->off >= m->end - m->start)
+	if (strcmp(m->path, a->path) != 0 || a->off < m->off ||
+	    a->off - m->off >= m->end - m->start)
 		return 0;
 	a->addr = m->start + (a->off - m->off);
 	return 1;
@@ -207,7 +208,8 @@ static bool obj__same(const struct inject *in, const struct sym_obj *o, int k, i
 	Elf64_Sym file, mem;
 
 	return at && pread(fd, &file, sizeof(file), (off_t)o->entry[k]) == sizeof(file) &&
-	       inj_mem__read(in, at, &mem, sizeof(mem)) == 0 && memcmp(&file, &mem, sizeof(file)) == 0;
+	       inj_mem__read(in, at, &mem, sizeof(mem)) == 0 &&
+	       memcmp(&file, &mem, sizeof(file)) == 0;
 }
 
 /* Place the symbols of O found in E, checking the first against the process. */
