@@ -5,12 +5,16 @@
  * in memory, so it is long enough (12 bytes) for the dyninst runtime's
  * 5-byte jump; bench_target is 4 bytes, where that runtime traps.
  *
- *	uprobe_bench N [framed]
+ * With a thread count T, T threads make the N calls each, at once, and
+ * the seconds are the wall time of all of them (bench/dyninst-threads.sh).
+ *
+ *	uprobe_bench N [framed [T]]
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include <pthread.h>
 #include <string.h>
 
 int bench_target(int x);
@@ -29,16 +33,35 @@ __attribute__((noinline)) int bench_framed(int x)
 	return v + 1;
 }
 
-int main(int argc, char **argv)
+static long calls;
+static int (*fn)(int);
+
+static void *calls_thread(void *arg)
 {
-	long n = argc > 1 ? atol(argv[1]) : 1000000;
-	int (*fn)(int) = argc > 2 && !strcmp(argv[2], "framed") ? bench_framed : bench_target;
-	struct timespec a, b;
 	volatile int sink = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (long i = 0; i < n; i++)
+	for (long i = 0; i < calls; i++)
 		sink += fn((int)i);
+	return arg;
+}
+
+int main(int argc, char **argv)
+{
+	int nthreads = argc > 3 ? atoi(argv[3]) : 0;
+	pthread_t tid[64];
+	struct timespec a, b;
+
+	calls = argc > 1 ? atol(argv[1]) : 1000000;
+	fn = argc > 2 && !strcmp(argv[2], "framed") ? bench_framed : bench_target;
+	if (nthreads > 64)
+		nthreads = 64;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int t = 0; t < nthreads; t++)
+		pthread_create(&tid[t], NULL, calls_thread, NULL);
+	for (int t = 0; t < nthreads; t++)
+		pthread_join(tid[t], NULL);
+	if (nthreads <= 0)
+		calls_thread(NULL);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	printf("%.9f\n", (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
 	return 0;
