@@ -54,7 +54,7 @@ static const char usage_text[] =
 	"  -w             suppress warnings\n"
 	"  -o FILE        write the script's output to FILE\n"
 	"  -c CMD         start CMD once probes are attached; stop when it exits\n"
-	"  -x PID         set target() to PID\n"
+	"  -x PID         set target() to PID (--runtime=dyninst: probe that process)\n"
 	"  -T SECONDS     stop after SECONDS\n"
 	"  -l PATTERN     list probe points matching PATTERN\n"
 	"  -L PATTERN     list probe points and their variables\n"
@@ -62,6 +62,7 @@ static const char usage_text[] =
 	"  -a ARCH        architecture that %( arch %) tests (default: uname -m)\n"
 	"  --runtime=NAME compile for runtime NAME: bpf (the default), kernel (a kernel\n"
 	"                 module) or dyninst (in the probed process); %( runtime %) tests it\n"
+	"  --dyninst      --runtime=dyninst, as stap spells it\n"
 	"  -G NAME=VALUE  set the initial value of global NAME\n"
 	"  --suppress-handler-errors  count handler errors without stopping\n"
 	"  -V, --version  print the version and exit\n"
@@ -74,6 +75,7 @@ static const char usage_text[] =
 
 enum {
 	OPT_RUNTIME = 256,
+	OPT_DYNINST,
 	OPT_SUPPRESS_HANDLER_ERRORS,
 	OPT_SKIP_BADVARS,
 	OPT_IGNORED,		/* stap options with no effect here, see ignored_option() */
@@ -84,6 +86,7 @@ static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "runtime", required_argument, NULL, OPT_RUNTIME },
+	{ "dyninst", no_argument, NULL, OPT_DYNINST },
 	{ "suppress-handler-errors", no_argument, NULL, OPT_SUPPRESS_HANDLER_ERRORS },
 	{ "skip-badvars", no_argument, NULL, OPT_SKIP_BADVARS },
 	{ "ldd", no_argument, NULL, OPT_IGNORED },
@@ -254,6 +257,7 @@ static void parse_option(struct session *s, int c, int long_index)
 			usage_error("no runtime '%s' (the runtimes are bpf, kernel and dyninst)", optarg);
 		s->runtime = optarg;
 		break;
+	case OPT_DYNINST: s->runtime = "dyninst"; break;
 	case OPT_SUPPRESS_HANDLER_ERRORS: s->suppress_handler_errors = true; break;
 	case OPT_SKIP_BADVARS: ignored_option(s, "--skip-badvars"); break;
 	case 'l': case 'L': listing_option(s, c == 'L'); break;
