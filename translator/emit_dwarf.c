@@ -326,6 +326,7 @@ static bool return_value(struct dctx *d, struct srcloc loc, struct dval *v)
 		return derr(d, loc, "'$return' is not available: %s returns nothing", func_name(d));
 	v->has_type = true;
 	v->in_mem = false;
+	v->bit_pos = v->bit_size = 0;	/* the whole register */
 	v->c = arena_printf("%s->ax", d->env.regs);
 	return true;
 }

@@ -80,7 +80,7 @@ static void on_thread_exit(void *unused)
 	run(STP_DYN_THREAD_END);
 }
 
-void stp_dyn_events_start(const struct stp_dyn_site *table)
+void stp_dyn_events_start(const struct stp_dyn_site *table, bool begin_now)
 {
 	sites = table;
 	for (const struct stp_dyn_site *s = sites; s->fn; s++)
@@ -90,6 +90,12 @@ void stp_dyn_events_start(const struct stp_dyn_site *table)
 	if (wanted[STP_DYN_THREAD_END])
 		pthread_key_create(&thread_end_key, on_thread_exit);
 	pthread_atfork(NULL, NULL, on_fork_child);
+	if (begin_now)
+		run(STP_DYN_PROCESS_BEGIN);
+}
+
+void stp_dyn_events_begin(void)
+{
 	run(STP_DYN_PROCESS_BEGIN);
 }
 

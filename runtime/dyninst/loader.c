@@ -86,14 +86,23 @@ static uintptr_t mapped_at(dev_t dev, ino_t ino, uint64_t off, bool code)
 
 /* ---- the handlers ---- */
 
+/* A site patched here: its table entry and where it is in this process. */
+struct live_site {
+	const struct stp_dyn_site *site;
+	uintptr_t addr;
+};
+
 static void on_hit(struct stp_regs *regs, void *arg)
 {
-	const struct stp_dyn_site *site = arg;
+	const struct live_site *live = arg;
 	struct pt_regs *prev = stp_dyn_cur_regs;
+	uintptr_t prev_ip = stp_dyn_cur_func;
 
 	stp_dyn_cur_regs = (struct pt_regs *)regs;
-	site->fn(stp_dyn_cur_regs);
+	stp_dyn_cur_func = live->addr;
+	live->site->fn(stp_dyn_cur_regs);
 	stp_dyn_cur_regs = prev;
+	stp_dyn_cur_func = prev_ip;
 }
 
 /* ---- set-up ---- */
@@ -134,6 +143,7 @@ static void raise_semaphore(const struct stp_dyn_site *site, const struct stat *
 static int add_site(struct load *l, const struct stp_dyn_site *site)
 {
 	uintptr_t addr, lo = 0, hi = 0;
+	struct live_site *live;
 	struct stat st;
 	char err[256];
 
@@ -146,8 +156,12 @@ static int add_site(struct load *l, const struct stp_dyn_site *site)
 		lo = addr - (uintptr_t)(site->offset - site->func_lo);
 		hi = addr + (uintptr_t)(site->func_hi - site->offset);
 	}
+	live = malloc(sizeof(*live));	/* once, at load time; kept as long as the patch */
+	if (!live)
+		return fail(l, "out of memory");
+	*live = (struct live_site){ site, addr };
 	if (stp_patcher__add(patcher, addr, lo, hi, site->ret ? NULL : on_hit,
-			     site->ret ? on_hit : NULL, (void *)site, err, sizeof(err)) != 0)
+			     site->ret ? on_hit : NULL, live, err, sizeof(err)) != 0)
 		return fail(l, "cannot probe %s at offset 0x%" PRIx64 ": %s", site->path,
 			    site->offset, err);
 	if (site->ref_ctr_offset)
@@ -235,7 +249,7 @@ __attribute__((constructor)) static void stp_dyn_load(void)
 	unsetenv(STP_DYN_ENV_REPORT);
 	if (r != 0)
 		_exit(127);
-	stp_dyn_events_start(l.sites);	/* process.begin, here, after the report */
+	stp_dyn_events_start(l.sites, true);	/* process.begin, here, after the report */
 }
 
 /* ---- -x: loaded into a running process (libstapdyn-attach.so) ---- */
@@ -263,8 +277,16 @@ __attribute__((visibility("default"))) long stp_dyn_attach(const char *arg)
 		stp_patcher__remove(patcher);
 	report(&l, r);
 	if (r == 0)
-		stp_dyn_events_start(l.sites);
+		stp_dyn_events_start(l.sites, false);
 	return r;
+}
+
+/* pmstap -x once its begin probes ran: process.begin for the process that ran already. */
+__attribute__((visibility("default"))) long stp_dyn_begin(const char *arg)
+{
+	(void)arg;
+	stp_dyn_events_begin();
+	return 0;
 }
 
 /* pmstap -x at the end: the code as it was; handlers running finish in their trampolines. */

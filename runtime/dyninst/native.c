@@ -15,6 +15,7 @@
 
 struct stp_dseg *stp_dyn_seg;
 __thread struct pt_regs *stp_dyn_cur_regs;
+__thread uintptr_t stp_dyn_cur_func;
 
 static __thread uint64_t pid_tgid;
 static __thread uint32_t slot_plus1;	/* the thread's slot + 1; 0: not known yet */
@@ -66,6 +67,11 @@ void stp_dyn_comm(char *out, uint32_t n)
 struct pt_regs *stp_dyn_regs(void)
 {
 	return stp_dyn_cur_regs;
+}
+
+uint64_t stp_dyn_func_ip(void)
+{
+	return stp_dyn_cur_func;
 }
 
 /* ---- bpf_snprintf() ---- */

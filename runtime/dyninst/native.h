@@ -10,12 +10,19 @@
 extern struct stp_dseg *stp_dyn_seg;
 /* the registers of the hit this thread handles, for stp_dyn_regs() */
 extern __thread struct pt_regs *stp_dyn_cur_regs;
+/* the probed address of that hit (a .return's: its function's entry) */
+extern __thread uintptr_t stp_dyn_cur_func;
 
 /* Once, before any handler runs: a forked child forgets the parent thread's ids and slot. */
 void stp_dyn_native_init(void);
 
-/* events.c: run process.begin now, and the other events' handlers when they happen. */
-void stp_dyn_events_start(const struct stp_dyn_site *sites);
+/*
+ * events.c: run the events' handlers when they happen, and process.begin
+ * now when BEGIN_NOW (-x: later, stp_dyn_events_begin(), once pmstap has
+ * run its begin probes).
+ */
+void stp_dyn_events_start(const struct stp_dyn_site *sites, bool begin_now);
+void stp_dyn_events_begin(void);
 void stp_dyn_events_stop(void);		/* -x detach: no handler runs any more */
 
 #endif

@@ -61,6 +61,7 @@ typedef struct stp_dmap_ref **(*stp_dyn_maps_fn)(int *n);
 /* -x: pmstap calls these in the process (libstapdyn-attach.so, loader.c). */
 #define STP_DYN_ATTACH_LIB "libstapdyn-attach.so"
 long stp_dyn_attach(const char *arg);
+long stp_dyn_begin(const char *arg);
 long stp_dyn_detach(const char *arg);
 
 /* How pmstap starts a command with the script loaded (loader.c). */
@@ -74,6 +75,7 @@ uint32_t stp_dyn_slot(void);		/* the calling thread's slot, claimed at first use
 uint64_t stp_dyn_pid_tgid(void);
 void stp_dyn_comm(char *out, uint32_t n);
 struct pt_regs *stp_dyn_regs(void);	/* the registers of the hit being handled */
+uint64_t stp_dyn_func_ip(void);		/* its probed address: a .return's function entry */
 long stp_dyn_snprintf(char *out, uint32_t size, const char *fmt, const uint64_t *data,
 		      uint32_t len);
 

@@ -243,6 +243,13 @@ static inline uint64_t bpf_get_current_pid_tgid(void)
 	return stp_dyn_pid_tgid();
 }
 
+/* the probed address (a .return probe's: its function's), as for a uprobe */
+static inline uint64_t bpf_get_func_ip(void *ctx)
+{
+	(void)ctx;
+	return stp_dyn_func_ip();
+}
+
 static inline uint64_t bpf_get_current_uid_gid(void)
 {
 	return (uint64_t)getgid() << 32 | getuid();

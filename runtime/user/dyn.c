@@ -116,28 +116,25 @@ void stp_dyn_close(struct stp_script *s)
  */
 static const char *dyn_lib(const char *name, char *buf, size_t size)
 {
-	const char *env = getenv("PMSTAP_DYNLIB");
-	const char *dir_end;
-
-	if (env && *env && strcmp(name, STP_DYN_LIB) != 0 && (dir_end = strrchr(env, '/'))) {
-		snprintf(buf, size, "%.*s/%s", (int)(dir_end - env), env, name);
-		return buf;
-	}
+	const char *env = getenv("PMSTAP_DYNLIB"), *end;
 	char exe[PATH_MAX];
 	ssize_t n;
-	char *slash;
 
-	if (env && *env)
-		return env;
+	if (env && *env && strcmp(name, STP_DYN_LIB) == 0) {
+		snprintf(buf, size, "%s", env);
+		return buf;
+	}
+	if (env && *env && (end = strrchr(env, '/'))) {
+		snprintf(buf, size, "%.*s/%s", (int)(end - env), env, name);
+		return buf;
+	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return NULL;
 	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	if ((size_t)snprintf(buf, size, "%.*s/../lib/pmstap/%s", (int)(size - 64), exe,
-			     name) >= size)
+	end = strrchr(exe, '/');
+	if ((size_t)snprintf(buf, size, "%.*s/../lib/pmstap/%s",
+			     (int)(end ? end - exe : n), exe, name) >= size)
 		return NULL;
 	return buf;
 }
@@ -256,6 +253,19 @@ int stp_dyn_attach_pid(struct stp_script *s)
 	}
 	s->dyn_attached = ret == 0;
 	return 0;	/* a refusal: its report says why (stp_dyn_on_report) */
+}
+
+/* The begin probes ran: process.begin for the process -x names, which ran already. */
+void stp_dyn_begin_pid(struct stp_script *s)
+{
+	char err[512];
+	long ret;
+
+	if (s->dyn_attached &&
+	    stp_inject__call((pid_t)s->opts.target_pid, s->dyn_lib, "stp_dyn_begin", "", &ret,
+			     err, sizeof(err)) != 0)
+		stp_msg(s, "warning", "process %ld: its process.begin probes did not run: %s",
+			s->opts.target_pid, err);
 }
 
 void stp_dyn_detach_pid(struct stp_script *s)

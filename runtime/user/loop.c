@@ -384,6 +384,7 @@ int stp_script__run(struct stp_script *s)
 		if (stp_control_set(s, STP_STATE_RUNNING) < 0 || timers_start(s) < 0)
 			stp_request_stop(s, STP_STATE_STOPPING);
 		stp_proc_existing(s);
+		stp_dyn_begin_pid(s);	/* the same for the dyninst runtime's -x */
 		stp_out_flush(s);
 		stp_target_release(s);
 		event_loop(s);

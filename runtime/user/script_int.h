@@ -150,6 +150,7 @@ void stp_dyn_started(struct stp_script *s);
 int stp_dyn_on_report(struct stp_script *s);
 int stp_dyn_drain(struct stp_script *s);
 int stp_dyn_attach_pid(struct stp_script *s);	/* -x */
+void stp_dyn_begin_pid(struct stp_script *s);
 void stp_dyn_detach_pid(struct stp_script *s);
 #define STP_DYN_POLL_MS 20	/* how often the event loop reads the segment's ring buffer */
 
