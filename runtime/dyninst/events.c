@@ -247,45 +247,49 @@ static char **list_args(const char *arg0, va_list ap, char ***envp)
 	return argv;
 }
 
+/* An execl()-family call: its list into an array, then execve() (WITH_ENV) or execvpe(). */
+static int exec_list(const char *file, const char *arg, va_list ap, bool search, bool with_env)
+{
+	char **envp = environ, **argv = list_args(arg, ap, with_env ? &envp : NULL);
+	int r;
+
+	if (!argv)
+		return -1;
+	r = search ? execvpe(file, argv, envp) : execve(file, argv, envp);
+	free(argv);
+	return r;
+}
+
 int execl(const char *path, const char *arg, ...)
 {
 	va_list ap;
-	char **argv;
 	int r;
 
 	va_start(ap, arg);
-	argv = list_args(arg, ap, NULL);
+	r = exec_list(path, arg, ap, false, false);
 	va_end(ap);
-	r = argv ? execve(path, argv, environ) : -1;
-	free(argv);
 	return r;
 }
 
 int execlp(const char *file, const char *arg, ...)
 {
 	va_list ap;
-	char **argv;
 	int r;
 
 	va_start(ap, arg);
-	argv = list_args(arg, ap, NULL);
+	r = exec_list(file, arg, ap, true, false);
 	va_end(ap);
-	r = argv ? execvpe(file, argv, environ) : -1;
-	free(argv);
 	return r;
 }
 
 int execle(const char *path, const char *arg, ...)
 {
 	va_list ap;
-	char **argv, **envp = NULL;
 	int r;
 
 	va_start(ap, arg);
-	argv = list_args(arg, ap, &envp);
+	r = exec_list(path, arg, ap, false, true);
 	va_end(ap);
-	r = argv ? execve(path, argv, envp) : -1;
-	free(argv);
 	return r;
 }
 
