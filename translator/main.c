@@ -118,24 +118,30 @@ static double now_ms(void)
 static const char *dir_near_binary(const char *name)
 {
 	char exe[4096], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 32);
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 64);
+	const char *dir;
 	struct stat st;
 
 	if (n <= 0)
 		return NULL;
 	exe[n] = '\0';
-	/* build/bin/pmstap -> ../../NAME */
-	for (int up = 0; up < 3; up++) {
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	/* PREFIX/bin/pmstap -> PREFIX/share/pmstap/NAME (an install anywhere) */
+	dir = arena_printf("%s/../share/pmstap/%.16s", exe, name);
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return dir;
+	/* build/bin/pmstap -> ../../NAME (the source tree) */
+	for (int up = 0; up < 2; up++) {
 		slash = strrchr(exe, '/');
 		if (!slash)
 			return NULL;
 		*slash = '\0';
 	}
-	strcat(exe, "/");
-	strncat(exe, name, 16);
-	if (stat(exe, &st) == 0 && S_ISDIR(st.st_mode))
-		return arena_strdup(exe);
-	return NULL;
+	dir = arena_printf("%s/%.16s", exe, name);
+	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? dir : NULL;
 }
 
 static const char *default_tapset_dir(void)
