@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -95,6 +96,7 @@ static int format_one(char *out, size_t size, const char *spec, size_t len, char
 {
 	char f[40];
 	size_t flags = 1 + strcspn(spec + 1, "hlzjt" "diuxXcsp");
+	bool wide = memchr(spec, 'l', len) != NULL;	/* %ld, %lld: 64 bits; else 32 */
 
 	if (len >= sizeof(f) - 4)
 		return 0;
@@ -111,12 +113,11 @@ static int format_one(char *out, size_t size, const char *spec, size_t len, char
 	case 'd':
 	case 'i':
 		snprintf(f + flags, sizeof(f) - flags, "ll%c", conv);
-		return snprintf(out, size, f, strstr(spec, "ll") || strchr(spec, 'l') ?
-						  (long long)arg : (long long)(int32_t)arg);
+		return snprintf(out, size, f, wide ? (long long)arg : (long long)(int32_t)arg);
 	default:
 		snprintf(f + flags, sizeof(f) - flags, "ll%c", conv);
-		return snprintf(out, size, f, strchr(spec, 'l') ? (unsigned long long)arg :
-								 (unsigned long long)(uint32_t)arg);
+		return snprintf(out, size, f, wide ? (unsigned long long)arg :
+						   (unsigned long long)(uint32_t)arg);
 	}
 }
 
