@@ -195,7 +195,9 @@ static inline long bpf_probe_read_user_str(void *dst, uint32_t n, const void *sr
 {
 	uint32_t done = 0;
 
-	while (n && done < n - 1) {
+	if (!n)
+		return -EINVAL;
+	while (done < n - 1) {
 		uintptr_t at = (uintptr_t)src + done;
 		uint32_t chunk = 4096 - (uint32_t)(at & 4095);
 		char *end;
@@ -212,8 +214,6 @@ static inline long bpf_probe_read_user_str(void *dst, uint32_t n, const void *sr
 			return end - (char *)dst + 1;
 		done += chunk;
 	}
-	if (!n)
-		return -EINVAL;
 	((char *)dst)[done] = '\0';
 	return (long)done + 1;
 }

@@ -109,7 +109,9 @@ STP_SERVICE uint64_t stp_cmdline_end(struct context *c)
 
 STP_SERVICE int64_t stp_jiffies(struct context *c)
 {
-	return stp_hz(c) > 0 ? (int64_t)(bpf_ktime_get_ns() / (1000000000ULL / stp_hz(c))) : 0;
+	int64_t hz = stp_hz(c);
+
+	return hz > 0 ? (int64_t)(bpf_ktime_get_ns() / (1000000000ULL / (uint64_t)hz)) : 0;
 }
 
 /* printk(): there is no kernel log in a process; stderr is the nearest. */

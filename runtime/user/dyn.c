@@ -93,6 +93,7 @@ int stp_dyn_open(struct stp_script *s)
 	if (!s->maps)
 		return -ENOMEM;
 	s->ncpus = stp_dseg__nslots(s->dseg);
+	s->dyn_ring = stp_dseg__map(s->dseg, STP_RINGBUF_MAP);	/* drained after every handler */
 	return 0;
 }
 
@@ -103,6 +104,7 @@ void stp_dyn_close(struct stp_script *s)
 	s->dyn_report = -1;
 	stp_dseg__free(s->dseg);
 	s->dseg = NULL;
+	s->dyn_ring = NULL;
 	if (s->dyn_dl)
 		dlclose(s->dyn_dl);
 	s->dyn_dl = NULL;
@@ -141,9 +143,8 @@ static const char *dyn_lib(const char *name, char *buf, size_t size)
 
 int stp_dyn_prepare(struct stp_script *s)
 {
-	int pipefd[2];
-
 	const char *name = s->opts.target_cmd ? STP_DYN_LIB : STP_DYN_ATTACH_LIB;
+	int pipefd[2];
 
 	if (!s->dseg || (!s->opts.target_cmd && s->opts.target_pid <= 0))
 		return 0;
@@ -288,11 +289,19 @@ void stp_dyn_detach_pid(struct stp_script *s)
 
 int stp_dyn_drain(struct stp_script *s)
 {
-	int fd = stp_maps__find(s->maps, STP_RINGBUF_MAP, NULL);
-	struct stp_dmap *m = fd >= 0 ? stp_mapfd_dmap(fd) : NULL;
 	int n, total = 0;
 
-	while (m && (n = stp_dmap__consume(m, stp_events_record, s)) > 0)
+	while (s->dyn_ring && (n = stp_dmap__consume(s->dyn_ring, stp_events_record, s)) > 0)
 		total += n;
 	return total;
+}
+
+/* The poll timer expired: read it, then the ring buffer. */
+void stp_dyn_on_poll(struct stp_script *s)
+{
+	uint64_t expirations;
+
+	if (read(s->dyn_poll_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		stp_msg(s, "warning", "the ring buffer's timer: %s", strerror(errno));
+	stp_dyn_drain(s);
 }

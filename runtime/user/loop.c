@@ -43,6 +43,7 @@ enum {
 	EV_SIGNAL,
 	EV_DEADLINE,
 	EV_TIMER,		/* low half: index in s->timers */
+	EV_DYN_POLL,		/* the dyninst runtime's timer to read its ring buffer */
 	EV_DYN_REPORT,		/* the dyninst runtime's loader in the -c command */
 };
 
@@ -255,11 +256,10 @@ static void dispatch(struct stp_script *s, const struct epoll_event *ev)
 
 	switch (kind) {
 	case EV_RINGBUF:
-		if (s->dseg)	/* the poll timer */
-			if (read(s->dyn_poll_fd, &(uint64_t){ 0 }, sizeof(uint64_t)) < 0) {
-				/* nothing to read: the timer had not expired */
-			}
 		drain(s);
+		break;
+	case EV_DYN_POLL:
+		stp_dyn_on_poll(s);
 		break;
 	case EV_SIGNAL:
 		on_signal(s);
@@ -314,7 +314,7 @@ static int dyn_poll_open(struct stp_script *s)
 		stp_msg(s, "error", "cannot set the ring buffer's timer: %s", strerror(errno));
 		return -errno;
 	}
-	err = watch(s, s->dyn_poll_fd, EV_RINGBUF, 0);
+	err = watch(s, s->dyn_poll_fd, EV_DYN_POLL, 0);
 	if (!err && s->dyn_report >= 0)
 		err = watch(s, s->dyn_report, EV_DYN_REPORT, 0);
 	return err;

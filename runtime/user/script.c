@@ -410,7 +410,7 @@ static int load_retrying(struct stp_script *s)
 
 int stp_globals_map_fd(const struct stp_script *s)
 {
-	int fd = stp_maps__find(s->maps, GLOBALS_MAP, NULL);
+	int fd = stp_script__map_fd(s, GLOBALS_MAP);
 
 	return fd >= 0 ? fd : -1;
 }
@@ -553,23 +553,6 @@ int stp_control_set(struct stp_script *s, enum stp_state state)
 	return 0;
 }
 
-/* The dyninst runtime's: in the segment's map stp_rt_map, read in place by the handlers. */
-static int init_dyn_rt_info(struct stp_script *s,
-			    void (*rt_init)(struct stp_rt_info *, int64_t, int, const char *const *),
-			    void (*user_init)(const struct stp_rt_info *))
-{
-	struct stp_map_info info;
-	int fd = stp_maps__find(s->maps, "stp_rt_map", &info);
-	struct stp_rt_info *rt = fd >= 0 ? stp_mapfd_mmap(fd, sizeof(*rt)) : NULL;
-
-	if (!rt || !rt_init)
-		return 0;
-	rt_init(rt, s->target, s->opts.nargs, s->opts.args);
-	if (user_init)
-		user_init(rt);
-	return 0;
-}
-
 /*
  * What kernel context cannot find out (target(), clocks, the script's
  * arguments): the struct stp_rt_info in the object's STP_RT_SECTION map,
@@ -581,19 +564,23 @@ static int init_rt_info(struct stp_script *s)
 	struct bpf_map *map = s->obj ? bpf_object__find_map_by_name(s->obj, STP_RT_SECTION) : NULL;
 	void (*rt_init)(struct stp_rt_info *, int64_t, int, const char *const *);
 	void (*user_init)(const struct stp_rt_info *);
-	struct stp_rt_info *rt;
+	struct stp_rt_info *rt = NULL;
 	size_t size = 0;
+	int fd;
 
 	*(void **)&rt_init = dlsym(s->dl, "stp_rt_info_init");
 	*(void **)&user_init = dlsym(s->dl, "stp_tapset_user_init");
-	if (s->dseg)
-		return init_dyn_rt_info(s, rt_init, user_init);
-	rt = map ? (void *)bpf_map__initial_value(map, &size) : NULL;
-	if (!rt || size < sizeof(*rt) || !rt_init)
+	if (s->dseg && (fd = stp_maps__find(s->maps, "stp_rt_map", NULL)) >= 0)
+		rt = stp_mapfd_mmap(fd, sizeof(*rt));	/* the dyninst runtime's: in the segment */
+	else if (map)
+		rt = (void *)bpf_map__initial_value(map, &size);
+	if (!rt || (!s->dseg && size < sizeof(*rt)) || !rt_init)
 		return 0;	/* no tapset service needs it */
 	rt_init(rt, s->target, s->opts.nargs, s->opts.args);
 	if (user_init)
 		user_init(rt);
+	if (s->dseg)
+		return 0;	/* the handlers read it there, in place */
 	/*
 	 * After load, libbpf's initial value is its own copy, no longer
 	 * the map's memory (libbpf before 1.5 maps it only for skeletons):

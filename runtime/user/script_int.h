@@ -53,6 +53,7 @@ struct stp_script {
 	/* the dyninst runtime (dyn.c) */
 	void *dyn_dl;				/* script.dyn.so, for its map table */
 	struct stp_dseg *dseg;			/* the shared segment */
+	struct stp_dmap *dyn_ring;		/* its ring buffer, or NULL */
 	int dyn_report, dyn_report_w;		/* the -c command's loader reports here */
 	int dyn_poll_fd;			/* the event loop's timer to read the ring */
 	bool dyn_attached;			/* -x: the script is loaded in the process */
@@ -149,6 +150,7 @@ void stp_dyn_child_env(struct stp_script *s);
 void stp_dyn_started(struct stp_script *s);
 int stp_dyn_on_report(struct stp_script *s);
 int stp_dyn_drain(struct stp_script *s);
+void stp_dyn_on_poll(struct stp_script *s);
 int stp_dyn_attach_pid(struct stp_script *s);	/* -x */
 void stp_dyn_begin_pid(struct stp_script *s);
 void stp_dyn_detach_pid(struct stp_script *s);
