@@ -4,7 +4,10 @@
  * then attach by fd: another address), thread slots (per thread, across
  * thread exit and fork, taken back from the dead), concurrency (threads
  * hammering a hash map, a ring buffer wrapping around under a consumer
- * thread), and segments a reader must refuse or survive.
+ * thread), segments a reader must refuse or survive, and a reader that
+ * trusts nothing (stp_dseg__attach_reader): random bytes where the maps
+ * keep their state, a thread rewriting them as it reads, lock words
+ * naming live threads that never let go.
  *
  * Threads record what they saw and the main thread asserts (CUnit is not
  * thread-safe); they wait for each other with semaphores and barriers,
@@ -615,6 +618,8 @@ struct got {
 	size_t size[64];
 	char first[64];		/* each record's first byte */
 	int bad;		/* a record whose bytes are not all its first */
+	const uint8_t *lo, *hi;	/* a mapping of the segment ... */
+	int inside;		/* ... and records handed out from inside it */
 };
 
 static int got_cb(void *ctx, void *data, size_t size)
@@ -628,6 +633,7 @@ static int got_cb(void *ctx, void *data, size_t size)
 	}
 	for (size_t i = 0; i < size; i++)
 		g->bad += p[i] != p[0];
+	g->inside += (const uint8_t *)data >= g->lo && (const uint8_t *)data < g->hi;
 	g->n++;
 	return 0;
 }
@@ -944,16 +950,22 @@ static void test_lock_owner(void)
 
 /* --- what create and attach refuse --- */
 
-static void create_fails(const struct stp_dmap_def *d, int nslots, const char *why)
+/* S (from create or attach of FD) must be NULL, refused for WHY; FD is closed. */
+static void refused(struct stp_dseg *s, int fd, const char *why)
 {
-	struct stp_dseg *s = stp_dseg__create(d, 1, nslots, err, sizeof(err));
-
 	CU_ASSERT_PTR_NULL(s);
 	if (s)
 		stp_dseg__free(s);
 	else if (!strstr(err, why))
 		fprintf(stderr, "\nerror \"%s\", expected \"%s\"\n", err, why);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, why));
+	if (fd >= 0)
+		close(fd);
+}
+
+static void create_fails(const struct stp_dmap_def *d, int nslots, const char *why)
+{
+	refused(stp_dseg__create(d, 1, nslots, err, sizeof(err)), -1, why);
 }
 
 static void test_create_refuses(void)
@@ -998,11 +1010,18 @@ static const struct stp_dmap_def all_defs[] = {
 	{ "a", BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0 },
 	{ "q", BPF_MAP_TYPE_QUEUE, 0, 8, 4, 0 },
 	{ "rb", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0 },
+	{ "ph", BPF_MAP_TYPE_PERCPU_HASH, 8, 12, 8, 0 },
+	{ "lru", BPF_MAP_TYPE_LRU_HASH, 8, 8, 8, 0 },
+	{ "pa", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 4, 0 },
 };
+#define ALL_NMAPS ((int)(sizeof(all_defs) / sizeof(all_defs[0])))
 
-/* A memfd holding the first SIZE bytes of S, EDIT applied at OFF; sealed when SEAL. */
+/* What create seals a segment with, and attach requires. */
+#define SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+
+/* A memfd holding the first SIZE bytes of S, EDIT applied at OFF, with SEALS added. */
 static int seg_copy(struct stp_dseg *s, size_t size, size_t off, const void *edit,
-		    size_t editlen, int seal)
+		    size_t editlen, int seals)
 {
 	int fd = memfd_create("test-dmap", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	uint8_t *copy = malloc(size);
@@ -1013,27 +1032,19 @@ static int seg_copy(struct stp_dseg *s, size_t size, size_t off, const void *edi
 		memcpy(copy + off, edit, editlen);
 	CU_ASSERT_FATAL(write(fd, copy, size) == (ssize_t)size);
 	free(copy);
-	if (seal)
-		CU_ASSERT_FATAL(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == 0);
+	if (seals)
+		CU_ASSERT_FATAL(fcntl(fd, F_ADD_SEALS, seals) == 0);
 	return fd;
 }
 
 static void attach_fails(int fd, const char *why)
 {
-	struct stp_dseg *a = stp_dseg__attach(fd, err, sizeof(err));
-
-	CU_ASSERT_PTR_NULL(a);
-	if (a)
-		stp_dseg__free(a);
-	else if (!strstr(err, why))
-		fprintf(stderr, "\nerror \"%s\", expected \"%s\"\n", err, why);
-	CU_ASSERT_PTR_NOT_NULL(strstr(err, why));
-	close(fd);
+	refused(stp_dseg__attach(fd, err, sizeof(err)), fd, why);
 }
 
 static void test_attach_refuses(void)
 {
-	struct stp_dseg *s = seg_new(all_defs, 4, 4), *a;
+	struct stp_dseg *s = seg_new(all_defs, ALL_NMAPS, 4), *a;
 	struct dseg_hdr *h = (struct dseg_hdr *)s->base;
 	size_t d0 = h->descs_off, d1 = d0 + sizeof(struct dmap_desc);
 	uint32_t big = 100000, type = 99, ver = 2;
@@ -1042,24 +1053,25 @@ static void test_attach_refuses(void)
 	int fds[2];
 
 	CU_ASSERT_EQUAL(ftruncate(stp_dseg__fd(s), 100), -1);	/* sealed */
-	a = stp_dseg__attach(seg_copy(s, s->size, 0, NULL, 0, 1), err, sizeof(err));
+	a = stp_dseg__attach(seg_copy(s, s->size, 0, NULL, 0, SEALS), err, sizeof(err));
 	CU_ASSERT_PTR_NOT_NULL(a);	/* the copy itself is fine */
 	stp_dseg__free(a);
-	attach_fails(seg_copy(s, s->size / 2, 0, NULL, 0, 1), "truncated");
-	attach_fails(seg_copy(s, 16, 0, NULL, 0, 1), "not a map segment: 16 bytes");
+	attach_fails(seg_copy(s, s->size / 2, 0, NULL, 0, SEALS), "truncated");
+	attach_fails(seg_copy(s, 16, 0, NULL, 0, SEALS), "not a map segment: 16 bytes");
 	attach_fails(seg_copy(s, s->size, 0, NULL, 0, 0), "not a memfd sealed");
-	attach_fails(seg_copy(s, s->size, 0, "garbage!", 8, 1), "bad magic");
-	attach_fails(seg_copy(s, s->size, 8, &ver, 4, 1), "another version");
-	attach_fails(seg_copy(s, s->size, offsetof(struct dseg_hdr, nmaps), &big, 4, 1),
+	attach_fails(seg_copy(s, s->size, 0, NULL, 0, F_SEAL_SHRINK), "not a memfd sealed");
+	attach_fails(seg_copy(s, s->size, 0, "garbage!", 8, SEALS), "bad magic");
+	attach_fails(seg_copy(s, s->size, 8, &ver, 4, SEALS), "another version");
+	attach_fails(seg_copy(s, s->size, offsetof(struct dseg_hdr, nmaps), &big, 4, SEALS),
 		     "out of range");
-	attach_fails(seg_copy(s, s->size, d1 + offsetof(struct dmap_desc, off), &off, 8, 1),
+	attach_fails(seg_copy(s, s->size, d1 + offsetof(struct dmap_desc, off), &off, 8, SEALS),
 		     "map 1: corrupt map segment: a map's offset or size");
 	attach_fails(seg_copy(s, s->size, d0 + offsetof(struct dmap_desc, max_entries), &big, 4,
-			      1), "map 0: corrupt map segment: a map's offset or size");
-	attach_fails(seg_copy(s, s->size, d1 + offsetof(struct dmap_desc, type), &type, 4, 1),
+			      SEALS), "map 0: corrupt map segment: a map's offset or size");
+	attach_fails(seg_copy(s, s->size, d1 + offsetof(struct dmap_desc, type), &type, 4, SEALS),
 		     "map 1: unknown map type");
 	memset(name, 'n', sizeof(name));
-	attach_fails(seg_copy(s, s->size, d0, name, sizeof(name), 1), "a map name");
+	attach_fails(seg_copy(s, s->size, d0, name, sizeof(name), SEALS), "a map name");
 	CU_ASSERT_FATAL(pipe(fds) == 0);
 	close(fds[1]);
 	attach_fails(fds[0], "not a memfd sealed");
@@ -1069,7 +1081,7 @@ static void test_attach_refuses(void)
 /* Garbage in a map's mutable state: readers neither fault nor hang. */
 static void test_corrupt_state(void)
 {
-	struct stp_dseg *s = seg_new(all_defs, 4, 4), *a = seg_attach(s);
+	struct stp_dseg *s = seg_new(all_defs, ALL_NMAPS, 4), *a = seg_attach(s);
 	struct stp_dmap *h = map_of(a, "h"), *q = map_of(a, "q"), *rb = map_of(a, "rb");
 	struct dhash_meta *hm = (struct dhash_meta *)h->area;
 	uint32_t *buckets = (uint32_t *)(h->area + h->lay.buckets_at);
@@ -1107,6 +1119,415 @@ static void test_corrupt_state(void)
 	stp_dseg__free(s);
 }
 
+/* --- a reader that trusts nothing (stp_dseg__attach_reader) --- */
+
+#define PATIENCE_US 20000
+
+static struct stp_dseg *reader_of(struct stp_dseg *s, unsigned int patience_us)
+{
+	struct stp_dseg *r = stp_dseg__attach_reader(stp_dseg__fd(s), patience_us, err,
+						     sizeof(err));
+
+	if (!r)
+		fprintf(stderr, "stp_dseg__attach_reader: %s\n", err);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	return r;
+}
+
+static void reader_fails(int fd, const char *why)
+{
+	refused(stp_dseg__attach_reader(fd, PATIENCE_US, err, sizeof(err)), fd, why);
+}
+
+static void test_reader_refuses(void)
+{
+	struct stp_dseg *s = seg_new(all_defs, ALL_NMAPS, 4), *r;
+	int fd = seg_copy(s, s->size, 0, NULL, 0, SEALS), fds[2];
+
+	r = stp_dseg__attach_reader(fd, PATIENCE_US, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);	/* sealed as create seals: fine */
+	close(fd);				/* the reader keeps its own */
+	CU_ASSERT(stp_dseg__fd(r) >= 0 && fcntl(stp_dseg__fd(r), F_GETFD) == FD_CLOEXEC);
+	stp_dseg__free(r);
+	reader_fails(seg_copy(s, s->size, 0, NULL, 0, 0), "not a memfd sealed");
+	reader_fails(seg_copy(s, s->size, 0, NULL, 0, F_SEAL_GROW | F_SEAL_SEAL),
+		     "not a memfd sealed");	/* may shrink: a reader would fault */
+	reader_fails(seg_copy(s, s->size, 0, NULL, 0, F_SEAL_SHRINK | F_SEAL_SEAL),
+		     "not a memfd sealed");
+	reader_fails(seg_copy(s, s->size, 0, NULL, 0, F_SEAL_SHRINK | F_SEAL_GROW),
+		     "not a memfd sealed");	/* seals may still be added */
+	reader_fails(seg_copy(s, s->size / 2, 0, NULL, 0, SEALS), "truncated");
+	reader_fails(seg_copy(s, s->size, 0, "garbage!", 8, SEALS), "bad magic");
+	CU_ASSERT_FATAL(pipe(fds) == 0);
+	close(fds[1]);
+	reader_fails(fds[0], "not a memfd sealed");
+	stp_dseg__free(s);
+}
+
+/* Every map of all_defs with a few values, written through S (its slot). */
+static void rd_fill(struct stp_dseg *s)
+{
+	for (uint64_t i = 1; i <= 5; i++) {
+		uint64_t v12[2] = { i, i };
+		uint32_t ai = (uint32_t)i % 4;
+
+		CU_ASSERT_EQUAL(hupdate(map_of(s, "h"), i, i * 10, BPF_ANY), 0);
+		CU_ASSERT_EQUAL(stp_dmap__update(map_of(s, "ph"), &i, v12, BPF_ANY), 0);
+		CU_ASSERT_EQUAL(hupdate(map_of(s, "lru"), i, i, BPF_ANY), 0);
+		CU_ASSERT_EQUAL(stp_dmap__update(map_of(s, "a"), &ai, &i, BPF_ANY), 0);
+		CU_ASSERT_EQUAL(stp_dmap__update(map_of(s, "pa"), &ai, &i, BPF_ANY), 0);
+		if (i <= 3)
+			CU_ASSERT_EQUAL(stp_dmap__push(map_of(s, "q"), &i, BPF_ANY), 0);
+		CU_ASSERT_EQUAL(out(map_of(s, "rb"), (char)('a' + i), (uint32_t)i * 7), 0);
+	}
+}
+
+/* The reader reads, consumes, and owns no slot; writes are refused. */
+static void test_reader_no_slot(void)
+{
+	struct stp_dseg *s = seg_new(all_defs, ALL_NMAPS, 4), *r;
+	uint32_t owners[4], zero = 0;
+	uint64_t k = 2, v = 0, pv[4 * 2];
+	struct got g = { 0 };
+
+	rd_fill(s);
+	memcpy(owners, s->owners, sizeof(owners));
+	r = reader_of(s, PATIENCE_US);
+	g.lo = r->base;
+	g.hi = r->base + r->size;
+	CU_ASSERT_EQUAL(stp_dseg__slot(r), -1);
+	CU_ASSERT(stp_dmap__read(map_of(r, "h"), &k, &v) == 0 && v == 20);
+	CU_ASSERT_EQUAL(stp_dmap__read(map_of(r, "ph"), &k, pv), 0);
+	CU_ASSERT_EQUAL(pv[2 * stp_dseg__slot(s)], 2);
+	CU_ASSERT_EQUAL(stp_dmap__read(map_of(r, "pa"), &zero, pv), 0);
+	CU_ASSERT_EQUAL(pv[stp_dseg__slot(s)], 4);
+	CU_ASSERT(stp_dmap__read(map_of(r, "q"), NULL, &v) == 0 && v == 1);
+	CU_ASSERT_PTR_NULL(stp_dmap__lookup(map_of(r, "pa"), &zero));
+	CU_ASSERT_EQUAL(stp_dmap__update(map_of(r, "ph"), &k, pv, BPF_ANY), -EBUSY);
+	CU_ASSERT_EQUAL(memcmp(owners, s->owners, sizeof(owners)), 0);
+
+	CU_ASSERT_EQUAL(stp_dmap__write(map_of(r, "h"), &k, &v, BPF_ANY), -EPERM);
+	CU_ASSERT_EQUAL(stp_dmap__delete(map_of(r, "h"), &k), -EPERM);
+	CU_ASSERT_EQUAL(stp_dmap__push(map_of(r, "q"), &v, BPF_ANY), -EPERM);
+	CU_ASSERT_EQUAL(stp_dmap__pop(map_of(r, "q"), &v), -EPERM);
+	CU_ASSERT_EQUAL(stp_dmap__consume(map_of(r, "rb"), got_cb, &g), 5);
+	CU_ASSERT(g.size[4] == 35 && g.first[4] == 'f' && g.bad == 0);
+	CU_ASSERT_EQUAL(g.inside, 0);	/* private copies, not the owner's bytes */
+	stp_dseg__free(r);
+	CU_ASSERT_EQUAL(memcmp(owners, s->owners, sizeof(owners)), 0);
+	stp_dseg__free(s);
+}
+
+/* A lock word naming a live thread that never lets go: -EBUSY, not a hang. */
+static void reads_busy(struct stp_dseg *r)
+{
+	uint64_t k = 2, v;
+	int rh = stp_dmap__read(map_of(r, "h"), &k, &v);
+	int rn = stp_dmap__next_key(map_of(r, "h"), NULL, &v);
+	int rq = stp_dmap__read(map_of(r, "q"), NULL, &v);
+
+	CU_ASSERT(rh == -EBUSY && rn == -EBUSY && rq == -EBUSY);
+}
+
+static void set_locks(struct stp_dseg *s, uint32_t tid)
+{
+	*(uint32_t *)map_of(s, "h")->area = tid;
+	*(uint32_t *)map_of(s, "q")->area = tid;
+}
+
+static void test_reader_patience(void)
+{
+	struct stp_dseg *s = seg_new(all_defs, ALL_NMAPS, 4), *r, *r0;
+	uint64_t k = 2, v = 0;
+	pid_t sleeper;
+
+	rd_fill(s);
+	r = reader_of(s, PATIENCE_US);
+	sleeper = fork();
+	if (sleeper == 0) {
+		pause();
+		_exit(0);
+	}
+	CU_ASSERT_FATAL(sleeper > 0);
+	set_locks(s, (uint32_t)sleeper);
+	reads_busy(r);
+	set_locks(s, (uint32_t)syscall(SYS_gettid));	/* the reader's own */
+	reads_busy(r);
+	set_locks(s, (uint32_t)getppid());		/* any live process */
+	reads_busy(r);
+	r0 = reader_of(s, 0);
+	set_locks(s, (uint32_t)sleeper);
+	reads_busy(r0);
+	stp_dseg__free(r0);
+
+	/* the sleeper dies still "holding" them: taken over, as ever */
+	set_locks(s, (uint32_t)sleeper);
+	kill(sleeper, SIGKILL);
+	CU_ASSERT_EQUAL(waitpid(sleeper, NULL, 0), sleeper);
+	CU_ASSERT(stp_dmap__read(map_of(r, "h"), &k, &v) == 0 && v == 20);
+	CU_ASSERT(stp_dmap__read(map_of(r, "q"), NULL, &v) == 0 && v == 1);
+	set_locks(s, (uint32_t)dead_pid());
+	CU_ASSERT_EQUAL(stp_dmap__next_key(map_of(r, "h"), NULL, &v), 0);
+	set_locks(s, 0x80000001u);	/* no pid at all */
+	CU_ASSERT_EQUAL(stp_dmap__next_key(map_of(r, "h"), NULL, &v), 0);
+	CU_ASSERT_EQUAL(*(uint32_t *)map_of(s, "h")->area, 0);
+	stp_dseg__free(r);
+	stp_dseg__free(s);
+}
+
+/* Busy records whose reservers are gone: a pass takes back a bounded number. */
+static void test_ring_abandoned_pass(void)
+{
+	struct stp_dseg *s = seg_new(ring_defs, 1, 2);
+	struct stp_dmap *rb = map_of(s, "rb");
+	struct dring_meta *rm = (struct dring_meta *)rb->area;
+	uint32_t gone = (uint32_t)dead_pid();
+	struct got g = { 0 };
+
+	for (int i = 0; i < 100; i++) {
+		struct dring_hdr *h = (struct dring_hdr *)(rb->area + rb->lay.data_at + i * 16);
+
+		h->len = 8 | STP_DMAP_RB_BUSY;
+		h->tid = gone;
+	}
+	rm->producer = 100 * 16;
+	CU_ASSERT_EQUAL(out(rb, 'z', 8), 0);
+	CU_ASSERT_EQUAL(stp_dmap__consume(rb, got_cb, &g), 0);	/* 64 taken back */
+	CU_ASSERT_EQUAL(rm->consumer, 64 * 16);
+	CU_ASSERT_EQUAL(stp_dmap__consume(rb, got_cb, &g), 1);
+	CU_ASSERT(g.first[0] == 'z' && g.size[0] == 8);
+	stp_dseg__free(s);
+}
+
+/* --- a hostile segment: random bytes where the maps keep their state --- */
+
+static uint64_t rng(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+struct tally {
+	long ok, failed, bad, no_attach;
+	uint8_t sum;		/* of the bytes read in place */
+};
+
+/* Count R (one of the codes in OKS, 0 first) as data, an error, or a wrong answer. */
+static void tally(struct tally *t, int r, int e1, int e2, int e3)
+{
+	if (r == 0)
+		t->ok++;
+	else if (r == e1 || r == e2 || r == e3)
+		t->failed++;
+	else
+		t->bad++;
+}
+
+#define CANARY 64
+
+/*
+ * A read into a buffer of exactly LEN bytes (then a canary): it writes no
+ * further.  LEN comes from the definition the reader validated, which a
+ * scribbled descriptor may have changed: never from what was created.
+ */
+static int read_exact(struct stp_dmap *m, const void *key, size_t len, struct tally *t)
+{
+	uint8_t *buf = malloc(len + CANARY);
+	int r;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	memset(buf, 0xa5, len + CANARY);
+	r = stp_dmap__read(m, key, buf);
+	for (size_t i = len; i < len + CANARY; i++)
+		t->bad += buf[i] != 0xa5;
+	free(buf);
+	return r;
+}
+
+static int sum_cb(void *ctx, void *data, size_t size)
+{
+	struct tally *t = ctx;
+	uint8_t sum = 0;
+
+	for (size_t i = 0; i < size; i++)	/* every byte: ASan sees a short copy */
+		sum += ((uint8_t *)data)[i];
+	t->bad += size > 4096 - STP_DMAP_RB_HDR;
+	return sum == 0xff && size == 1 ? -1 : 0;	/* now and then, a callback that stops */
+}
+
+static void exercise_hash(struct stp_dmap *m, size_t vlen, struct tally *t, uint64_t *x)
+{
+	const struct stp_dmap_def *d = stp_dmap__def(m);
+	uint64_t k = 0, next;
+	int r = stp_dmap__next_key(m, NULL, &next);
+
+	for (uint32_t n = 0; r == 0 && n < 2 * d->max_entries + 8; n++) {
+		k = next;
+		tally(t, read_exact(m, &k, vlen, t), -ENOENT, -EBUSY, -EBUSY);
+		r = stp_dmap__next_key(m, &k, &next);
+	}
+	tally(t, r, -ENOENT, -EBUSY, -EBUSY);
+	for (int i = 0; i < 8; i++) {
+		k = rng(x) % 24;
+		tally(t, read_exact(m, &k, vlen, t), -ENOENT, -EBUSY, -EBUSY);
+	}
+}
+
+static void exercise_array(struct stp_dmap *m, size_t vlen, struct tally *t)
+{
+	size_t len = 0;
+	const uint8_t *vals = stp_dmap__values(m, &len);
+	uint32_t k, next;
+
+	for (k = 0; k <= stp_dmap__def(m)->max_entries; k++)
+		tally(t, read_exact(m, &k, vlen, t), -ENOENT, -ENOENT, -ENOENT);
+	for (size_t i = 0; vals && i < len; i++)
+		t->sum += vals[i];
+	t->bad += !vals || !len;
+	k = 1;
+	tally(t, stp_dmap__next_key(m, &k, &next), -ENOENT, -ENOENT, -ENOENT);
+}
+
+/* Every reader call on every map of R: data or an error, nothing else. */
+static void exercise(struct stp_dseg *r, struct tally *t, uint64_t *x)
+{
+	for (int i = 0; i < stp_dseg__nmaps(r); i++) {
+		struct stp_dmap *m = stp_dseg__map_at(r, i);
+		const struct stp_dmap_def *d = stp_dmap__def(m);
+		size_t vlen = (d->value_size + 7) / 8 * 8;
+		int n;
+
+		if (d->type == BPF_MAP_TYPE_PERCPU_HASH || d->type == BPF_MAP_TYPE_PERCPU_ARRAY ||
+		    d->type == BPF_MAP_TYPE_LRU_PERCPU_HASH)
+			vlen *= (size_t)stp_dseg__nslots(r);
+		if (d->type == BPF_MAP_TYPE_ARRAY || d->type == BPF_MAP_TYPE_PERCPU_ARRAY)
+			exercise_array(m, vlen, t);
+		else if (d->type == BPF_MAP_TYPE_QUEUE)
+			tally(t, read_exact(m, NULL, vlen, t), -ENOENT, -EINVAL, -EBUSY);
+		else if (d->type == BPF_MAP_TYPE_RINGBUF)
+			for (int pass = 0; pass < 2; pass++) {
+				n = stp_dmap__consume(m, sum_cb, t);
+				tally(t, n > 0 ? 0 : n, -EINVAL, -1, -1);
+			}
+		else
+			exercise_hash(m, vlen, t, x);
+	}
+}
+
+/* Overwrite LEN bytes at P: all of them at random, or a few words with likely indices. */
+static void scribble(uint8_t *p, size_t len, uint64_t *x)
+{
+	if (rng(x) % 2) {
+		for (size_t i = 0; i < len; i++)
+			p[i] = (uint8_t)rng(x);
+		return;
+	}
+	for (int n = 1 + (int)(rng(x) % 16); n > 0 && len >= 4; n--) {
+		uint32_t w = (uint32_t)rng(x), *at = (uint32_t *)p + rng(x) % (len / 4);
+
+		*at = rng(x) % 3 ? w % 20 : w;
+	}
+}
+
+/* One of the parts of S that a hostile owner would aim at. */
+static void target(struct stp_dseg *s, uint64_t *x, uint8_t **p, size_t *len)
+{
+	static const char *const hashes[] = { "h", "ph", "lru" };
+	struct stp_dmap *h = map_of(s, hashes[rng(x) % 3]);
+	struct dseg_hdr *hdr = (struct dseg_hdr *)s->base;
+
+	switch (rng(x) % 6) {
+	case 0: *p = h->area, *len = h->lay.len; break;
+	case 1: *p = h->area + h->lay.buckets_at, *len = h->lay.nbuckets * 4u; break;
+	case 2: *p = map_of(s, "q")->area, *len = DMAP_META; break;
+	case 3: *p = s->base + hdr->descs_off, *len = s->nmaps * sizeof(struct dmap_desc); break;
+	case 4: *p = map_of(s, "rb")->area, *len = map_of(s, "rb")->lay.len; break;
+	default: *p = h->area, *len = s->base + s->size - h->area; break;
+	}
+}
+
+#define FUZZ_SEEDS 2000
+
+static void test_reader_random_bytes(void)
+{
+	struct stp_dseg *s = seg_new(all_defs, ALL_NMAPS, 4), *r;
+	uint8_t *pristine = malloc(s->size), *p;
+	struct tally t = { 0 };
+	size_t len;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pristine);
+	rd_fill(s);
+	memcpy(pristine, s->base, s->size);
+	for (uint64_t seed = 1; seed <= FUZZ_SEEDS; seed++) {
+		uint64_t x = seed * 0x9e3779b97f4a7c15ull;
+
+		memcpy(s->base, pristine, s->size);
+		target(s, &x, &p, &len);
+		scribble(p, len, &x);
+		if (!(r = stp_dseg__attach_reader(stp_dseg__fd(s), 1000, err, sizeof(err)))) {
+			t.no_attach++;	/* garbled descriptors: refused, and said why */
+			t.bad += !strstr(err, "map ");
+			continue;
+		}
+		exercise(r, &t, &x);
+		target(s, &x, &p, &len);	/* and while attached */
+		scribble(p, len, &x);
+		exercise(r, &t, &x);
+		stp_dseg__free(r);
+	}
+	if (t.bad)
+		fprintf(stderr, "\n%ld wrong answers\n", t.bad);
+	CU_ASSERT_EQUAL(t.bad, 0);
+	CU_ASSERT(t.ok > 0 && t.failed > 0 && t.no_attach > 0 && t.no_attach < FUZZ_SEEDS / 2);
+	free(pristine);
+	stp_dseg__free(s);
+}
+
+/* A thread rewriting words of the whole segment while a reader reads it. */
+struct scribbler {
+	struct stp_dseg *s;
+	int stop;
+};
+
+static void *scribbler_run(void *arg)
+{
+	struct scribbler *sc = arg;
+	uint64_t x = 0x2545f4914f6cdd1dull;
+
+	while (!__atomic_load_n(&sc->stop, __ATOMIC_RELAXED)) {
+		uint32_t w = (uint32_t)rng(&x);
+		uint32_t *at = (uint32_t *)sc->s->base + rng(&x) % (sc->s->size / 4);
+
+		if (w % 4 == 0)	/* a lock word, flipping under the reader's CAS */
+			at = (uint32_t *)sc->s->maps[(w >> 8) % (uint32_t)sc->s->nmaps].area;
+		__atomic_store_n(at, rng(&x) % 3 ? w % 20 : w, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void test_reader_concurrent_scribbler(void)
+{
+	struct stp_dseg *s = seg_new(all_defs, ALL_NMAPS, 4), *r;
+	struct scribbler sc = { s, 0 };
+	struct tally t = { 0 };
+	uint64_t x = 7;
+	pthread_t id;
+
+	rd_fill(s);
+	r = reader_of(s, 200);
+	pthread_create(&id, NULL, scribbler_run, &sc);
+	for (int round = 0; round < 1000; round++)
+		exercise(r, &t, &x);
+	__atomic_store_n(&sc.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(id, NULL);
+	CU_ASSERT_EQUAL(t.bad, 0);
+	CU_ASSERT(t.ok > 0 && t.failed > 0);
+	stp_dseg__free(r);
+	stp_dseg__free(s);
+}
+
 void unit_register(void)
 {
 	static const struct unit_case maps[] = {
@@ -1137,8 +1558,18 @@ void unit_register(void)
 		{ "corrupt map state: no crash, no hang", test_corrupt_state },
 		{ NULL, NULL },
 	};
+	static const struct unit_case reader[] = {
+		{ "attach_reader refuses unsealed, resizable", test_reader_refuses },
+		{ "reader claims no slot, writes nothing, copies", test_reader_no_slot },
+		{ "live lock holder: -EBUSY after patience", test_reader_patience },
+		{ "ring: the dead's busy records, 64 a pass", test_ring_abandoned_pass },
+		{ "random bytes in maps and descriptors", test_reader_random_bytes },
+		{ "a thread rewriting the segment meanwhile", test_reader_concurrent_scribbler },
+		{ NULL, NULL },
+	};
 
 	unit_add_suite("dmap", maps);
 	unit_add_suite("dmap threads", threads);
 	unit_add_suite("dmap segments", segments);
+	unit_add_suite("dmap untrusting reader", reader);
 }

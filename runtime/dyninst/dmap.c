@@ -16,12 +16,15 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dmap_int.h"
 
+/* What create seals and attach requires: a fixed size, and no seal to come. */
 #define DSEG_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+#define DSEG_TMPFS_MAGIC 0x01021994	/* <linux/magic.h>: memfd_create()'s files */
 
 static uint64_t dmap__align(uint64_t n, uint64_t a)
 {
@@ -340,22 +343,32 @@ struct stp_dseg *stp_dseg__create(const struct stp_dmap_def *defs, int ndefs, in
 
 /* --- attach --- */
 
-/* A mapping of FD's whole file, which must be a memfd sealed against shrinking. */
+/*
+ * A mapping of FD's whole file, which must be a memfd on tmpfs (a
+ * hugetlbfs one could fault with SIGBUS), sealed as create seals it.  The
+ * seals are read first: once shrinking and growing are sealed the size
+ * that fstat then gives is the size for good, so no page of the mapping
+ * can go away under a reader.
+ */
 static uint8_t *dseg__map_fd(int fd, size_t *size, char *err, size_t errlen)
 {
-	struct stat st;
 	int seals = fcntl(fd, F_GET_SEALS);
+	struct statfs sf;
+	struct stat st;
 	uint8_t *base;
 
+	if (seals < 0 || (seals & DSEG_SEALS) != DSEG_SEALS || fstatfs(fd, &sf) < 0 ||
+	    sf.f_type != DSEG_TMPFS_MAGIC) {
+		dmap__err(err, errlen, "not a map segment: not a memfd sealed against shrinking, "
+			  "growing and further seals");
+		return NULL;
+	}
 	if (fstat(fd, &st) < 0) {
 		dmap__err(err, errlen, "cannot examine the map segment: %s", strerror(errno));
 		return NULL;
 	}
-	if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
-		dmap__err(err, errlen, "not a map segment: not a memfd sealed against shrinking");
-		return NULL;
-	}
-	if (st.st_size < (off_t)sizeof(struct dseg_hdr) || (uint64_t)st.st_size > DMAP_MAX_SIZE) {
+	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct dseg_hdr) ||
+	    (uint64_t)st.st_size > DMAP_MAX_SIZE) {
 		dmap__err(err, errlen, "not a map segment: %lld bytes", (long long)st.st_size);
 		return NULL;
 	}
@@ -386,6 +399,8 @@ static const char *dseg__check_hdr(const struct dseg_hdr *h, size_t size)
 		return "corrupt map segment: descriptors past its end";
 	if (h->owners_off != owners || h->descs_off != descs)
 		return "corrupt map segment: header offsets";
+	if (h->id == 0)	/* 0 is no segment's: a reader's (stp_dseg__attach_reader) */
+		return "corrupt map segment: no id";
 	return NULL;
 }
 
@@ -447,7 +462,8 @@ static struct stp_dseg *dseg__validate(uint8_t *base, size_t size, char *err, si
 	return s;
 }
 
-struct stp_dseg *stp_dseg__attach(int fd, char *err, size_t errlen)
+/* FD's segment, mapped and validated; registered by the caller when it may hold slots. */
+static struct stp_dseg *dseg__open(int fd, char *err, size_t errlen)
 {
 	struct stp_dseg *s;
 	uint8_t *base;
@@ -455,11 +471,51 @@ struct stp_dseg *stp_dseg__attach(int fd, char *err, size_t errlen)
 
 	if (!(base = dseg__map_fd(fd, &size, err, errlen)))
 		return NULL;
-	if (!(s = dseg__validate(base, size, err, errlen))) {
+	if (!(s = dseg__validate(base, size, err, errlen)))
 		munmap(base, size);
+	return s;
+}
+
+struct stp_dseg *stp_dseg__attach(int fd, char *err, size_t errlen)
+{
+	struct stp_dseg *s = dseg__open(fd, err, errlen);
+
+	if (s)
+		dmap_seg_register(s);
+	return s;
+}
+
+/*
+ * Why a reader maps the segment read-write: it takes the maps' locks
+ * (hash maps and queues are only consistent under them, and a reader
+ * walking a chain that a writer is relinking could miss keys that are
+ * there), moves the ring's consumer position and marks abandoned
+ * records; a read-only mapping could do none of that.  What it writes
+ * is the segment owner's own data, which the owner may rewrite anyway,
+ * so the writes give the owner no hold on the reader: the reader's
+ * safety comes from copying its layout at attach, reading every word
+ * that changes once and checking it, bounding every walk by the map's
+ * size and every wait by the patience, and refusing the writes that a
+ * reader has no business making (-EPERM).
+ */
+struct stp_dseg *stp_dseg__attach_reader(int fd, unsigned int patience_us, char *err,
+					 size_t errlen)
+{
+	struct stp_dseg *s = dseg__open(fd, err, errlen);
+
+	if (!s)
+		return NULL;
+	s->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (s->fd < 0) {
+		dmap__err(err, errlen, "cannot keep the map segment's descriptor: %s",
+			  strerror(errno));
+		munmap(s->base, s->size);
+		free(s);
 		return NULL;
 	}
-	dmap_seg_register(s);
+	s->reader = 1;
+	s->patience_us = patience_us;
+	s->id = 0;	/* no slot this thread holds in another mapping of it applies here */
 	return s;
 }
 
@@ -467,10 +523,13 @@ void stp_dseg__free(struct stp_dseg *s)
 {
 	if (!s)
 		return;
-	dmap_seg_unregister(s);
+	if (!s->reader)
+		dmap_seg_unregister(s);
 	munmap(s->base, s->size);
 	if (s->fd >= 0)
 		close(s->fd);
+	for (int i = 0; i < s->nmaps; i++)
+		free(s->maps[i].copy);
 	free(s);
 }
 
@@ -648,16 +707,22 @@ int stp_dmap__update(struct stp_dmap *m, const void *key, const void *val, uint6
 
 int stp_dmap__delete(struct stp_dmap *m, const void *key)
 {
+	if (m->seg->reader)
+		return -EPERM;
 	return dmap_is_hash(m->def.type) ? dmap_hash_delete(m, key) : -EINVAL;
 }
 
 int stp_dmap__push(struct stp_dmap *m, const void *val, uint64_t flags)
 {
+	if (m->seg->reader)
+		return -EPERM;
 	return m->def.type == STP_DMAP_QUEUE ? dmap_queue_push(m, val, flags) : -EINVAL;
 }
 
 int stp_dmap__pop(struct stp_dmap *m, void *val)
 {
+	if (m->seg->reader)
+		return -EPERM;
 	return m->def.type == STP_DMAP_QUEUE ? dmap_queue_pop(m, val, 1) : -EINVAL;
 }
 
@@ -729,6 +794,8 @@ int stp_dmap__read(struct stp_dmap *m, const void *key, void *val)
 
 int stp_dmap__write(struct stp_dmap *m, const void *key, const void *val, uint64_t flags)
 {
+	if (m->seg->reader)
+		return -EPERM;
 	if (m->def.type == STP_DMAP_QUEUE)
 		return dmap_queue_push(m, val, flags);
 	return dmap__update_at(m, key, val, flags, -1);

@@ -29,9 +29,11 @@
  * main(): no constructors, libc and pthreads only.
  *
  * Errors are negative errno values, as BPF's: -EEXIST, -ENOENT, -E2BIG
- * (full), -EINVAL (not for this map type, bad flags), -EBUSY (no slot
- * for a per-CPU map, or the lock is held by this very thread, i.e. a
- * handler re-entered from a signal handler), -EAGAIN (ring full).
+ * (full), -EINVAL (not for this map type, bad flags, or a map's state
+ * is impossible), -EBUSY (no slot for a per-CPU map, or the lock is held
+ * by this very thread, i.e. a handler re-entered from a signal handler,
+ * or a reader segment's patience ran out), -EAGAIN (ring full), -EPERM
+ * (a write through a reader segment).
  *
  * Include <linux/bpf.h> (or vmlinux.h) before this header if you need
  * it: the BPF_* names are defined here only when it was not.
@@ -129,18 +131,47 @@ struct stp_dseg *stp_dseg__create(const struct stp_dmap_def *defs, int ndefs, in
 				  char *err, size_t errlen);
 
 /*
- * Map the segment of FD and validate it: a sealed memfd, the magic and
- * version, its size, every map's definition, offsets and sizes inside the
- * segment.  A foreign, truncated or garbled segment is refused (NULL, the
- * reason in ERR).  FD stays the caller's: it may close it afterwards.
+ * Map the segment of FD and validate it: a memfd sealed as create seals
+ * it, the magic and version, its size, every map's definition, offsets
+ * and sizes inside the segment.  A foreign, truncated or garbled segment
+ * is refused (NULL, the reason in ERR).  FD stays the caller's: it may
+ * close it afterwards.
  */
 struct stp_dseg *stp_dseg__attach(int fd, char *err, size_t errlen);
 
-/* Unmap; close the fd if the segment was created here; the calling
- * thread gives its slot back when this was the last mapping here. */
+/*
+ * Attach as a reader that trusts nothing in the segment: for a daemon
+ * (root, say) reading the segment of another user's process, who may
+ * write any byte of it at any moment.  FD must be a memfd sealed as
+ * create seals it (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), so its
+ * size is fixed for good; it is validated as stp_dseg__attach does, and
+ * the segment keeps its own close-on-exec duplicate of FD (stp_dseg__fd).
+ * Through it:
+ *   - the reader side (stp_dmap__read, __next_key, __values, __consume)
+ *	works, and never reads outside the mapping, never loops longer
+ *	than the map's size, whatever the bytes say: an impossible state
+ *	gives an error (-EINVAL, -ENOENT), never a fault;
+ *   - a map's lock held by a live thread, or by any tid that lives, or
+ *	by this thread's own, is waited for at most PATIENCE_US
+ *	microseconds, then the call gives -EBUSY; a dead holder's lock is
+ *	taken over, as everywhere;
+ *   - a thread slot is never claimed (stp_dseg__slot gives -1);
+ *   - stp_dmap__write, __delete, __push and __pop give -EPERM, and the
+ *	probe-side calls are not meant for it;
+ *   - consume hands CB a private copy of each record;
+ *   - what __values points to is the owner's to rewrite at any time:
+ *	copy a value before trusting what it says.
+ * The cost of a call stays proportional to the map's size, so a daemon
+ * that wants to bound it checks the size of FD (fstat) before attaching.
+ */
+struct stp_dseg *stp_dseg__attach_reader(int fd, unsigned int patience_us, char *err,
+					 size_t errlen);
+
+/* Unmap; close the fd if the segment was created or reader-attached here;
+ * the calling thread gives its slot back when this was the last mapping here. */
 void stp_dseg__free(struct stp_dseg *s);
 
-/* The fd of a created segment; -1 for an attached one. */
+/* The fd of a created or reader segment; -1 for an attached one. */
 int stp_dseg__fd(const struct stp_dseg *s);
 int stp_dseg__nslots(const struct stp_dseg *s);
 int stp_dseg__nmaps(const struct stp_dseg *s);
@@ -243,7 +274,10 @@ void *stp_dmap__values(struct stp_dmap *m, size_t *len);
  * record in order, discarded ones skipped, up to the first still reserved.
  * A negative return from CB stops there (that record counts as consumed)
  * and is returned.  Otherwise the number of records given to CB; -EINVAL
- * when the ring's positions or headers are corrupt.
+ * when the ring's positions or headers are corrupt (-ENOMEM: a reader
+ * segment found no memory to copy a record).  A pass takes back a bounded
+ * number of records left busy by reservers that died; later passes take
+ * the rest.
  */
 int stp_dmap__consume(struct stp_dmap *m, int (*cb)(void *ctx, void *data, size_t size),
 		      void *ctx);

@@ -14,9 +14,10 @@
  * Insert, delete, lookup, read and next_key run under the map's
  * spinlock; for_each does not (an element's in-use flag is stored with
  * release after the element is filled in), so its callback may update
- * or delete.  Every reference read from the segment is range-checked and
- * chain walks are bounded, so a corrupt map cannot make a reader fault or
- * loop forever.
+ * or delete.  Every reference is read from the segment once, into a
+ * local that is range-checked and then used, and walks are bounded by
+ * max_entries, so a corrupt map, or a process rewriting it meanwhile,
+ * cannot make a reader fault or loop forever.
  */
 #include <errno.h>
 #include <string.h>
@@ -69,16 +70,26 @@ static uint32_t dhash__hash(const void *key, uint32_t len)
 
 /* --- under the lock --- */
 
-/* The word that refers to the element holding KEY (or to REF when KEY is NULL), or NULL. */
-static uint32_t *dhash__link(struct stp_dmap *m, uint32_t hash, const void *key, uint32_t ref)
+/*
+ * The word that refers to the element holding KEY (or to REF when KEY is
+ * NULL), or NULL; *AT is the element's ref as read, once, from that word.
+ */
+static uint32_t *dhash__link(struct stp_dmap *m, uint32_t hash, const void *key, uint32_t ref,
+			     uint32_t *at)
 {
 	uint32_t *link = dhash__bucket(m, hash);
-	struct dhash_elem *e;
 
-	for (uint32_t n = 0; (e = dhash__elem(m, *link)) && n < m->def.max_entries; n++) {
+	for (uint32_t n = 0; n < m->def.max_entries; n++) {
+		uint32_t r = __atomic_load_n(link, __ATOMIC_RELAXED);
+		struct dhash_elem *e = dhash__elem(m, r);
+
+		if (!e)
+			return NULL;
 		if (key ? e->hash == hash && memcmp(e->data, key, m->def.key_size) == 0
-			: *link == ref)
+			: r == ref) {
+			*at = r;
 			return link;
+		}
 		link = &e->next;
 	}
 	return NULL;
@@ -86,9 +97,10 @@ static uint32_t *dhash__link(struct stp_dmap *m, uint32_t hash, const void *key,
 
 static struct dhash_elem *dhash__find(struct stp_dmap *m, const void *key)
 {
-	uint32_t *link = dhash__link(m, dhash__hash(key, m->def.key_size), key, 0);
+	uint32_t ref = 0;
 
-	return link ? dhash__elem(m, *link) : NULL;
+	dhash__link(m, dhash__hash(key, m->def.key_size), key, 0, &ref);
+	return dhash__elem(m, ref);
 }
 
 static void dhash__order_unlink(struct stp_dmap *m, struct dhash_elem *e)
@@ -109,9 +121,10 @@ static void dhash__order_unlink(struct stp_dmap *m, struct dhash_elem *e)
 static void dhash__order_append(struct stp_dmap *m, struct dhash_elem *e, uint32_t ref)
 {
 	struct dhash_meta *mt = dhash__meta(m);
-	struct dhash_elem *newest = dhash__elem(m, mt->newest);
+	uint32_t last = mt->newest;
+	struct dhash_elem *newest = dhash__elem(m, last);
 
-	e->older = newest ? mt->newest : 0;
+	e->older = newest ? last : 0;
 	e->newer = 0;
 	if (newest)
 		newest->newer = ref;
@@ -120,10 +133,10 @@ static void dhash__order_append(struct stp_dmap *m, struct dhash_elem *e, uint32
 	mt->newest = ref;
 }
 
-/* Take the element *LINK refers to out of the table. */
-static void dhash__unlink(struct stp_dmap *m, uint32_t *link)
+/* Take element REF, which *LINK referred to (dhash__link), out of the table. */
+static void dhash__unlink(struct stp_dmap *m, uint32_t *link, uint32_t ref)
 {
-	struct dhash_elem *e = dhash__elem(m, *link);
+	struct dhash_elem *e = dhash__elem(m, ref);
 
 	*link = e->next;
 	dhash__order_unlink(m, e);
@@ -134,28 +147,30 @@ static void dhash__unlink(struct stp_dmap *m, uint32_t *link)
 /* LRU: the oldest element, out of the table; 0 when the order list is broken. */
 static uint32_t dhash__evict(struct stp_dmap *m)
 {
-	uint32_t ref = dhash__meta(m)->oldest, *link;
+	uint32_t ref = dhash__meta(m)->oldest, at, *link;
 	struct dhash_elem *e = dhash__elem(m, ref);
 
-	if (!e || !(link = dhash__link(m, e->hash, NULL, ref)))
+	if (!e || !(link = dhash__link(m, e->hash, NULL, ref, &at)))
 		return 0;
-	dhash__unlink(m, link);
-	return ref;
+	dhash__unlink(m, link, at);
+	return at;
 }
 
 /* A free element's ref, or 0 when the map is full (and not LRU). */
 static uint32_t dhash__alloc(struct stp_dmap *m)
 {
 	struct dhash_meta *mt = dhash__meta(m);
-	uint32_t ref = mt->free;
+	uint32_t ref = mt->free, hwm = mt->hwm;
 	struct dhash_elem *e = dhash__elem(m, ref);
 
 	if (e) {
 		mt->free = e->next;
 		return ref;
 	}
-	if (mt->hwm < m->def.max_entries)
-		return ++mt->hwm;
+	if (hwm < m->def.max_entries) {
+		mt->hwm = hwm + 1;
+		return hwm + 1;
+	}
 	return dmap_is_lru(m->def.type) ? dhash__evict(m) : 0;
 }
 
@@ -207,12 +222,11 @@ static int dhash__update(struct stp_dmap *m, const void *key, const void *val,
 static int dhash__delete(struct stp_dmap *m, const void *key)
 {
 	struct dhash_meta *mt = dhash__meta(m);
-	uint32_t *link = dhash__link(m, dhash__hash(key, m->def.key_size), key, 0), ref;
+	uint32_t ref, *link = dhash__link(m, dhash__hash(key, m->def.key_size), key, 0, &ref);
 
 	if (!link)
 		return -ENOENT;
-	ref = *link;
-	dhash__unlink(m, link);
+	dhash__unlink(m, link, ref);
 	dhash__elem(m, ref)->next = mt->free;
 	mt->free = ref;
 	return 0;
@@ -221,14 +235,14 @@ static int dhash__delete(struct stp_dmap *m, const void *key)
 /* The first element in use after REF (0: from the start), copied to NEXT. */
 static int dhash__next_after(struct stp_dmap *m, uint32_t ref, void *next)
 {
-	uint32_t hwm = dhash__meta(m)->hwm;
+	uint32_t hwm = __atomic_load_n(&dhash__meta(m)->hwm, __ATOMIC_RELAXED);
 
 	if (hwm > m->def.max_entries)
 		hwm = m->def.max_entries;
 	while (++ref <= hwm) {
 		struct dhash_elem *e = dhash__elem(m, ref);
 
-		if (e && e->used) {
+		if (e && __atomic_load_n(&e->used, __ATOMIC_RELAXED)) {
 			memcpy(next, e->data, m->def.key_size);
 			return 0;
 		}
@@ -238,9 +252,11 @@ static int dhash__next_after(struct stp_dmap *m, uint32_t ref, void *next)
 
 static int dhash__next_key(struct stp_dmap *m, const void *key, void *next)
 {
-	uint32_t *link = key ? dhash__link(m, dhash__hash(key, m->def.key_size), key, 0) : NULL;
+	uint32_t ref = 0;
 
-	return dhash__next_after(m, link ? *link : 0, next);
+	if (key)
+		dhash__link(m, dhash__hash(key, m->def.key_size), key, 0, &ref);
+	return dhash__next_after(m, ref, next);
 }
 
 /* --- the entry points: take the lock, do it --- */
@@ -249,7 +265,7 @@ void *dmap_hash_lookup(struct stp_dmap *m, const void *key, int slot)
 {
 	struct dhash_elem *e;
 
-	if (dmap_lock(&dhash__meta(m)->lock) < 0)
+	if (dmap_lock(&dhash__meta(m)->lock, m->seg) < 0)
 		return NULL;
 	e = dhash__find(m, key);
 	dmap_unlock(&dhash__meta(m)->lock);
@@ -263,7 +279,7 @@ int dmap_hash_update(struct stp_dmap *m, const void *key, const void *val, uint6
 
 	if (flags > STP_DMAP_EXIST)
 		return -EINVAL;
-	if ((err = dmap_lock(&dhash__meta(m)->lock)) < 0)
+	if ((err = dmap_lock(&dhash__meta(m)->lock, m->seg)) < 0)
 		return err;
 	err = dhash__update(m, key, val, flags, slot);
 	dmap_unlock(&dhash__meta(m)->lock);
@@ -274,7 +290,7 @@ int dmap_hash_delete(struct stp_dmap *m, const void *key)
 {
 	int err;
 
-	if ((err = dmap_lock(&dhash__meta(m)->lock)) < 0)
+	if ((err = dmap_lock(&dhash__meta(m)->lock, m->seg)) < 0)
 		return err;
 	err = dhash__delete(m, key);
 	dmap_unlock(&dhash__meta(m)->lock);
@@ -286,7 +302,7 @@ int dmap_hash_read(struct stp_dmap *m, const void *key, void *val)
 	struct dhash_elem *e;
 	int err;
 
-	if ((err = dmap_lock(&dhash__meta(m)->lock)) < 0)
+	if ((err = dmap_lock(&dhash__meta(m)->lock, m->seg)) < 0)
 		return err;
 	e = dhash__find(m, key);
 	if (e && m->percpu)
@@ -301,7 +317,7 @@ int dmap_hash_next_key(struct stp_dmap *m, const void *key, void *next)
 {
 	int err;
 
-	if ((err = dmap_lock(&dhash__meta(m)->lock)) < 0)
+	if ((err = dmap_lock(&dhash__meta(m)->lock, m->seg)) < 0)
 		return err;
 	err = dhash__next_key(m, key, next);
 	dmap_unlock(&dhash__meta(m)->lock);

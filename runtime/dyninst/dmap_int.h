@@ -15,8 +15,12 @@
  *
  * Every offset is derived from the definitions (dmap_layout), so attach
  * recomputes them and compares: a segment whose descriptors disagree is
- * refused.  Positions inside maps (hash element references, queue head,
- * ring positions) change at run time; they are checked where used.
+ * refused, and the maps are used through this process's copy of the
+ * layout, never through the descriptors again.  Positions inside maps
+ * (hash element references, queue head and count, ring positions)
+ * change at run time, and another process may write anything there at
+ * any moment: each is read once into a local, checked, and only the
+ * local is used; every walk is bounded by the map's size.
  */
 #ifndef STP_DMAP_INT_H
 #define STP_DMAP_INT_H
@@ -76,15 +80,19 @@ struct stp_dmap {
 	uint8_t *area;		/* the map's area in this mapping */
 	uint32_t nslots;
 	int percpu;
+	uint8_t *copy;		/* reader segment, ring: a private copy of a record */
+	size_t copy_cap;
 };
 
 struct stp_dseg {
 	uint8_t *base;
 	size_t size;
-	int fd;			/* created here: ours to close; attached: -1 */
+	int fd;			/* created or reader: ours to close; attached: -1 */
 	int nslots;
 	int nmaps;
-	uint64_t id;
+	int reader;		/* stp_dseg__attach_reader: distrust the bytes */
+	unsigned int patience_us;	/* reader: the longest wait for a map's lock */
+	uint64_t id;		/* the header's; 0 in a reader segment (no slots) */
 	uint32_t *owners;
 	struct stp_dseg *next;	/* this process's mappings (dmap_sync.c) */
 	struct stp_dmap maps[];
@@ -139,7 +147,7 @@ DMAP_HIDDEN int dmap_is_lru(uint32_t type);
 /* dmap_sync.c: thread ids, spinlocks, slots, this process's mappings */
 DMAP_HIDDEN uint32_t dmap_tid(void);
 DMAP_HIDDEN int dmap_tid_gone(uint32_t tid);
-DMAP_HIDDEN int dmap_lock(uint32_t *lock);
+DMAP_HIDDEN int dmap_lock(uint32_t *lock, const struct stp_dseg *s);
 DMAP_HIDDEN void dmap_unlock(uint32_t *lock);
 DMAP_HIDDEN void dmap_seg_register(struct stp_dseg *s);
 DMAP_HIDDEN void dmap_seg_unregister(struct stp_dseg *s);

@@ -23,6 +23,12 @@
  * for ever: the header keeps the reserver's tid, and a busy record whose
  * reserver no longer exists is discarded by the consumer.
  *
+ * The consumer trusts neither position nor header: each is read once,
+ * the positions must be within one ring of each other, a record must lie
+ * inside what was published and inside the data, so a scribbled ring
+ * gives -EINVAL, never a read outside it; a pass handles at most a ring's
+ * worth of records.
+ *
  * A record never wraps: when it would cross the end of the data, reserve
  * first fills the rest with a padding record (DISCARD set, so the
  * consumer skips it) and puts the record at offset 0.  Every record and
@@ -31,9 +37,12 @@
  * ring (header and rounding included).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dmap_int.h"
+
+#define DRING_ASK	64	/* busy records' reservers asked after in one pass */
 
 /* --- queues --- */
 
@@ -47,43 +56,51 @@ static uint8_t *dqueue__value(struct stp_dmap *m, uint32_t i)
 	return m->area + m->lay.data_at + (uint64_t)(i % m->def.max_entries) * m->lay.stride;
 }
 
-/* Is the queue's state possible?  (Another process may have scribbled on it.) */
-static int dqueue__sane(struct stp_dmap *m)
+/*
+ * The queue's head and count, each read once (another process may
+ * scribble on them): 0, or -EINVAL when they are impossible.
+ */
+static int dqueue__state(struct stp_dmap *m, uint32_t *head, uint32_t *count)
 {
 	struct dqueue_meta *q = dqueue__meta(m);
 
-	return q->head < m->def.max_entries && q->count <= m->def.max_entries;
+	*head = __atomic_load_n(&q->head, __ATOMIC_RELAXED);
+	*count = __atomic_load_n(&q->count, __ATOMIC_RELAXED);
+	return *head < m->def.max_entries && *count <= m->def.max_entries ? 0 : -EINVAL;
 }
 
 static int dqueue__push(struct stp_dmap *m, const void *val, uint64_t flags)
 {
 	struct dqueue_meta *q = dqueue__meta(m);
+	uint32_t head, count;
 
-	if (!dqueue__sane(m))
+	if (dqueue__state(m, &head, &count) < 0)
 		return -EINVAL;
-	if (q->count == m->def.max_entries) {
+	if (count == m->def.max_entries) {
 		if (flags != STP_DMAP_EXIST)
 			return -E2BIG;
-		q->head = (q->head + 1) % m->def.max_entries;
-		q->count--;
+		head = (head + 1) % m->def.max_entries;
+		count--;
 	}
-	memcpy(dqueue__value(m, q->head + q->count), val, m->def.value_size);
-	q->count++;
+	memcpy(dqueue__value(m, head + count), val, m->def.value_size);
+	q->head = head;
+	q->count = count + 1;
 	return 0;
 }
 
 static int dqueue__pop(struct stp_dmap *m, void *val, int remove)
 {
 	struct dqueue_meta *q = dqueue__meta(m);
+	uint32_t head, count;
 
-	if (!dqueue__sane(m))
+	if (dqueue__state(m, &head, &count) < 0)
 		return -EINVAL;
-	if (q->count == 0)
+	if (count == 0)
 		return -ENOENT;
-	memcpy(val, dqueue__value(m, q->head), m->def.value_size);
+	memcpy(val, dqueue__value(m, head), m->def.value_size);
 	if (remove) {
-		q->head = (q->head + 1) % m->def.max_entries;
-		q->count--;
+		q->head = (head + 1) % m->def.max_entries;
+		q->count = count - 1;
 	}
 	return 0;
 }
@@ -95,7 +112,7 @@ int dmap_queue_push(struct stp_dmap *m, const void *val, uint64_t flags)
 
 	if (flags != STP_DMAP_ANY && flags != STP_DMAP_EXIST)
 		return -EINVAL;
-	if ((err = dmap_lock(&dqueue__meta(m)->lock)) < 0)
+	if ((err = dmap_lock(&dqueue__meta(m)->lock, m->seg)) < 0)
 		return err;
 	err = dqueue__push(m, val, flags);
 	dmap_unlock(&dqueue__meta(m)->lock);
@@ -107,7 +124,7 @@ int dmap_queue_pop(struct stp_dmap *m, void *val, int remove)
 {
 	int err;
 
-	if ((err = dmap_lock(&dqueue__meta(m)->lock)) < 0)
+	if ((err = dmap_lock(&dqueue__meta(m)->lock, m->seg)) < 0)
 		return err;
 	err = dqueue__pop(m, val, remove);
 	dmap_unlock(&dqueue__meta(m)->lock);
@@ -164,7 +181,7 @@ void *dmap_ring_reserve(struct stp_dmap *m, uint32_t size)
 
 	if (size == 0 || dring__total(size) > m->def.max_entries / 2 || size > DRING_LEN_MASK)
 		return NULL;
-	if (dmap_lock(lock) < 0)
+	if (dmap_lock(lock, m->seg) < 0)
 		return NULL;
 	pos = dring__place(m, size);
 	dmap_unlock(lock);
@@ -198,18 +215,46 @@ static int dring__sane(struct stp_dmap *m, uint64_t cons, uint64_t prod, uint32_
 	       (cons & (m->def.max_entries - 1)) + total <= m->def.max_entries;
 }
 
-/* The header's length; a record still busy whose reserver is gone is discarded. */
-static uint32_t dring__len(struct dring_hdr *h)
+/*
+ * The header's length, read once; a record still busy whose reserver is
+ * gone is discarded.  Asking costs a system call, so a pass asks at most
+ * DRING_ASK times (*ASKED counts): a ring full of busy records naming the
+ * dead is taken back a little at each pass, never in one long one.
+ */
+static uint32_t dring__len(struct dring_hdr *h, uint32_t *asked)
 {
-	uint32_t len = __atomic_load_n(&h->len, __ATOMIC_ACQUIRE), tid = h->tid;
+	uint32_t len = __atomic_load_n(&h->len, __ATOMIC_ACQUIRE);
+	uint32_t tid = __atomic_load_n(&h->tid, __ATOMIC_RELAXED);
 	uint32_t abandoned = (len & ~STP_DMAP_RB_BUSY) | STP_DMAP_RB_DISCARD;
 
-	if (!(len & STP_DMAP_RB_BUSY) || !tid || !dmap_tid_gone(tid))
+	if (!(len & STP_DMAP_RB_BUSY) || !tid || (*asked)++ >= DRING_ASK || !dmap_tid_gone(tid))
 		return len;
 	if (__atomic_compare_exchange_n(&h->len, &len, abandoned, 0, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE))
 		return abandoned;
 	return len;
+}
+
+/*
+ * A reader segment's record goes to the callback as a private copy: the
+ * segment's owner may rewrite it while the callback parses it.  The
+ * record's data, or NULL when there is no memory for its copy.
+ */
+static void *dring__data(struct stp_dmap *m, const void *data, uint32_t size)
+{
+	if (!m->seg->reader)
+		return (void *)data;
+	if (!m->copy || size > m->copy_cap) {
+		size_t cap = size > 256 ? size : 256;
+		uint8_t *p = realloc(m->copy, cap);
+
+		if (!p)
+			return NULL;
+		m->copy = p;
+		m->copy_cap = cap;
+	}
+	memcpy(m->copy, data, size);
+	return m->copy;
 }
 
 /* The records from the consumer position up to the first busy one (one pass). */
@@ -218,20 +263,24 @@ int dmap_ring_consume(struct stp_dmap *m, int (*cb)(void *, void *, size_t), voi
 	struct dring_meta *r = dring__meta(m);
 	uint64_t cons = __atomic_load_n(&r->consumer, __ATOMIC_RELAXED);
 	uint64_t prod = __atomic_load_n(&r->producer, __ATOMIC_ACQUIRE);
+	uint32_t asked = 0;
 	int n = 0, err = 0;
 
 	if (prod - cons > m->def.max_entries || (cons & 7))
 		return -EINVAL;
 	while (cons < prod && err >= 0) {
 		struct dring_hdr *h = dring__hdr(m, cons);
-		uint32_t len = dring__len(h);
+		uint32_t len = dring__len(h, &asked), size = len & DRING_LEN_MASK;
+		void *data;
 
 		if (len & STP_DMAP_RB_BUSY)
 			break;
 		if (!dring__sane(m, cons, prod, len))
 			return -EINVAL;
 		if (!(len & STP_DMAP_RB_DISCARD)) {
-			err = cb(ctx, h + 1, len & DRING_LEN_MASK);
+			if (!(data = dring__data(m, h + 1, size)))
+				return n ? n : -ENOMEM;
+			err = cb(ctx, data, size);
 			n++;
 		}
 		cons += dring__total(len);

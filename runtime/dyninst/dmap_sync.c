@@ -9,6 +9,11 @@
  * dead holder left half-done.  Tids are compared in the pid namespace of
  * the caller: every process sharing a segment is assumed to be in one.
  *
+ * A reader segment (stp_dseg__attach_reader) may belong to someone who
+ * writes any tid into a lock word and never clears it: its reader waits
+ * at most its patience, then gives up with -EBUSY, whoever the word
+ * names; a dead holder is still taken over.  It never claims a slot.
+ *
  * A thread's slots are remembered in thread-local storage (a few, for the
  * few segments a process may map) and released by a pthread key's
  * destructor when the thread exits.  The key and the fork handler (a child
@@ -16,18 +21,20 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dmap_int.h"
 
 #define DLOCK_PATIENCE	10000000u	/* spins before asking whether the holder lives */
-#define DLOCK_YIELD	128		/* spins between sched_yield()s */
+#define DLOCK_YIELD	128		/* spins between sched_yield()s and reader clock reads */
 #define DSLOT_TLS_MAX	8		/* segments a thread holds slots in */
 #define DSLOT_RECLAIM	256		/* failed claims between looks for dead owners */
 
@@ -140,11 +147,16 @@ static int dsync__zombie(uint32_t tid)
 	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
-/* Is there no thread TID?  errno is left alone. */
+/*
+ * Is there no thread TID?  0, or a tid negative as a pid_t (kill() would
+ * take it for a process group), names none.  errno is left alone.
+ */
 int dmap_tid_gone(uint32_t tid)
 {
 	int saved = errno, gone;
 
+	if (tid == 0 || tid > INT_MAX)
+		return 1;
 	gone = kill((pid_t)tid, 0) != 0 && errno == ESRCH;
 	errno = saved;
 	return gone;
@@ -188,13 +200,51 @@ static int dlock__wait(uint32_t *lock, uint32_t me)
 	}
 }
 
-/* 0 with the lock held, or -EBUSY: this thread holds it already (re-entered). */
-int dmap_lock(uint32_t *lock)
+static uint64_t dlock__now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/*
+ * A reader's wait: the holder is asked after on the first spin and at
+ * the deadline; a live one (or a word naming this very thread, which
+ * holds no lock between reader calls) after PATIENCE_US gives -EBUSY.
+ */
+static int dlock__wait_patient(uint32_t *lock, uint32_t me, unsigned int patience_us)
+{
+	uint64_t deadline = dlock__now_us() + patience_us;
+
+	for (uint32_t spins = 1;; spins++) {
+		uint32_t cur = __atomic_load_n(lock, __ATOMIC_RELAXED);
+		int late = spins % DLOCK_YIELD == 0 && dlock__now_us() >= deadline;
+
+		if (cur == me)
+			return -EBUSY;
+		if ((cur == 0 || ((spins == 1 || late) && dsync__dead(cur))) &&
+		    __atomic_compare_exchange_n(lock, &cur, me, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return 0;
+		if (late)	/* even when the word keeps changing under the CAS */
+			return -EBUSY;
+		dlock__relax(spins);
+	}
+}
+
+/*
+ * 0 with the lock held, or -EBUSY: this thread holds it already
+ * (re-entered), or (a reader segment S) it stayed held past S's patience.
+ */
+int dmap_lock(uint32_t *lock, const struct stp_dseg *s)
 {
 	uint32_t me = dmap_tid(), cur = 0;
 
 	if (__atomic_compare_exchange_n(lock, &cur, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;
+	if (s->reader)
+		return dlock__wait_patient(lock, me, s->patience_us);
 	return dlock__wait(lock, me);
 }
 
@@ -280,6 +330,8 @@ static int dslot__claim(struct stp_dseg *s)
 	uint32_t me = dmap_tid();
 	int slot;
 
+	if (s->reader)	/* reads every slot's values, owns none */
+		return -1;
 	if (dslot_ntls == DSLOT_TLS_MAX && !dslot__purge())
 		return -1;
 	slot = dslot__take(s, me);
