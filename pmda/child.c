@@ -43,70 +43,10 @@
 #include <bpf/libbpf.h>
 
 #include "pmdastap.h"
+#include "../runtime/user/msg.h"
 #include "../runtime/user/script.h"
 
 #define CTL_FD 3
-
-/* ---- messages ---- */
-
-static int msg_send(int sock, char type, const void *payload, size_t len, int fd)
-{
-	char buf[STAP_MSG_MAX];
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = buf, .iov_len = len + 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
-
-	if (len + 1 > sizeof(buf))
-		len = sizeof(buf) - 1;
-	iov.iov_len = len + 1;
-	buf[0] = type;
-	memcpy(buf + 1, payload, len);
-	if (fd >= 0) {
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -1 : 0;
-}
-
-ssize_t stap_msg_recv(int sock, char *buf, int *fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
-	struct iovec iov = { .iov_base = buf, .iov_len = STAP_MSG_MAX - 1 };
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cm;
-	ssize_t n;
-
-	*fd = -1;
-	n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (n < 0)
-		return -1;
-	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-		int nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (int i = 0; i < nfds; i++) {
-			int got;
-
-			memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-			if (*fd < 0)
-				*fd = got;
-			else
-				close(got);	/* one fd per message: extras are not ours */
-		}
-	}
-	buf[n] = '\0';
-	return n;
-}
 
 /* ---- pass 1-4 with pmstap ---- */
 
@@ -189,7 +129,7 @@ static int send_map(struct stp_script *s, const char *name)
 
 	if (fd < 0)
 		return 0;	/* the script does without it */
-	return msg_send(CTL_FD, STAP_MSG_MAP, name, strlen(name), fd);
+	return stp_msg_send(CTL_FD, STAP_MSG_MAP, name, strlen(name), fd);
 }
 
 static int send_maps(struct stp_script *s)
@@ -233,7 +173,7 @@ static int send_progs(struct stp_script *s)
 		if (!prog)
 			continue;
 		snprintf(index, sizeof(index), "%d", i);
-		if (msg_send(CTL_FD, STAP_MSG_PROG, index, strlen(index), bpf_program__fd(prog)) < 0)
+		if (stp_msg_send(CTL_FD, STAP_MSG_PROG, index, strlen(index), bpf_program__fd(prog)) < 0)
 			return -1;
 	}
 	return 0;
@@ -252,7 +192,7 @@ static int send_ready(struct stp_script *s)
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		flags[i] = m->probes[i].context == STP_CTX_USER || loaded_prog(obj, &m->probes[i]);
-	rc = msg_send(CTL_FD, STAP_MSG_READY, flags, n, -1);
+	rc = stp_msg_send(CTL_FD, STAP_MSG_READY, flags, n, -1);
 	free(flags);
 	return rc;
 }
@@ -306,7 +246,7 @@ void stap_child_main(struct stap_script *sc, pid_t parent)
 	prctl(PR_SET_NAME, title);
 	if (compile(sc, dir, sizeof(dir)) < 0)
 		_exit(STAP_CHILD_COMPILE);
-	if (msg_send(CTL_FD, STAP_MSG_BUILD, dir, strlen(dir), -1) < 0)
+	if (stp_msg_send(CTL_FD, STAP_MSG_BUILD, dir, strlen(dir), -1) < 0)
 		_exit(STAP_CHILD_INTERNAL);
 	_exit(run(sc, dir));
 }

@@ -8,6 +8,11 @@
  *	[registration]
  *	enabled = false
  *	allowed_users = root
+ *	[handover]
+ *	enabled = false
+ *	allowed_users =
+ *	socket = $PCP_RUN_DIR/pmdastap.socket
+ *	max_segment_bytes = 1073741824
  *	[limits]
  *	max_scripts = 32
  *
@@ -36,13 +41,13 @@ static char *path_in(const char *var, const char *rest)
 	return p;
 }
 
-static void free_users(void)
+static void free_users(struct stap_users *u)
 {
-	for (int i = 0; i < stap_config.nallowed_users; i++)
-		free(stap_config.allowed_users[i]);
-	free(stap_config.allowed_users);
-	stap_config.allowed_users = NULL;
-	stap_config.nallowed_users = 0;
+	for (int i = 0; i < u->n; i++)
+		free(u->names[i]);
+	free(u->names);
+	u->names = NULL;
+	u->n = 0;
 }
 
 void stap_config_defaults(void)
@@ -53,15 +58,20 @@ void stap_config_defaults(void)
 	free(c->autostart_dir);
 	free(c->cache_dir);
 	free(c->state_dir);
-	free_users();
+	free(c->handover_socket);
+	free_users(&c->allowed_users);
+	free_users(&c->handover_users);
 	c->pmstap = strdup("/usr/local/bin/pmstap");
 	c->autostart_dir = path_in("PCP_SYSCONF_DIR", "/stap/scripts");
 	c->cache_dir = path_in("PCP_PMDAS_DIR", "/stap/cache");
 	c->state_dir = path_in("PCP_PMDAS_DIR", "/stap/state");
 	c->registration = false;
-	c->allowed_users = calloc(1, sizeof(char *));
-	if (c->allowed_users && (c->allowed_users[0] = strdup("root")))
-		c->nallowed_users = 1;
+	c->allowed_users.names = calloc(1, sizeof(char *));
+	if (c->allowed_users.names && (c->allowed_users.names[0] = strdup("root")))
+		c->allowed_users.n = 1;
+	c->handover = false;
+	c->handover_max_bytes = (size_t)1 << 30;
+	c->handover_socket = path_in("PCP_RUN_DIR", "/pmdastap.socket");
 	c->max_scripts = 32;
 	c->max_script_bytes = 256 * 1024;
 	c->output_queue_bytes = 1024 * 1024;
@@ -127,23 +137,22 @@ static int parse_long(const char *v, long lo, long hi, long *out)
 	return 0;
 }
 
-static int set_users(const char *v)
+static int set_users(struct stap_users *u, const char *v)
 {
 	char *copy = strdup(v), *save = NULL, *tok;
 
 	if (!copy)
 		return -1;
-	free_users();
+	free_users(u);
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char **more = realloc(stap_config.allowed_users,
-				      (size_t)(stap_config.nallowed_users + 1) * sizeof(char *));
+		char **more = realloc(u->names, (size_t)(u->n + 1) * sizeof(char *));
 
 		tok = trim(tok);
 		if (!more)
 			break;
-		stap_config.allowed_users = more;
-		if (*tok && (more[stap_config.nallowed_users] = strdup(tok)))
-			stap_config.nallowed_users++;
+		u->names = more;
+		if (*tok && (more[u->n] = strdup(tok)))
+			u->n++;
 	}
 	free(copy);
 	return 0;
@@ -203,6 +212,8 @@ static int set_limit(const char *key, const char *v)
 /* 0 set, -1 a bad value, -2 an unknown key. */
 static int set_key(const char *section, const char *key, const char *v)
 {
+	long n;
+
 	if (!strcmp(section, "pmdastap")) {
 		if (!strcmp(key, "pmstap"))
 			return set_path(&stap_config.pmstap, v);
@@ -218,8 +229,21 @@ static int set_key(const char *section, const char *key, const char *v)
 		if (!strcmp(key, "enabled"))
 			return parse_bool(v, &stap_config.registration);
 		if (!strcmp(key, "allowed_users"))
-			return set_users(v);
+			return set_users(&stap_config.allowed_users, v);
 		return -2;
+	}
+	if (!strcmp(section, "handover")) {
+		if (!strcmp(key, "enabled"))
+			return parse_bool(v, &stap_config.handover);
+		if (!strcmp(key, "allowed_users"))
+			return set_users(&stap_config.handover_users, v);
+		if (!strcmp(key, "socket"))
+			return set_path(&stap_config.handover_socket, v);
+		if (!strcmp(key, "max_segment_bytes") && parse_long(v, 1L << 16, 1L << 40, &n) == 0) {
+			stap_config.handover_max_bytes = (size_t)n;
+			return 0;
+		}
+		return strcmp(key, "max_segment_bytes") ? -2 : -1;
 	}
 	if (!strcmp(section, "limits"))
 		return set_limit(key, v);
@@ -290,12 +314,12 @@ int stap_config_load(const char *path)
 	return 0;
 }
 
-bool stap_config_user_allowed(const char *user)
+bool stap_config_user_in(const struct stap_users *u, const char *user)
 {
 	if (!user)
 		return false;
-	for (int i = 0; i < stap_config.nallowed_users; i++)
-		if (strcmp(stap_config.allowed_users[i], user) == 0)
+	for (int i = 0; i < u->n; i++)
+		if (strcmp(u->names[i], user) == 0)
 			return true;
 	return false;
 }

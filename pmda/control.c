@@ -236,7 +236,7 @@ static int authorize(int ctx, int item)
 		pmNotifyErr(LOG_INFO, "store refused: registration is disabled");
 		return PM_ERR_PERMISSION;
 	}
-	if (!stap_config_user_allowed(user)) {
+	if (!stap_config_user_in(&stap_config.allowed_users, user)) {
 		set_result(ctx, item, "user '%s' may not register scripts: see allowed_users in "
 			   "section [registration] of %s", user ? user : "(unknown)",
 			   stap_config.path ? stap_config.path : "pmdastap.conf");

@@ -61,6 +61,8 @@ struct stap_gsnap {
 	int *oinsts;			/* the instance of each of order */
 	uint32_t *oslots;		/* slotted: the slot of each of order */
 	int norder;
+	char *strs;			/* slotted strings, copied: nstrs of value_size + 1 */
+	int nstrs;
 	int64_t *hist;			/* n * cfg.buckets */
 	struct stp_stat_cfg cfg;
 	struct stap_prune prune;	/* the key indom's */
@@ -90,7 +92,7 @@ void stap_maps_adopt(struct stap_script *sc)
 	const struct stp_meta *m = sc->meta;
 
 	stap_maps_close(sc);
-	sc->data = stp_data__new(m, sc->ncpus);
+	sc->data = stp_data__new(m, sc->ncpus);	/* handed over: ncpus is the segment's slots */
 	sc->snaps = calloc((size_t)m->nglobals + 1, sizeof(*sc->snaps));
 	sc->probe_stats = calloc((size_t)m->nprobes + 1, sizeof(*sc->probe_stats));
 	sc->probe_misses = calloc((size_t)m->nprobes + 1, sizeof(*sc->probe_misses));
@@ -104,6 +106,8 @@ void stap_maps_adopt(struct stap_script *sc)
 	free(sc->pending);
 	sc->pending = NULL;
 	sc->npending = 0;
+	if (sc->dseg && sc->snaps)
+		stp_data__adopt_dseg(sc->data, sc->dseg, sc->dseg_fd);
 	sc->globals_size = stp_data__scalars_size(sc->data);
 	sc->globals_val = sc->globals_size ? calloc(1, sc->globals_size + 1) : NULL;
 }
@@ -132,6 +136,9 @@ static void gsnap_clear(struct stap_gsnap *gs)
 	free(gs->order);
 	free(gs->oinsts);
 	free(gs->oslots);
+	free(gs->strs);
+	gs->strs = NULL;
+	gs->nstrs = 0;
 	gs->oinsts = NULL;
 	gs->oslots = NULL;
 	gs->elems = NULL;
@@ -439,7 +446,9 @@ static void snap_scalar(struct stap_script *sc, const struct stp_meta_global *g,
 			struct stap_gsnap *gs)
 {
 	refresh_scalars(sc);
-	if (!sc->globals_val || g->offset >= sc->globals_size)
+	/* the value is one byte longer than the map's, and 0 there: strings end */
+	if (!sc->globals_val || g->offset >= sc->globals_size ||
+	    (g->type == STP_TYPE_LONG && sc->globals_size - g->offset < sizeof(int64_t)))
 		return;
 	gs->elems = calloc(1, sizeof(*gs->elems));
 	if (!gs->elems)
@@ -484,6 +493,26 @@ static void slots_rekey(struct stap_script *sc, int g, struct stap_gsnap *gs, in
 	gs->keyed = true;
 }
 
+/*
+ * A string in place, copied: its writer may change it as we read, and a
+ * handed-over script's writer may leave it unterminated.
+ */
+static const char *slotted_string(struct stap_script *sc, int g, struct stap_gsnap *gs, int i,
+				  const char *val)
+{
+	size_t size = sc->meta->globals[g].value_size;
+	char *copy;
+
+	if (!gs->strs && gs->n > 0 && (gs->strs = malloc((size_t)gs->n * (size + 1))))
+		gs->nstrs = gs->n;	/* made once for the snapshot: the copies do not move */
+	if (i >= gs->nstrs)
+		return "";
+	copy = gs->strs + (size_t)i * (size + 1);
+	memcpy(copy, val, size);
+	copy[size] = '\0';
+	return copy;
+}
+
 /* Element I of global G, from its slot, as it is now. */
 static void slotted_elem(struct stap_script *sc, int g, struct stap_gsnap *gs, int i)
 {
@@ -493,7 +522,7 @@ static void slotted_elem(struct stap_script *sc, int g, struct stap_gsnap *gs, i
 	memcpy(&slot, gs->vals + (size_t)i * gs->vstride, sizeof(slot));
 	val = stp_data__slot_value(sc->data, g, slot);
 	if (sc->meta->globals[g].type == STP_TYPE_STRING)
-		gs->elems[i].s = val;
+		gs->elems[i].s = slotted_string(sc, g, gs, i, val);
 	else
 		gs->elems[i].v = __atomic_load_n((const int64_t *)(const void *)val, __ATOMIC_RELAXED);
 }
@@ -784,10 +813,10 @@ static int script_status_value(struct stap_script *sc, int item, pmAtomValue *at
 	case STAP_SCRIPTS_OUTPUT_BYTES: atom->ull = sc->output_bytes; break;
 	case STAP_SCRIPTS_LAST_OUTPUT: atom->cp = sc->last_output ? sc->last_output : ""; break;
 	case STAP_SCRIPTS_RESTARTS: atom->ul = sc->restarts; break;
-	case STAP_SCRIPTS_PID:
-		if (sc->pid <= 0)
+	case STAP_SCRIPTS_PID:		/* its child's, or the pmstap that handed it over */
+		if ((sc->pid > 0 ? sc->pid : sc->peer_pid) <= 0)
 			return PMDA_FETCH_NOVALUES;
-		atom->ul = (uint32_t)sc->pid;
+		atom->ul = (uint32_t)(sc->pid > 0 ? sc->pid : sc->peer_pid);
 		break;
 	default: return PM_ERR_PMID;
 	}

@@ -441,14 +441,13 @@ static void global_metrics(struct stap_script *sc, int g)
 }
 
 /* "script::point", "#2" and on for a point that occurs again. */
-static char *probe_inst_name(const struct stap_script *sc, int i)
+/* Probe I's instance name: "script::point", "#N" after the Nth probe of the same point. */
+static char *probe_inst_name(const struct stap_script *sc, int i, int seen)
 {
 	const struct stp_meta *m = sc->meta;
-	int seen = 1, rc;
+	int rc;
 	char *name;
 
-	for (int j = 0; j < i; j++)
-		seen += strcmp(m->probes[j].point, m->probes[i].point) == 0;
 	if (seen > 1)
 		rc = asprintf(&name, "%s::%s#%d", sc->name, m->probes[i].point, seen);
 	else
@@ -461,16 +460,55 @@ static char *probe_inst_name(const struct stap_script *sc, int i)
 	return name;
 }
 
+static const struct stp_meta *sort_meta;	/* qsort has no argument for it */
+
+static int by_point(const void *a, const void *b)
+{
+	int i = *(const int *)a, j = *(const int *)b;
+	int c = strcmp(sort_meta->probes[i].point, sort_meta->probes[j].point);
+
+	return c ? c : (i > j) - (i < j);
+}
+
+/*
+ * For each probe, how many probes up to it have its point (1 for the
+ * first): sorted, not compared pairwise, since a handed-over script may
+ * have 65536 probes.  NULL when out of memory.
+ */
+static int *probe_seen(const struct stp_meta *m)
+{
+	int n = m->nprobes, *order = malloc(((size_t)n + 1) * sizeof(int));
+	int *seen = calloc((size_t)n + 1, sizeof(int));
+
+	if (!order || !seen) {
+		free(order);
+		free(seen);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	sort_meta = m;
+	qsort(order, (size_t)n, sizeof(int), by_point);
+	for (int k = 0; k < n; k++)
+		seen[order[k]] = k > 0 && strcmp(m->probes[order[k - 1]].point,
+						  m->probes[order[k]].point) == 0 ?
+				 seen[order[k - 1]] + 1 : 1;
+	free(order);
+	return seen;
+}
+
 static void probe_instances(struct stap_script *sc)
 {
 	pmInDom indom = stap_indom(STAP_INDOM_PROBES);
-	int n = sc->meta->nprobes;
+	int n = sc->meta->nprobes, *seen = probe_seen(sc->meta);
 
-	sc->probe_refs = calloc((size_t)n + 1, sizeof(*sc->probe_refs));
-	if (!sc->probe_refs)
+	sc->probe_refs = seen ? calloc((size_t)n + 1, sizeof(*sc->probe_refs)) : NULL;
+	if (!sc->probe_refs) {
+		free(seen);
 		return;
+	}
 	for (int i = 0; i < n; i++) {
-		char *name = probe_inst_name(sc, i);
+		char *name = probe_inst_name(sc, i, seen[i]);
 		struct stap_probe_ref *r = &sc->probe_refs[i];
 
 		r->script = sc;
@@ -478,6 +516,7 @@ static void probe_instances(struct stap_script *sc)
 		r->inst = name ? pmdaCacheStore(indom, PMDA_CACHE_ADD, name, r) : -1;
 		free(name);
 	}
+	free(seen);
 	stap_identity_save(indom);
 }
 

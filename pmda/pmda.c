@@ -4,8 +4,8 @@
  * main() reads the options and pmdastap.conf, sets up the dispatch table,
  * connects to pmcd, starts the autostart scripts and runs the main loop:
  * one poll() over pmcd's pipe, a signalfd (children ending, SIGTERM), an
- * inotify fd on the autostart directory and every child's control
- * socket, output pipe and stderr pipe, with a time-out for the next
+ * inotify fd on the autostart directory, the handover socket and its
+ * connections, and every child's control socket, output pipe and stderr pipe, with a time-out for the next
  * restart, kill or rescan of the autostart directory that is due.  A script's output is
  * thus drained as it comes, whether or not a client is fetching.
  *
@@ -225,6 +225,8 @@ static int loop_once(struct fdmap *m, int pmcd_fd)
 	watch(m, pmcd_fd, NULL);
 	watch(m, sigfd, NULL);
 	watch(m, stap_autostart_fd(), NULL);
+	for (int i = 0; i < stap_handover_nfds(); i++)
+		watch(m, stap_handover_fd(i), NULL);
 	for (int i = 0; i < stap_nscripts; i++) {
 		watch(m, stap_scripts[i]->ctl_fd, stap_scripts[i]);
 		watch(m, stap_scripts[i]->out_fd, stap_scripts[i]);
@@ -237,8 +239,10 @@ static int loop_once(struct fdmap *m, int pmcd_fd)
 	for (int i = 2; i < m->n; i++)
 		if (m->pfds[i].revents && m->who[i])
 			dispatch_fd(m->who[i], m->pfds[i].fd);
-		else if (m->pfds[i].revents)
+		else if (m->pfds[i].revents && m->pfds[i].fd == stap_autostart_fd())
 			stap_autostart_event();	/* the autostart directory changed */
+		else if (m->pfds[i].revents)
+			stap_handover_event(m->pfds[i].fd);	/* a user's pmstap */
 	if (m->pfds[1].revents)
 		on_signals();
 	if (m->pfds[0].revents && __pmdaMainPDU(&stap_dispatch) < 0)
@@ -308,7 +312,9 @@ int main(int argc, char **argv)
 	pmdaConnect(&stap_dispatch);
 	ready_deadline = stap_now() + stap_config.ready_timeout;
 	stap_scripts_autostart();
+	stap_handover_open();
 	main_loop();
+	stap_handover_shutdown();
 	stap_scripts_shutdown();
 	pmNotifyErr(LOG_INFO, "exiting");
 	return 0;

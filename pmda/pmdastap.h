@@ -11,6 +11,7 @@
  *	identity.c	PMIDs and instance ids kept across restarts (pmdaCache)
  *	control.c	stap.control.*: register and deregister, per-client state
  *	watch.c		restarts a script whose probed files were rebuilt or upgraded
+ *	handover.c	scripts users run themselves and hand over (pmstap --pmda)
  *
  * Every exported function has the stap_ prefix.
  */
@@ -83,6 +84,11 @@ enum {
 
 /* ---- config.c ---- */
 
+struct stap_users {			/* a comma-separated list of user names */
+	char **names;
+	int n;
+};
+
 struct stap_config {
 	char *path;			/* the file read, or NULL */
 	char *pmstap;			/* the translator */
@@ -90,8 +96,11 @@ struct stap_config {
 	char *cache_dir;		/* PMSTAP_CACHE of the children */
 	char *state_dir;		/* private copies of the scripts' sources */
 	bool registration;		/* pmstore stap.control.register allowed */
-	char **allowed_users;
-	int nallowed_users;
+	struct stap_users allowed_users;	/* who may register */
+	bool handover;			/* pmstap --pmda hands scripts over (handover.c) */
+	struct stap_users handover_users;	/* who may */
+	char *handover_socket;		/* where they connect */
+	size_t handover_max_bytes;	/* a script's segment at most: what it may make us map */
 	int max_scripts;
 	size_t max_script_bytes;
 	size_t output_queue_bytes;	/* per script, for stap.scripts.output */
@@ -108,7 +117,7 @@ extern struct stap_config stap_config;
 void stap_config_defaults(void);
 /* 0, or -1 after logging why the file is unusable. */
 int stap_config_load(const char *path);
-bool stap_config_user_allowed(const char *user);
+bool stap_config_user_in(const struct stap_users *u, const char *user);
 
 /* ---- scripts.c ---- */
 
@@ -125,6 +134,7 @@ enum stap_status {
 enum stap_origin {
 	STAP_ORIGIN_AUTOSTART,
 	STAP_ORIGIN_REGISTERED,
+	STAP_ORIGIN_HANDOVER,		/* run by its user's pmstap, served here (handover.c) */
 };
 
 struct stap_text {			/* a growing string; keeps its tail past max */
@@ -159,6 +169,14 @@ struct stap_script {
 	unsigned int restarts;
 	struct stap_text errtext;	/* the stderr of the current run */
 	struct stap_text partial;	/* an output line not ended yet */
+
+	/* handed over (handover.c): the user's pmstap, its description and segment */
+	pid_t peer_pid;
+	uid_t peer_uid;
+	struct stp_meta *owned_meta;	/* decoded here: sc->meta, freed with sc */
+	struct stp_dseg *dseg;
+	int dseg_fd;
+	bool ended;			/* its connection ended: retired at the next tick */
 
 	/* what it is, from the compiled script the child reported */
 	char *build_dir;
@@ -231,6 +249,9 @@ void stap_scripts_shutdown(void);
 /* Run pmstap -p2 on FILE in DIR: 0, or its exit status with its stderr in *diag. */
 int stap_check_script(const char *dir, const char *file, char **diag);
 
+/* A script handed over on connection FD by pid PID: the script, or NULL with WHY. */
+struct stap_script *stap_script_handed(const char *name, int fd, pid_t pid, char *why, size_t size);
+
 /* Are A and B the same file, unchanged (inode, size, mode, owner, times)? */
 bool stap_same_file(const struct stat *a, const struct stat *b);
 /* Stop SC's child, if any, and start it again at once, for WHY (logged). */
@@ -239,6 +260,19 @@ void stap_script_restart(struct stap_script *sc, const char *why);
 void stap_text_append(struct stap_text *t, const char *p, size_t n);
 void stap_text_reset(struct stap_text *t);
 void stap_text_free(struct stap_text *t);
+
+/* ---- handover.c ---- */
+
+void stap_handover_open(void);		/* listen, when [handover] enabled */
+void stap_handover_shutdown(void);
+/* The descriptors to poll (the socket, connections awaiting their hello), and their events. */
+int stap_handover_nfds(void);
+int stap_handover_fd(int i);
+void stap_handover_event(int fd);
+void stap_handover_tick(double now, double *next);
+/* A handed-over script's description and segment, sent with FD: 0, or -1 with WHY. */
+int stap_handover_meta(struct stap_script *sc, int fd, char *why, size_t size);
+int stap_handover_segment(struct stap_script *sc, int fd, char *why, size_t size);
 
 /* ---- watch.c ---- */
 
@@ -271,8 +305,6 @@ enum {
 
 /* In the forked child: compile, load, attach, report, run.  Never returns. */
 void stap_child_main(struct stap_script *sc, pid_t parent) __attribute__((noreturn));
-/* One message into buf (size STAP_MSG_MAX); its length, 0 at EOF, -1 at EAGAIN/error. */
-ssize_t stap_msg_recv(int sock, char *buf, int *fd);
 
 /* ---- metrics.c ---- */
 

@@ -19,6 +19,10 @@
  * the script once its child is gone.  A child leads a process group of
  * its own, so signals reach its pmstap too.  An exited script's maps stay
  * open: its final values are still served.
+ *
+ * A script handed over by its user's pmstap (handover.c) has no child:
+ * it is running from its ready message to the end of its connection, and
+ * then it goes.  It is never restarted.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -41,6 +45,10 @@
 #include <bpf/libbpf.h>
 
 #include "pmdastap.h"
+#include "../runtime/dyninst/dmap.h"
+#include "../runtime/user/handover.h"
+#include "../runtime/user/meta_wire.h"
+#include "../runtime/user/msg.h"
 
 #define ERRTEXT_MAX 8192
 #define STABLE_RUN_S 60.0	/* a run this long resets the back-off */
@@ -201,7 +209,7 @@ static struct stap_script *script_new(const char *name, enum stap_origin origin)
 		sc->ncpus = 1;
 	sc->inst = inst;
 	sc->cluster = STAP_CLUSTER_FIRST_SCRIPT + inst;
-	sc->ctl_fd = sc->out_fd = sc->err_fd = -1;
+	sc->ctl_fd = sc->out_fd = sc->err_fd = sc->dseg_fd = -1;
 	sc->queue = -1;
 	sc->errtext.max = ERRTEXT_MAX;
 	sc->partial.max = stap_config.max_line_bytes;
@@ -228,6 +236,11 @@ static void script_free(struct stap_script *sc)
 	stap_snaps_free(sc);
 	stap_metrics_free(sc);
 	stap_output_close(sc);
+	for (int *fd = (int[]){ sc->ctl_fd, sc->out_fd, sc->err_fd, sc->dseg_fd }, k = 0; k < 4; k++)
+		if (fd[k] >= 0)
+			close(fd[k]);
+	stp_dseg__free(sc->dseg);
+	stp_meta__free(sc->owned_meta);
 	if (sc->dl)
 		dlclose(sc->dl);
 	if (sc->origin == STAP_ORIGIN_REGISTERED && sc->file)
@@ -808,6 +821,26 @@ struct stap_script *stap_script_register(const char *name, const char *text, cha
 	return sc;
 }
 
+struct stap_script *stap_script_handed(const char *name, int fd, pid_t pid, char *why, size_t size)
+{
+	struct stap_script *sc;
+
+	if (live_scripts() >= stap_config.max_scripts) {
+		snprintf(why, size, "too many scripts: max_scripts is %d", stap_config.max_scripts);
+		return NULL;
+	}
+	sc = script_new(name, STAP_ORIGIN_HANDOVER);
+	if (!sc) {
+		snprintf(why, size, "pmdastap is out of memory or identities: see its log");
+		return NULL;
+	}
+	sc->ctl_fd = fd;
+	sc->peer_pid = pid;
+	sc->status = STAP_STATUS_STARTING;
+	sc->started = stap_now();
+	return sc;
+}
+
 int stap_script_deregister(struct stap_script *sc)
 {
 	if (sc->origin == STAP_ORIGIN_REGISTERED)
@@ -921,6 +954,63 @@ static void on_ready(struct stap_script *sc, const unsigned char *flags, size_t 
 	pmNotifyErr(LOG_INFO, "script %s: running (pid %d)", sc->name, (int)sc->pid);
 }
 
+/* A handed-over script's end, or a message it should not have sent: said, and it goes. */
+static void handover_end(struct stap_script *sc, const char *why)
+{
+	if (why) {
+		stp_msg_send(sc->ctl_fd, STP_HO_REFUSE, why, strlen(why), -1);
+		pmNotifyErr(LOG_ERR, "script %s: %s", sc->name, why);
+		set_error(sc, why);
+	}
+	close(sc->ctl_fd);
+	sc->ctl_fd = -1;
+	sc->ended = true;
+}
+
+/* A message of a handed-over script's pmstap; FD is taken. */
+static void on_handover_msg(struct stap_script *sc, const char *buf, size_t n, int fd)
+{
+	char why[512] = "";
+	int rc = 0;
+
+	switch (buf[0]) {
+	case STP_HO_META:
+		rc = fd < 0 ? -1 : stap_handover_meta(sc, fd, why, sizeof(why));
+		break;
+	case STP_HO_SEGMENT:
+		rc = fd < 0 ? -1 : stap_handover_segment(sc, fd, why, sizeof(why));
+		if (rc == 0)
+			fd = -1;	/* the script's now */
+		break;
+	case STP_HO_OUTPUT:
+		if (fd < 0 || sc->out_fd >= 0) {
+			rc = -1;
+			break;
+		}
+		sc->out_fd = fd;
+		nonblock(fd);
+		fd = -1;
+		break;
+	case STP_HO_READY:
+		if (!sc->meta || !sc->dseg || sc->status != STAP_STATUS_STARTING) {
+			snprintf(why, sizeof(why), "ready before its description and data");
+			rc = -1;
+			break;
+		}
+		on_ready(sc, (const unsigned char *)buf + 1, n - 1);
+		stp_msg_send(sc->ctl_fd, STP_HO_ACCEPT, NULL, 0, -1);
+		stap_metrics_rebuild();
+		break;
+	default:
+		snprintf(why, sizeof(why), "unknown message '%c'", buf[0]);
+		rc = -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0)
+		handover_end(sc, *why ? why : "a message came without what it carries");
+}
+
 void stap_script_ctl_ready(struct stap_script *sc)
 {
 	static char buf[STAP_MSG_MAX];
@@ -928,13 +1018,21 @@ void stap_script_ctl_ready(struct stap_script *sc)
 	int fd;
 
 	while (sc->ctl_fd >= 0) {
-		n = stap_msg_recv(sc->ctl_fd, buf, &fd);
+		n = stp_msg_recv(sc->ctl_fd, buf, sizeof(buf), &fd, MSG_DONTWAIT);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
+		if (n <= 0 && sc->origin == STAP_ORIGIN_HANDOVER) {
+			handover_end(sc, NULL);
+			return;
+		}
 		if (n <= 0) {
 			close(sc->ctl_fd);
 			sc->ctl_fd = -1;
 			return;
+		}
+		if (sc->origin == STAP_ORIGIN_HANDOVER) {
+			on_handover_msg(sc, buf, (size_t)n, fd);
+			continue;
 		}
 		switch (buf[0]) {
 		case STAP_MSG_BUILD: on_build(sc, buf + 1); break;
@@ -1136,6 +1234,23 @@ static void deadline(double at, double now, double *next)
 		*next = at - now < 0 ? 0 : at - now;
 }
 
+/* A handed-over script whose pmstap ended, or did not get ready in start_timeout: it goes. */
+static bool handover_tick(struct stap_script *sc, double now, double *next)
+{
+	double limit = sc->started + stap_config.start_timeout;
+
+	if (sc->origin != STAP_ORIGIN_HANDOVER || sc->removed)
+		return false;
+	if (!sc->ended && sc->status == STAP_STATUS_STARTING && now < limit)
+		deadline(limit, now, next);
+	if (!sc->ended && (sc->status != STAP_STATUS_STARTING || now < limit))
+		return false;
+	stap_output_ready(sc);
+	stap_output_flush(sc);
+	script_retire(sc, sc->ended ? "its pmstap ended" : "not ready within start_timeout");
+	return true;
+}
+
 static void tick_one(struct stap_script *sc, double now, double *next)
 {
 	if (sc->status == STAP_STATUS_RESTARTING && !sc->removed && sc->pid <= 0) {
@@ -1177,8 +1292,12 @@ int stap_scripts_tick(void)
 	deadline(periodic_at, now, &next);
 	stap_watch_tick(now, &next);
 
+	stap_handover_tick(now, &next);
 	for (int i = 0; i < stap_nscripts; i++)
-		tick_one(stap_scripts[i], now, &next);
+		if (handover_tick(stap_scripts[i], now, &next))
+			i--;	/* freed */
+		else
+			tick_one(stap_scripts[i], now, &next);
 	return next < 0 ? -1 : (int)(next * 1000) + 1;
 }
 

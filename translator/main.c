@@ -63,6 +63,8 @@ static const char usage_text[] =
 	"  --runtime=NAME compile for runtime NAME: bpf (the default), kernel (a kernel\n"
 	"                 module) or dyninst (in the probed process); %( runtime %) tests it\n"
 	"  --dyninst      --runtime=dyninst, as stap spells it\n"
+	"  --pmda[=NAME]  --runtime=dyninst: pmdastap serves the script's globals as\n"
+	"                 stap.NAME.* while it runs (NAME: the script's; see pmdastap(1))\n"
 	"  -G NAME=VALUE  set the initial value of global NAME\n"
 	"  --suppress-handler-errors  count handler errors without stopping\n"
 	"  -V, --version  print the version and exit\n"
@@ -76,6 +78,7 @@ static const char usage_text[] =
 enum {
 	OPT_RUNTIME = 256,
 	OPT_DYNINST,
+	OPT_PMDA,
 	OPT_SUPPRESS_HANDLER_ERRORS,
 	OPT_SKIP_BADVARS,
 	OPT_IGNORED,		/* stap options with no effect here, see ignored_option() */
@@ -87,6 +90,7 @@ static const struct option long_options[] = {
 	{ "version", no_argument, NULL, 'V' },
 	{ "runtime", required_argument, NULL, OPT_RUNTIME },
 	{ "dyninst", no_argument, NULL, OPT_DYNINST },
+	{ "pmda", optional_argument, NULL, OPT_PMDA },
 	{ "suppress-handler-errors", no_argument, NULL, OPT_SUPPRESS_HANDLER_ERRORS },
 	{ "skip-badvars", no_argument, NULL, OPT_SKIP_BADVARS },
 	{ "ldd", no_argument, NULL, OPT_IGNORED },
@@ -264,6 +268,7 @@ static void parse_option(struct session *s, int c, int long_index)
 		s->runtime = optarg;
 		break;
 	case OPT_DYNINST: s->runtime = "dyninst"; break;
+	case OPT_PMDA: s->pmda_name = optarg ? optarg : ""; break;
 	case OPT_SUPPRESS_HANDLER_ERRORS: s->suppress_handler_errors = true; break;
 	case OPT_SKIP_BADVARS: ignored_option(s, "--skip-badvars"); break;
 	case 'l': case 'L': listing_option(s, c == 'L'); break;
@@ -298,6 +303,10 @@ static void parse_options(struct session *s, int argc, char **argv)
 	}
 	s->args = (const char **)argv + optind;
 	s->nargs = argc - optind;
+	if (s->pmda_name && strcmp(s->runtime, "dyninst") != 0)
+		usage_error("--pmda hands a --runtime=dyninst script to pmdastap; scripts of the "
+			    "%s runtime run in pmdastap itself (its autostart directory or "
+			    "stap.control.register, see pmdastap(1))", s->runtime);
 	vec_push(&s->tapset_dirs, (void *)default_tapset_dir());
 	s->runtime_dir = default_runtime_dir();
 }

@@ -32,6 +32,7 @@ static void session_opts(const struct session *s, struct stp_script_opts *o)
 		.suppress_handler_errors = s->suppress_handler_errors,
 		.verbose = s->verbose,
 		.prog_name = "pmstap",
+		.pmda_name = s->pmda_name,
 	};
 }
 
@@ -48,6 +49,8 @@ int run_program(struct session *s, const char *dir)
 	script = stp_script__open(dir, &opts);
 	if (!script)
 		return 1;
+	if (opts.pmda_name && !*opts.pmda_name)	/* --pmda: stap.<the script's name> */
+		stp_script__set_pmda_name(script, stp_script__meta(script)->script);
 	if (stp_script__load(script) == 0 && stp_script__attach(script) == 0)
 		status = stp_script__run(script);
 	stp_script__free(script);

@@ -20,6 +20,7 @@ struct session {
 	struct vec global_sets;		/* char *: -G NAME=VALUE, initial values of globals */
 	const char *output_path;	/* -o FILE */
 	const char *target_cmd;		/* -c CMD */
+	const char *pmda_name;		/* --pmda[=NAME]: "" for the script's name; NULL: none */
 	long target_pid;		/* -x PID; 0 when not given */
 	long timeout_s;			/* -T SECONDS; 0 when not given */
 	bool suppress_handler_errors;	/* --suppress-handler-errors */

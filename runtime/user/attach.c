@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "handover.h"
 #include "script_int.h"
 #include "attach_kprobe.h"
 #include "proc_attach.h"
@@ -286,6 +287,8 @@ int stp_script__attach(struct stp_script *s)
 	if (s->dseg) {	/* dyninst: the -c command's loader patches its own code; -x: now */
 		stp_files_close(s);
 		err = stp_dyn_attach_pid(s);
+		if (!err && s->opts.pmda_name)
+			err = stp_handover_ready(s);
 		if (err)
 			s->attach_failed = true;
 		return err;

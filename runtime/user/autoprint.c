@@ -133,7 +133,8 @@ static void print_scalar(struct stp_script *s, struct stp_data *d, int gi, const
 		print_scalar_stat(s, d, gi, l);
 		return;
 	}
-	if (!scalars || g->offset >= size)
+	if (!scalars || g->offset >= size ||
+	    (g->type == STP_TYPE_LONG && size - g->offset < sizeof(v)))
 		return;
 	if (g->type == STP_TYPE_LONG) {
 		memcpy(&v, p, sizeof(v));

@@ -130,26 +130,41 @@ static int map_info(int fd, struct stp_map_info *info)
 	return stp_mapfd_info(fd, info);
 }
 
+static bool percpu_type(uint32_t type)
+{
+	return type == BPF_MAP_TYPE_PERCPU_ARRAY || type == BPF_MAP_TYPE_PERCPU_HASH ||
+	       type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+}
+
+/*
+ * The runtime's own maps.  Their value sizes are checked, not trusted: a
+ * read copies value_size bytes a CPU into buffers sized for our structs,
+ * and a segment handed to the PMDA may say anything.
+ */
 static bool adopt_special(struct stp_data *d, const char *name, int fd)
 {
 	struct stp_map_info info;
 
-	if (!strcmp(name, "stp_globals") && d->globals_fd < 0 && map_info(fd, &info) == 0) {
+	if (!strcmp(name, "stp_globals") && d->globals_fd < 0 && map_info(fd, &info) == 0 &&
+	    !percpu_type(info.type)) {
 		d->globals_fd = fd;
 		d->globals_size = info.value_size;
 		return true;
 	}
-	if (!strcmp(name, STP_COUNTERS_MAP) && d->counters_fd < 0 && map_info(fd, &info) == 0) {
+	if (!strcmp(name, STP_COUNTERS_MAP) && d->counters_fd < 0 && map_info(fd, &info) == 0 &&
+	    info.value_size == sizeof(struct stp_counters)) {
 		d->counters_fd = fd;
-		d->counters_percpu = info.type == BPF_MAP_TYPE_PERCPU_ARRAY;
+		d->counters_percpu = percpu_type(info.type);
 		return true;
 	}
 	if (!strcmp(name, STP_COUNTERS_SHARED_MAP) && d->counters_shared_fd < 0 &&
-	    map_info(fd, &info) == 0 && info.value_size >= sizeof(struct stp_counters)) {
+	    map_info(fd, &info) == 0 && info.value_size == sizeof(struct stp_counters) &&
+	    !percpu_type(info.type)) {
 		d->counters_shared_fd = fd;
 		return true;
 	}
-	if (!strcmp(name, STP_PROBE_STATS_MAP) && d->probe_stats_fd < 0) {
+	if (!strcmp(name, STP_PROBE_STATS_MAP) && d->probe_stats_fd < 0 && map_info(fd, &info) == 0 &&
+	    info.value_size == sizeof(struct stp_probe_stats) && percpu_type(info.type)) {
 		d->probe_stats_fd = fd;
 		return true;
 	}
@@ -178,11 +193,13 @@ static bool map_matches(struct stp_data *d, const struct stp_meta_global *gl, in
 	if (map_info(fd, &info) < 0)
 		return false;
 	if (info.key_size == gl->key_size &&
-	    info.value_size == (gl->values_map ? sizeof(uint32_t) : gl->value_size))
+	    info.value_size == (gl->values_map ? sizeof(uint32_t) : gl->value_size) &&
+	    percpu_type(info.type) == gl->percpu)
 		return true;
-	say(d, "map %s of global %s has key/value sizes %u/%u, the metadata says %u/%u: "
-	    "not read", gl->map, gl->name, info.key_size, info.value_size, gl->key_size,
-	    gl->value_size);
+	say(d, "map %s of global %s has key/value sizes %u/%u%s, the metadata says %u/%u%s: "
+	    "not read", gl->map, gl->name, info.key_size, info.value_size,
+	    percpu_type(info.type) ? " per CPU" : "", gl->key_size, gl->value_size,
+	    gl->percpu ? " per CPU" : "");
 	return false;
 }
 
@@ -239,12 +256,11 @@ bool stp_data__adopt(struct stp_data *d, const char *name, int fd)
 	return adopt_special(d, name, fd) || adopt_prog(d, name, fd) || adopt_global(d, name, fd);
 }
 
-/* The maps of a dyninst script's segment: descriptors registered with their maps. */
-static void adopt_dyn(struct stp_data *d, struct stp_dseg *seg)
+void stp_data__adopt_dseg(struct stp_data *d, struct stp_dseg *seg, int seg_fd)
 {
 	for (int i = 0; i < stp_dseg__nmaps(seg); i++) {
 		struct stp_dmap *m = stp_dseg__map_at(seg, i);
-		int fd = stp_mapfd_register(m, stp_dseg__fd(seg));
+		int fd = stp_mapfd_register(m, seg_fd);
 
 		if (fd >= 0 && !stp_data__adopt(d, stp_dmap__def(m)->name, fd))
 			close_fd(fd);
@@ -257,7 +273,7 @@ void stp_data__adopt_script(struct stp_data *d, const struct stp_script *s)
 	struct bpf_map *map;
 
 	if (stp_script__dseg(s)) {
-		adopt_dyn(d, stp_script__dseg(s));
+		stp_data__adopt_dseg(d, stp_script__dseg(s), stp_dseg__fd(stp_script__dseg(s)));
 		return;
 	}
 	bpf_object__for_each_map(map, obj) {

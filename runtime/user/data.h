@@ -50,6 +50,9 @@ void stp_data__free(struct stp_data *d);
 bool stp_data__adopt(struct stp_data *d, const char *name, int fd);
 /* The runner: every piece of a loaded script (duplicated descriptors). */
 void stp_data__adopt_script(struct stp_data *d, const struct stp_script *s);
+struct stp_dseg;
+/* A dyninst segment's maps (SEG, mapped from SEG_FD, which stays the caller's). */
+void stp_data__adopt_dseg(struct stp_data *d, struct stp_dseg *seg, int seg_fd);
 /* Where adopt reports what it refused (default: stderr). */
 void stp_data__set_log(struct stp_data *d, void (*log)(void *arg, const char *msg), void *arg);
 

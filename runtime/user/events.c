@@ -29,6 +29,7 @@
 
 #include "maps.h"
 #include "data.h"
+#include "handover.h"
 #include "script_int.h"
 #include "symbolize.h"
 
@@ -60,6 +61,7 @@ int stp_out_open(struct stp_script *s)
 
 static void out_write_all(struct stp_script *s, const char *p, size_t n)
 {
+	stp_handover_output(s, p, n);
 	while (n > 0 && !s->out.failed) {
 		ssize_t w = write(s->out.fd, p, n);
 

@@ -24,6 +24,7 @@
 #include <bpf/libbpf.h>
 
 #include "maps.h"
+#include "handover.h"
 #include "script_int.h"
 #include "uctx_glue.h"
 #include "../bpf/stp_control.bpf.h"
@@ -269,6 +270,7 @@ struct stp_script *stp_script__open(const char *dir, const struct stp_script_opt
 	s->out.fd = -1;
 	s->epfd = s->sigfd = s->deadline_fd = s->child_gate = -1;
 	s->dyn_report = s->dyn_report_w = s->dyn_poll_fd = -1;
+	s->ho_sock = s->ho_out = -1;
 	s->ncpus = libbpf_num_possible_cpus();
 	bpf_log.verbose = opts->verbose;
 	libbpf_set_print(libbpf_print);
@@ -599,6 +601,8 @@ int stp_script__load(struct stp_script *s)
 
 	if (!err)
 		err = map_globals(s);
+	if (!err && s->opts.pmda_name)
+		err = stp_handover_hello(s);	/* before the command starts: a refusal costs nothing */
 	if (!err)
 		err = stp_target_start(s);
 	if (!err)
@@ -613,6 +617,11 @@ int stp_script__load(struct stp_script *s)
 }
 
 /* ---- accessors ---- */
+
+void stp_script__set_pmda_name(struct stp_script *s, const char *name)
+{
+	s->opts.pmda_name = name;
+}
 
 const struct stp_meta *stp_script__meta(const struct stp_script *s)
 {
@@ -686,6 +695,7 @@ void stp_script__free(struct stp_script *s)
 	stp_uctx_destroy(s);
 	stp_events_close(s);
 	stp_out_close(s);
+	stp_handover_close(s);
 	stp_formats_free(s);
 	if (s->globals_mapped)
 		munmap(s->globals, (s->globals_size + page - 1) / page * page);

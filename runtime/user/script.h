@@ -49,6 +49,7 @@ struct stp_script_opts {
 	bool suppress_handler_errors;	/* --suppress-handler-errors */
 	int verbose;			/* -v count */
 	const char *prog_name;		/* prefix of runner messages; NULL: "pmstap" */
+	const char *pmda_name;		/* --pmda: pmdastap serves it as stap.NAME (handover.h) */
 };
 
 struct stp_script *stp_script__open(const char *dir, const struct stp_script_opts *opts);
@@ -56,6 +57,8 @@ int stp_script__load(struct stp_script *s);
 int stp_script__attach(struct stp_script *s);
 int stp_script__run(struct stp_script *s);
 void stp_script__free(struct stp_script *s);
+/* --pmda without a name: NAME (kept by the caller while S lives). */
+void stp_script__set_pmda_name(struct stp_script *s, const char *name);
 
 /* What a loaded script is made of (for pmdastap and the user-context code). */
 const struct stp_meta *stp_script__meta(const struct stp_script *s);

@@ -87,6 +87,11 @@ struct stp_script {
 	bool attach_failed;
 	int *file_fds;				/* meta.files, open while probes attach */
 
+	/* --pmda (handover.c) */
+	int ho_sock;				/* pmdastap's socket, or -1 */
+	int ho_out;				/* the output pipe's write end, or -1 */
+	uint64_t ho_dropped;			/* output bytes it missed */
+
 	/* -c / -x */
 	pid_t child;				/* -c: the command, 0 when none or reaped */
 	int child_gate;				/* -c: write end of the pipe it waits on */
