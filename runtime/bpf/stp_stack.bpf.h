@@ -23,12 +23,21 @@
  * the build id into stp_umaps, keyed by process.  The runner reads it
  * when it cannot ask the process itself (runtime/user/symbolize_umaps.c).
  *
- * Included by tapset.bpf.h.
+ * Included by tapset.bpf.h, and for the dyninst runtime by
+ * runtime/dyninst/tapset_task.dyn.h: the same services in the probed
+ * process, where bpf_get_task_stack() walks the user stack itself
+ * (runtime/dyninst/stp_native.h) and STP_KSTACK_REFUSED(c) refuses the
+ * kernel stack a process does not have.
  */
 #ifndef STP_STACK_BPF_H
 #define STP_STACK_BPF_H
 
 #define STP_STACK_MAX 64	/* frames captured */
+
+/* Whether a kernel stack is refused (an error raised in C): never in the kernel. */
+#ifndef STP_KSTACK_REFUSED
+#define STP_KSTACK_REFUSED(c) false
+#endif
 
 struct stp_stack_buf {
 	uint64_t addrs[STP_STACK_MAX];
@@ -109,7 +118,7 @@ STP_SERVICE void stp_backtrace(struct context *c, char *out, int64_t user)
 	int n;
 
 	out[0] = '\0';
-	if (!b)
+	if (!b || (!user && STP_KSTACK_REFUSED(c)))
 		return;
 	n = stp__stack_capture(b, user);
 	for (int i = 0; i < STP_STACK_MAX && i < n; i++) {
@@ -145,7 +154,7 @@ STP_SERVICE void stp_print_stack(struct context *c, const char *stk, int64_t fla
 	long len;
 	int n;
 
-	if (!b)
+	if (!b || (!(flags & STP_STACK_USER) && STP_KSTACK_REFUSED(c)))
 		return;
 	if (stk[0]) {
 		len = bpf_probe_read_kernel_str(b->rec + at + 2, MAXSTRINGLEN, stk);
@@ -224,7 +233,8 @@ static __always_inline uint32_t stp_rec_syms(struct context *c, uint32_t off, in
 			stp__stack_capture(b, 1);
 	}
 	if (stk) {
-		n = bpf_get_task_stack(bpf_get_current_task_btf(), c->rec + off + STP_REC_SYMS_HEAD,
+		n = !(flags & STP_STACK_USER) && STP_KSTACK_REFUSED(c) ? 0 :
+		    bpf_get_task_stack(bpf_get_current_task_btf(), c->rec + off + STP_REC_SYMS_HEAD,
 				       8 * STP_STACK_MAX, flags & STP_STACK_USER ? BPF_F_USER_STACK : 0);
 		addrs = n > 0 && n <= 8 * STP_STACK_MAX ? (uint32_t)n : 0;
 	} else {

@@ -5,9 +5,9 @@
  *
  * The process and thread ids come from libstapdyn.so (cached per thread,
  * forgotten in a forked child); uid and gid from the system calls; the
- * command name from the thread's own comm.  What only the kernel knows
- * (other tasks, kernel stacks, jiffies) raises an error naming the
- * runtime.
+ * command name from the thread's own comm; user stacks from the
+ * thread's registers at the probe.  What only the kernel knows (other
+ * tasks, kernel stacks) raises an error naming the runtime.
  */
 #ifndef STP_TAPSET_TASK_DYN_H
 #define STP_TAPSET_TASK_DYN_H
@@ -120,32 +120,15 @@ STP_SERVICE void stp_printk(struct context *c, int64_t level, const char *msg)
 	fprintf(stderr, "<%lld>%s\n", (long long)level, msg);
 }
 
-/* ---- backtraces and other tasks: not yet ---- */
+/*
+ * ---- backtraces: BPF's services (stp_stack.bpf.h), on the user stack
+ * that bpf_get_task_stack() walks here (stp_native.h); a process has no
+ * kernel stack to give.
+ */
+#define STP_KSTACK_REFUSED(c) (stp__dyn_unsupported((c), "a kernel backtrace"), true)
+#include "../bpf/stp_stack.bpf.h"
 
-STP_SERVICE void stp_backtrace(struct context *c, char *out, int64_t user)
-{
-	out[0] = '\0';
-	stp__dyn_unsupported(c, "a backtrace");
-}
-
-STP_SERVICE void stp_print_stack(struct context *c, const char *stk, int64_t flags)
-{
-	stp__dyn_unsupported(c, "a backtrace");
-}
-
-STP_SERVICE void stp_sym_sprint(struct context *c, char *out, const char *stk, int64_t style,
-				int64_t user)
-{
-	out[0] = '\0';
-	stp__dyn_unsupported(c, "a symbol name");
-}
-
-STP_SERVICE uint64_t stp_uaddr(struct context *c)
-{
-	struct pt_regs *r = stp_dyn_regs();
-
-	return r ? r->ip : 0;
-}
+/* ---- other tasks ---- */
 
 STP_SERVICE int64_t stp_task_current(struct context *c)
 {

@@ -13,10 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <bpf/libbpf.h>
-
 #include "../stp_meta.h"
 #include "../stp_tapset.h"
+#include "maps.h"
 #include "script_int.h"
 #include "symbolize.h"
 #include "format.h"
@@ -177,7 +176,7 @@ static void add_command(const char *cmd)
 
 void stp_sym_use_script(struct stp_script *s)
 {
-	stp_sym_umaps_use(s->obj ? bpf_object__find_map_fd_by_name(s->obj, "stp_umaps") : -1);
+	stp_sym_umaps_use(stp_maps__find(s->maps, "stp_umaps", NULL));	/* BPF's or the segment's */
 	for (int i = 0; i < s->meta->nprobes; i++)
 		stp_sym_umaps_add_file(s->meta->probes[i].uprobe_path);
 	if (s->opts.target_cmd)

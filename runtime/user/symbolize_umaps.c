@@ -4,12 +4,13 @@
  * its records, or by the end probe that names the addresses it kept.
  *
  * Each user stack taken in kernel context leaves, in the script's
- * stp_umaps map (runtime/bpf/stp_stack.bpf.h), one entry per mapping it
- * passed through: the process, the mapping's bias (an address minus its
- * offset in the file) and the file's build id.  Here an address of such
- * a process becomes a file offset (the entry with the highest bias that
- * puts it inside an executable segment), the build id becomes a file,
- * and the file's symbols name the offset.
+ * stp_umaps map (runtime/bpf/stp_stack.bpf.h: a BPF map, or the dyninst
+ * runtime's in its segment, both read through maps.h), one entry per
+ * mapping it passed through: the process, the mapping's bias (an address
+ * minus its offset in the file) and the file's build id.  Here an address
+ * of such a process becomes a file offset (the entry with the highest
+ * bias that puts it inside an executable segment), the build id becomes
+ * a file, and the file's symbols name the offset.
  *
  * Files are found by build id among those the script said it probes or
  * runs (stp_sym_umaps_add_file()), those the runner maps itself, those
@@ -31,7 +32,15 @@
 
 #include <bpf/bpf.h>
 
+#include "maps.h"
 #include "symbolize.h"
+
+/*
+ * The map is read through maps.h, which knows a dyninst segment's maps;
+ * weak, so that the unit tests link this file without it (BPF maps only).
+ */
+#pragma weak stp_mapfd_next_key
+#pragma weak stp_mapfd_lookup
 
 #define BUILD_ID_BYTES 20	/* BPF_BUILD_ID_SIZE */
 
@@ -231,6 +240,18 @@ static int umap_cmp(const void *a, const void *b)
 	return x->key.bias > y->key.bias ? -1 : x->key.bias < y->key.bias;	/* highest first */
 }
 
+static int umap_next_key(const struct umap_key *key, struct umap_key *next)
+{
+	return stp_mapfd_next_key ? stp_mapfd_next_key(map_fd, key, next)
+				  : bpf_map_get_next_key(map_fd, key, next);
+}
+
+static int umap_lookup(const struct umap_key *key, unsigned char *build_id)
+{
+	return stp_mapfd_lookup ? stp_mapfd_lookup(map_fd, key, build_id)
+				: bpf_map_lookup_elem(map_fd, key, build_id);
+}
+
 /* A copy of stp_umaps, sorted by process, then bias from the highest. */
 static void umaps_load(void)
 {
@@ -238,7 +259,7 @@ static void umaps_load(void)
 	struct umap *v;
 
 	numaps = 0;
-	while (map_fd >= 0 && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+	while (map_fd >= 0 && umap_next_key(prev, &next) == 0) {
 		key = next;
 		prev = &key;
 		v = stp_grow(umaps, numaps, &capumaps, sizeof(*v), 256);
@@ -246,7 +267,7 @@ static void umaps_load(void)
 			break;
 		umaps = v;
 		umaps[numaps].key = key;
-		if (bpf_map_lookup_elem(map_fd, &key, umaps[numaps].build_id) == 0)
+		if (umap_lookup(&key, umaps[numaps].build_id) == 0)
 			numaps++;
 	}
 	qsort(umaps, numaps, sizeof(*umaps), umap_cmp);
