@@ -76,6 +76,8 @@ bool emit_symdefer_rec(struct emitter *E, const struct expr *e, const char *val,
 		return false;
 	emit_line(E, "n = stp_rec_syms(c, n, %s, %s, %s, %s);", d->stack ? "0" : val, d->style,
 		  d->user ? "STP_STACK_USER" : "0", d->stack ? "true" : "false");
+	if (E->dyninst && d->stack && !d->user)	/* the process has no kernel stack: refused */
+		emit_check(E, emit_error_site(E, e->loc, arena_printf("error in '%s'", d->name)));
 	*size += 2 + 10 + (d->stack ? 8 * 64 /* STP_STACK_MAX */ : 8);
 	return true;
 }
