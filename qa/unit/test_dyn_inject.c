@@ -19,6 +19,10 @@
  *			sched_yield()s: 0 when the other threads are stopped
  *   forever()		never returns
  *   bye()		_exit(3)
+ *   call_at("ADDR")	sets its variable `moves` to what the function at
+ *			ADDR in the child returns (a struct stp_inject_moves *)
+ *			and returns 0 when it is not NULL; the children are
+ *			forks of this program, so ADDR is a function here
  * Waits for the children are bounded polls of a value, never sleeps.
  */
 #define _GNU_SOURCE
@@ -42,6 +46,7 @@
 
 #include "unit.h"
 #include "../../runtime/dyninst/inject.h"
+#include "../../runtime/dyninst/patch.h"
 
 /* What a spinning thread shares with the test: one cache line. */
 struct slot {
@@ -85,6 +90,28 @@ asm(".text\n.p2align 4\n.type t_spin, @function\nt_spin:\n"
     ".size t_spin, .-t_spin\n");
 
 void t_spin(struct slot *s) __attribute__((noreturn, visibility("hidden")));
+
+/*
+ * Where a thread blocks in read() with its pc inside the bytes a probe's
+ * jump replaces (rax 0, and rdi, rsi, rdx as for read(); each site is 5
+ * bytes of whole instructions, in functions of known bounds):
+ *   t_sys_first	syscall first: stopped at +2, inside
+ *   t_sys_second	after a nop: stopped at +3, inside
+ *   t_sys_before	a syscall that falls through into t_sys_at: stopped
+ *			at t_sys_at, a site's first byte, where no pc moves
+ * t_block(FN, FD, BUF, LEN) calls FN as read(FD, BUF, LEN).
+ */
+asm(".text\n.p2align 4\n"
+    "t_sys_first:\n syscall\n nop\n nop\n nop\n ret\nt_sys_first_end:\n"
+    ".p2align 4\nt_sys_second:\n nop\n syscall\n nop\n nop\n ret\nt_sys_second_end:\n"
+    ".p2align 4\nt_sys_before:\n syscall\n"
+    "t_sys_at:\n nop\n nop\n nop\n nop\n nop\n ret\nt_sys_at_end:\n"
+    ".p2align 4\nt_block:\n sub $8, %rsp\n mov %rdi, %r11\n mov %rsi, %rdi\n mov %rdx, %rsi\n"
+    " mov %rcx, %rdx\n xor %eax, %eax\n call *%r11\n add $8, %rsp\n ret\n");
+
+extern const char t_sys_first[], t_sys_first_end[], t_sys_second[], t_sys_second_end[],
+	t_sys_before[], t_sys_at[], t_sys_at_end[] __attribute__((visibility("hidden")));
+long t_block(const char *fn, int fd, void *buf, size_t len) __attribute__((visibility("hidden")));
 
 /* ---- the children ---- */
 
@@ -133,7 +160,11 @@ static const char lib_src[] =
 	" for (long k = 0; k < n && k < 16; k++)\n  moved += c[8 * k] != before[k];\n"
 	" return moved;\n}\n"
 	"long forever(const char *arg)\n{\n for (;;)\n  __asm__ volatile(\"\");\n}\n"
-	"long bye(const char *arg)\n{\n _exit(3);\n}\n";
+	"long bye(const char *arg)\n{\n _exit(3);\n}\n"
+	"const void *moves;\n"
+	"long call_at(const char *arg)\n{\n"
+	" moves = ((const void *(*)(void))strtoul(arg, NULL, 16))();\n"
+	" return moves ? 0 : -1;\n}\n";
 
 static char dir[256], lib[300];
 
@@ -836,6 +867,340 @@ static void test_traced(void)
 	close(up[1]);
 }
 
+/* ---- pc moves: threads stopped inside the bytes a probe's jump replaced ---- */
+
+/* A thread blocked in one of the t_sys functions, and what its two reads got. */
+struct sysblock {
+	int in[2];
+	const char *fn;		/* NULL: no such thread */
+	atomic_int reads;	/* reads done */
+	long r[2];
+	char data[2][8];
+};
+
+#define SYSBLOCKS 3
+#define SYSMOVES 16
+
+/* The child's threads (the leader first) and what its patcher did, shared with the test. */
+struct sysshared {
+	struct sysblock b[SYSBLOCKS];		/* t_sys_first, t_sys_second, t_sys_before */
+	atomic_long hits[SYSBLOCKS];		/* entry probes at t_sys_first, t_sys_second, t_sys_at */
+	int kind[SYSBLOCKS], len[SYSBLOCKS];	/* how each site was written */
+	int nmoves;
+	struct stp_inject_move moves[SYSMOVES];
+};
+
+static struct sysshared *sys_sh;	/* the children inherit it */
+
+static void sys_run(struct sysblock *b)
+{
+	for (int k = 0; k < 2; k++) {
+		b->r[k] = t_block(b->fn, b->in[0], b->data[k], sizeof(b->data[k]) - 1);
+		atomic_fetch_add(&b->reads, 1);
+	}
+}
+
+static void *sys_thread(void *b)
+{
+	sys_run(b);
+	return NULL;
+}
+
+static void body_sys(void *arg)
+{
+	struct sysshared *sh = arg;
+	pthread_t t;
+
+	for (int k = 1; k < SYSBLOCKS; k++)
+		if (sh->b[k].fn && pthread_create(&t, NULL, sys_thread, &sh->b[k]) != 0)
+			_exit(2);
+	sys_run(&sh->b[0]);
+	for (;;)
+		pause();
+}
+
+static void sys_hit(struct stp_regs *regs, void *arg)
+{
+	atomic_fetch_add((atomic_long *)arg, 1);
+}
+
+/* In the child, through call_at(): probes at the three sites; their pc moves, or NULL. */
+static const void *sys_patch(void)
+{
+	static const char *const site[SYSBLOCKS][2] = {
+		{ t_sys_first, t_sys_first_end },
+		{ t_sys_second, t_sys_second_end },
+		{ t_sys_at, t_sys_at_end },
+	};
+	static struct {
+		uint64_t n;
+		struct stp_inject_move v[SYSMOVES];
+	} table;
+	struct stp_patcher *p = stp_patcher__new();
+	struct stp_patch_move v[SYSMOVES];
+	struct stp_patch_info info;
+	char err[256];
+
+	for (int k = 0; k < SYSBLOCKS; k++)
+		if (stp_patcher__add(p, (uintptr_t)site[k][0], (uintptr_t)site[k][0],
+				     (uintptr_t)site[k][1], sys_hit, NULL, &sys_sh->hits[k], err,
+				     sizeof(err)) != 0)
+			return NULL;
+	if (stp_patcher__install(p, err, sizeof(err)) != 0)
+		return NULL;
+	for (int k = 0; k < SYSBLOCKS && stp_patcher__info(p, (uintptr_t)site[k][0], &info) == 0;
+	     k++) {
+		sys_sh->kind[k] = info.kind;
+		sys_sh->len[k] = info.len;
+	}
+	table.n = sys_sh->nmoves = stp_patcher__moves(p, v, SYSMOVES);
+	for (uint64_t k = 0; k < table.n && k < SYSMOVES; k++)
+		sys_sh->moves[k] = table.v[k] = (struct stp_inject_move){ v[k].from, v[k].to };
+	return table.n <= SYSMOVES ? &table : NULL;
+}
+
+/* In the child, through call_at(): a move from t_sys_first + 2 to after 2 nops, no patch. */
+static const void *sys_bad_move(void)
+{
+	static struct {
+		uint64_t n;
+		struct stp_inject_move v[1];
+	} table;
+
+	table.n = 1;
+	table.v[0] = (struct stp_inject_move){ (uintptr_t)t_sys_first + 2,
+					       (uintptr_t)t_sys_first + 4 };
+	return &table;
+}
+
+static struct sysshared *sys_new(int nthreads)
+{
+	static const char *const fn[SYSBLOCKS] = { t_sys_first, t_sys_second, t_sys_before };
+	struct sysshared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	CU_ASSERT_FATAL(sh != MAP_FAILED);
+	memset(sh, 0, sizeof(*sh));
+	for (int k = 0; k < nthreads; k++) {
+		CU_ASSERT_FATAL(pipe(sh->b[k].in) == 0);
+		sh->b[k].fn = fn[k];
+	}
+	sys_sh = sh;
+	return sh;
+}
+
+static void sys_free(struct sysshared *sh)
+{
+	for (int k = 0; k < SYSBLOCKS; k++) {
+		if (!sh->b[k].fn)
+			continue;
+		close(sh->b[k].in[0]);
+		close(sh->b[k].in[1]);
+	}
+	munmap(sh, sizeof(*sh));
+}
+
+/* Is a thread of PID blocked in read() with its pc at PC? */
+static bool sys_blocked(pid_t pid, uintptr_t pc)
+{
+	char path[300], line[256];
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	while (d && !found && (e = readdir(d))) {
+		FILE *f;
+		char *last;
+
+		if (atoi(e->d_name) <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/syscall", pid, e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(line, sizeof(line), f) && strncmp(line, "0 ", 2) == 0 &&
+		    (last = strrchr(line, ' ')))
+			found = strtoul(last + 1, NULL, 16) == pc;
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* Where the move from FROM goes, or 0. */
+static uintptr_t sys_move(const struct sysshared *sh, uintptr_t from)
+{
+	for (int k = 0; k < sh->nmoves && k < SYSMOVES; k++)
+		if (sh->moves[k].from == from)
+			return sh->moves[k].to;
+	return 0;
+}
+
+/* The 2 bytes before AT in process PID are a syscall instruction. */
+static bool sys_after_syscall(pid_t pid, uintptr_t at)
+{
+	unsigned char b[2] = { 0 };
+	struct iovec local = { b, 2 }, remote = { (void *)(at - 2), 2 };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == 2 && b[0] == 0x0f && b[1] == 5;
+}
+
+/*
+ * Write WHAT into each thread's pipe: each thread's read N (0 or 1) got
+ * it, and (unless PCS is NULL) thread K is blocked in its next read at
+ * PCS[K], its probe run.
+ */
+static void sys_feed(struct sysshared *sh, pid_t pid, int n, const char *what,
+		     const uintptr_t *pcs)
+{
+	for (int k = 0; k < SYSBLOCKS; k++) {
+		struct sysblock *b = &sh->b[k];
+
+		if (!b->fn)
+			continue;
+		CU_ASSERT_EQUAL(write(b->in[1], what, strlen(what)), (ssize_t)strlen(what));
+		CU_ASSERT_FATAL(WAIT_UNTIL(atomic_load(&b->reads) == n + 1));
+		CU_ASSERT_EQUAL(b->r[n], (long)strlen(what));
+		CU_ASSERT_STRING_EQUAL(b->data[n], what);
+		if (pcs)
+			CU_ASSERT(WAIT_UNTIL(sys_blocked(pid, pcs[k])));
+	}
+}
+
+/* A child whose first N threads are blocked at PCS; ARG (32 bytes) gets call_at()'s for FN. */
+static struct sysshared *sys_start(int n, const uintptr_t *pcs, const void *(*fn)(void),
+				   char *arg, pid_t *pid)
+{
+	struct sysshared *sh;
+
+	setup();
+	CU_ASSERT_FATAL(memcmp(t_sys_first, "\x0f\x05\x90\x90\x90\xc3", 6) == 0);
+	CU_ASSERT_FATAL(memcmp(t_sys_second, "\x90\x0f\x05\x90\x90\xc3", 6) == 0);
+	CU_ASSERT_FATAL(memcmp(t_sys_before, "\x0f\x05\x90\x90\x90\x90\x90\xc3", 8) == 0);
+	sh = sys_new(n);
+	*pid = spawn(body_sys, sh);
+	for (int k = 0; k < n; k++)
+		CU_ASSERT_FATAL(WAIT_UNTIL(sys_blocked(*pid, pcs[k])));
+	snprintf(arg, 32, "%lx", (unsigned long)(uintptr_t)fn);
+	return sh;
+}
+
+/*
+ * Probes patched in by a call while the leader is blocked in read() at
+ * t_sys_first + 2 and another thread at t_sys_second + 3, both inside a
+ * jump's 5 bytes, and a third at t_sys_at, a site's first byte.  The two
+ * are moved into the copies (the leader, which ran the call, through its
+ * saved registers), where the kernel restarts their read() at the copy of
+ * the syscall; the third stays.  The probes run at the next calls only.
+ */
+static void test_pc_moves(void)
+{
+	const uintptr_t first = (uintptr_t)t_sys_first + 2, second = (uintptr_t)t_sys_second + 3,
+			at = (uintptr_t)t_sys_at;
+	const uintptr_t pcs[] = { first, second, at };
+	struct sysshared *sh;
+	char arg[32], err[512] = "";
+	uintptr_t to1, to2, again[SYSBLOCKS];
+	long ret = -1;
+	pid_t pid;
+
+	sh = sys_start(3, pcs, sys_patch, arg, &pid);
+	stp_inject__set_pc_moves("moves");
+	CU_ASSERT_EQUAL(inject(pid, lib, "call_at", arg, &ret, err), 0);
+	stp_inject__set_pc_moves(NULL);
+	CU_ASSERT_STRING_EQUAL(err, "");
+	CU_ASSERT_EQUAL_FATAL(ret, 0);
+	for (int k = 0; k < SYSBLOCKS; k++) {
+		CU_ASSERT_EQUAL(sh->kind[k], STP_PATCH_JUMP);
+		CU_ASSERT_EQUAL(sh->len[k], 5);
+	}
+	CU_ASSERT_EQUAL(sh->nmoves, 3 + 3 + 4);
+	to1 = sys_move(sh, first);
+	to2 = sys_move(sh, second);
+	CU_ASSERT_FATAL(to1 && to2);
+	CU_ASSERT_EQUAL(sys_move(sh, at), 0);
+	CU_ASSERT(sys_after_syscall(pid, to1));
+	CU_ASSERT(sys_after_syscall(pid, to2));
+	/* blocked again, restarted in the copies, no probe run; the third where it was */
+	CU_ASSERT(WAIT_UNTIL(sys_blocked(pid, to1) && sys_blocked(pid, to2) &&
+			     sys_blocked(pid, at)));
+	for (int k = 0; k < SYSBLOCKS; k++)
+		CU_ASSERT_EQUAL(atomic_load(&sh->hits[k]), 0);
+	/* the next calls: through the jumps, blocked in the copies again */
+	again[0] = to1;
+	again[1] = to2;
+	again[2] = at;
+	sys_feed(sh, pid, 0, "one", again);
+	for (int k = 0; k < SYSBLOCKS; k++)
+		CU_ASSERT_EQUAL(atomic_load(&sh->hits[k]), 1);
+	sys_feed(sh, pid, 1, "two", NULL);
+	CU_ASSERT_EQUAL(atomic_load(&sh->hits[0]), 1);
+	CU_ASSERT_EQUAL(atomic_load(&sh->hits[1]), 1);
+	CU_ASSERT_EQUAL(atomic_load(&sh->hits[2]), 2);	/* read() returned into the site */
+	reap(pid);
+	sys_free(sh);
+}
+
+/*
+ * The same without the moves: the leader's read() restarts at
+ * t_sys_first, now the jump, so the probe runs for a call that had begun
+ * before it (at t_sys_second + 3 it would run the jump's rel32 as code).
+ */
+static void test_pc_unmoved(void)
+{
+	const uintptr_t first = (uintptr_t)t_sys_first + 2;
+	struct sysshared *sh;
+	char arg[32], err[512] = "";
+	long ret = -1;
+	pid_t pid;
+
+	sh = sys_start(1, &first, sys_patch, arg, &pid);
+	CU_ASSERT_EQUAL(inject(pid, lib, "call_at", arg, &ret, err), 0);
+	CU_ASSERT_EQUAL_FATAL(ret, 0);
+	CU_ASSERT(WAIT_UNTIL(atomic_load(&sh->hits[0]) == 1));
+	CU_ASSERT(WAIT_UNTIL(sys_blocked(pid, sys_move(sh, first))));
+	sys_feed(sh, pid, 0, "one", &(uintptr_t){ sys_move(sh, first) });
+	CU_ASSERT_EQUAL(atomic_load(&sh->hits[0]), 2);	/* the restart's, the next call's */
+	reap(pid);
+	sys_free(sh);
+}
+
+/*
+ * A move for a thread that restarts a system call, to a place the 2 bytes
+ * before which are no syscall: refused, the call fails, the thread keeps
+ * its pc and its read() (nothing is patched here).  A LIB without the
+ * moves' variable: the call fails before FN runs.
+ */
+static void test_pc_move_refused(void)
+{
+	const uintptr_t first = (uintptr_t)t_sys_first + 2;
+	struct sysshared *sh;
+	char arg[32], err[512] = "", want[1024];
+	long ret = -1;
+	pid_t pid;
+
+	sh = sys_start(1, &first, sys_bad_move, arg, &pid);
+	stp_inject__set_pc_moves("nosuch_moves");
+	snprintf(want, sizeof(want), "cannot find nosuch_moves in %s in process %d: %s: undefined "
+		 "symbol: nosuch_moves", lib, pid, lib);
+	expect_fail(pid, lib, "call_at", want);
+	stp_inject__set_pc_moves("moves");
+	CU_ASSERT_EQUAL(inject(pid, lib, "call_at", arg, &ret, err), -1);
+	stp_inject__set_pc_moves(NULL);
+	CU_ASSERT_EQUAL(ret, 0);
+	snprintf(want, sizeof(want), "thread %d of process %d restarts a system call at 0x%lx, "
+		 "but 0x%lx does not follow a copy of the syscall instruction", pid, pid,
+		 (unsigned long)first, (unsigned long)first + 2);
+	CU_ASSERT_STRING_EQUAL(err, want);
+	CU_ASSERT(WAIT_UNTIL(sys_blocked(pid, first)));
+	sys_feed(sh, pid, 0, "one", NULL);
+	reap(pid);
+	sys_free(sh);
+}
+
 static const struct unit_case cases[] = {
 	{ "call", test_call },
 	{ "twice", test_twice },
@@ -850,6 +1215,9 @@ static const struct unit_case cases[] = {
 	{ "exit", test_exit },
 	{ "no_process", test_no_process },
 	{ "traced", test_traced },
+	{ "pc_moves", test_pc_moves },
+	{ "pc_unmoved", test_pc_unmoved },
+	{ "pc_move_refused", test_pc_move_refused },
 	{ NULL, NULL },
 };
 

@@ -82,6 +82,10 @@ ASM_FN(t_zget, "vextracti64x4 $1, %zmm16, %ymm0\n vmovq %xmm0, %rax\n vzeroupper
 ASM_FN(t_zcall, "vpbroadcastq %rdi, %zmm16\n call t_zget\n ret\n");
 /* 2.0L, in st(0) */
 ASM_FN(t_ld, "fld1\n fld1\n faddp %st, %st(1)\n ret\n");
+/* t_add(a, b) on from where a thread that ran its first instruction was moved to: c (rdx) */
+ASM_FN(t_add_at1, "push %rbp\n jmp *%rdx\n");
+/* the same after its first two instructions */
+ASM_FN(t_add_at4, "push %rbp\n mov %rsp, %rbp\n jmp *%rdx\n");
 
 asm(".data\n.p2align 3\n.globl t_data\n.hidden t_data\nt_data: .quad 1000\n"
     ".globl t_fnptr\n.hidden t_fnptr\nt_fnptr: .quad t_five\n.text\n");
@@ -108,6 +112,8 @@ long t_ycall(long x) HIDDEN;
 long t_zget(void) HIDDEN;
 long t_zcall(long x) HIDDEN;
 long double t_ld(void) HIDDEN;
+long t_add_at1(long a, long b, uintptr_t to) HIDDEN;
+long t_add_at4(long a, long b, uintptr_t to) HIDDEN;
 extern const char t_add_end[], t_six_end[], t_loop_end[], t_nop_end[], t_fact_end[], t_jcc_end[],
 	t_jrcxz_end[],
 	t_lj_end[], t_dsum_end[], t_ld_end[] HIDDEN;
@@ -587,7 +593,7 @@ static int far_copy(uintptr_t far, uintptr_t fn, int min, char *why)
 
 	if (patch_code__decode(&c, (const uint8_t *)fn, 64, fn, min, why, 160) != 0)
 		return -1;
-	return patch_code__relocate(&c, far, (uint8_t *)far, 256, why, 160);
+	return patch_code__relocate(&c, far, (uint8_t *)far, 256, NULL, why, 160);
 }
 
 static void test_far_relocation(void)
@@ -1023,6 +1029,44 @@ static void expect_add(struct stp_patcher *p, uintptr_t addr, uintptr_t lo, uint
 	CU_ASSERT_STRING_EQUAL(err, want);
 }
 
+/*
+ * The pc moves of a tracer: t_add's 3 displaced instructions give 2, a
+ * jump over one instruction and a trap none.  Each copy is the original
+ * instruction, and a thread moved there finishes the call, no handler run.
+ */
+static void test_moves(void)
+{
+	struct hits h = { 0 };
+	struct stp_patcher *p = stp_patcher__new();
+	struct stp_patch_move v[4];
+	uint8_t orig[8];
+	char err[256];
+
+	memcpy(orig, t_add, sizeof(orig));
+	CU_ASSERT_EQUAL(add(p, AT(t_add), AT(t_add), AT(t_add_end), on_entry, NULL, &h), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_ripmov), 0, 0, on_entry, NULL, &h), 0);
+	CU_ASSERT_EQUAL(add(p, AT(t_nop), AT(t_nop), AT(t_nop_end), on_entry, NULL, &h), 0);
+	CU_ASSERT_EQUAL(stp_patcher__moves(p, v, 4), 0);	/* not installed */
+	CU_ASSERT_EQUAL_FATAL(stp_patcher__install(p, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(kind_of(p, AT(t_ripmov)), STP_PATCH_JUMP);
+	CU_ASSERT_EQUAL(kind_of(p, AT(t_nop)), STP_PATCH_TRAP);
+	CU_ASSERT_EQUAL(stp_patcher__moves(p, NULL, 0), 2);
+	CU_ASSERT_EQUAL_FATAL(stp_patcher__moves(p, v, 4), 2);
+	CU_ASSERT_EQUAL(v[0].from, AT(t_add) + 1);
+	CU_ASSERT_EQUAL(v[1].from, AT(t_add) + 4);
+	CU_ASSERT(memcmp((const void *)v[0].to, orig + 1, 3) == 0);
+	CU_ASSERT(memcmp((const void *)v[1].to, orig + 4, 4) == 0);
+	CU_ASSERT_EQUAL(v[1].to, v[0].to + 3);	/* copied as it is: as long */
+	CU_ASSERT_EQUAL(t_add_at1(2, 3, v[0].to), 5);
+	CU_ASSERT_EQUAL(t_add_at4(20, 3, v[1].to), 23);
+	CU_ASSERT_EQUAL(atomic_load(&h.entry), 0);
+	CU_ASSERT_EQUAL(t_add(1, 1), 2);
+	CU_ASSERT_EQUAL(atomic_load(&h.entry), 1);
+	stp_patcher__remove(p);
+	CU_ASSERT_EQUAL(stp_patcher__moves(p, v, 4), 0);
+	stp_patcher__free(p);
+}
+
 static void test_errors(void)
 {
 	struct stp_patcher *p = stp_patcher__new(), *q = stp_patcher__new();
@@ -1086,6 +1130,7 @@ static const struct unit_case cases[] = {
 	{ "counts", test_counts },
 	{ "overlap", test_overlap },
 	{ "errors", test_errors },
+	{ "moves", test_moves },
 	{ NULL, NULL },
 };
 

@@ -11,7 +11,9 @@
  *      dlopen(LIB, RTLD_NOW | RTLD_GLOBAL), dlsym(handle, FN), then FN(ARG),
  *      each returning to address 0, whose fault stops it again; when dlopen
  *      or dlsym fails, dlerror() in the process tells why.
- *   4. That thread gets back its registers, its FPU state and the stack
+ *   4. inject_moves.c, when asked (stp_inject__set_pc_moves): the threads
+ *      whose pc is in the table FN left are moved where it says.
+ *   5. That thread gets back its registers, its FPU state and the stack
  *      bytes written below its stack pointer, and every thread is detached
  *      with the signal it is owed: on every path, errors included.
  */
@@ -26,6 +28,7 @@
 #include "inject_int.h"
 
 static unsigned int timeout_ms = STP_INJECT_TIMEOUT_MS;
+static const char *moves_sym;
 
 int inj__fail(struct inject *in, const char *fmt, ...)
 {
@@ -109,30 +112,40 @@ static int dl_failed(struct inject *in, const char *what)
 	return inj__fail(in, "%s: %s", what, why);
 }
 
+/* dlsym(H, NAME) in the process, NAME's copy at AT there: 0 with *ADDR, or -1. */
+static int lookup(struct inject *in, unsigned long h, const char *lib, const char *name,
+		  uintptr_t at, unsigned long *addr)
+{
+	char what[512];
+
+	if (inj_call__run(in, "dlsym", in->dlsym, h, at, addr) != 0)
+		return -1;
+	snprintf(what, sizeof(what), "cannot find %s in %s in process %d", name, lib, in->pid);
+	return *addr ? 0 : dl_failed(in, what);
+}
+
 static int run(struct inject *in, const char *lib, const char *fn, const char *arg, long *ret)
 {
-	const char *strs[3] = { lib, fn, arg };
-	unsigned long h, f, r;
-	uintptr_t at[3];
+	const char *strs[4] = { lib, fn, arg, in->moves_sym };
+	unsigned long h, f, r, moves = 0;
+	uintptr_t at[4];
 	char what[512];
 
 	if (inj_attach__all(in) != 0 || inj_sym__find(in) != 0 ||
-	    inj_call__begin(in, strs, 3, at) != 0)
+	    inj_call__begin(in, strs, in->moves_sym ? 4 : 3, at) != 0)
 		return -1;
 	if (inj_call__run(in, "dlopen", in->dlopen, at[0], in->dlopen_flags, &h) != 0)
 		return -1;
 	snprintf(what, sizeof(what), "cannot load %s in process %d", lib, in->pid);
 	if (!h)
 		return dl_failed(in, what);
-	if (inj_call__run(in, "dlsym", in->dlsym, h, at[1], &f) != 0)
+	if (lookup(in, h, lib, fn, at[1], &f) != 0 ||
+	    (in->moves_sym && lookup(in, h, lib, in->moves_sym, at[3], &moves) != 0))
 		return -1;
-	snprintf(what, sizeof(what), "cannot find %s in %s in process %d", fn, lib, in->pid);
-	if (!f)
-		return dl_failed(in, what);
 	if (inj_call__run(in, fn, f, at[2], 0, &r) != 0)
 		return -1;
 	*ret = (long)r;
-	return 0;
+	return moves ? inj_moves__apply(in, moves) : 0;
 }
 
 int stp_inject__call(pid_t pid, const char *lib, const char *fn, const char *arg, long *ret,
@@ -144,6 +157,7 @@ int stp_inject__call(pid_t pid, const char *lib, const char *fn, const char *arg
 		.err = err,
 		.errlen = errlen,
 		.dlopen_flags = RTLD_NOW | RTLD_GLOBAL,
+		.moves_sym = moves_sym,
 		.call = -1,
 	};
 
@@ -158,4 +172,9 @@ int stp_inject__call(pid_t pid, const char *lib, const char *fn, const char *arg
 void stp_inject__set_timeout(unsigned int ms)
 {
 	timeout_ms = ms ? ms : STP_INJECT_TIMEOUT_MS;
+}
+
+void stp_inject__set_pc_moves(const char *symbol)
+{
+	moves_sym = symbol;
 }

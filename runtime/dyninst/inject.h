@@ -21,6 +21,7 @@
 #define STP_INJECT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* How long a thread may take to stop, and each call to return, by default (ms). */
@@ -33,7 +34,8 @@
  * meanwhile) for the whole operation, then resumed as they were (a thread that was
  * already stopped by a signal, or ptrace-stopped by a debugger, must not be harmed:
  * refuse a process already traced by someone else, with a clear reason).
- * *RET gets FN's return value. Returns 0, or -1 with a one-line reason in ERR.
+ * *RET gets FN's return value, once FN has returned (even when what follows fails).
+ * Returns 0, or -1 with a one-line reason in ERR.
  * LIB already loaded in PID: it is not loaded twice (dlopen of the same path gives the
  * same handle); FN is called again.
  *
@@ -50,5 +52,35 @@ int stp_inject__call(pid_t pid, const char *lib, const char *fn, const char *arg
 
 /* Set the time limits of the calls that follow (ms; 0: STP_INJECT_TIMEOUT_MS). */
 void stp_inject__set_timeout(unsigned int ms);
+
+/*
+ * A thread stopped at FROM goes on at TO: what FN may ask of the caller
+ * when it rewrote code that threads were stopped in (libstapdyn's patcher
+ * moves them out of the bytes a jump replaced, into their copy).
+ */
+struct stp_inject_move {
+	uint64_t from, to;
+};
+
+struct stp_inject_moves {
+	uint64_t n;
+	struct stp_inject_move v[];
+};
+
+#define STP_INJECT_MOVES_MAX (1 << 20)
+
+/*
+ * For the calls that follow (NULL: none): LIB defines SYMBOL, a variable
+ * `const struct stp_inject_moves *` that FN points at its moves (or leaves
+ * NULL).  A LIB without SYMBOL fails the call before FN runs.  Once FN has
+ * returned, every thread of PID whose pc is a FROM (the one that ran the
+ * calls too, with the pc it had before them) gets TO before it resumes.
+ * A thread that restarts an interrupted system call when it resumes (the
+ * kernel sets its pc 2 bytes back, onto the syscall instruction, from the
+ * registers as they are then) is moved only when the 2 bytes before TO
+ * are a syscall instruction; otherwise it stays and the call fails.  The
+ * caller keeps SYMBOL's string while it is set.
+ */
+void stp_inject__set_pc_moves(const char *symbol);
 
 #endif

@@ -6,6 +6,7 @@
  *			the signals it is owed
  *   inject_call.c	one function call on a stopped thread, and its traces undone
  *   inject_sym.c	where dlopen, dlsym and dlerror are in the process
+ *   inject_moves.c	the held threads' pcs moved as the called function asks
  */
 #ifndef STP_INJECT_INT_H
 #define STP_INJECT_INT_H
@@ -60,6 +61,7 @@ struct inject {
 	/* where the loader's functions are (dlerror: 0 when the libc has none) */
 	uintptr_t dlopen, dlsym, dlerror;
 	int dlopen_flags;
+	const char *moves_sym;	/* stp_inject__set_pc_moves, or NULL */
 	/* the thread that runs the calls (-1: none yet), and what it gets back */
 	int call;
 	bool regs_saved;
@@ -96,5 +98,8 @@ int inj_mem__string(const struct inject *in, uintptr_t addr, char *buf, size_t l
 
 /* inject_sym.c */
 int inj_sym__find(struct inject *in);
+
+/* inject_moves.c */
+int inj_moves__apply(struct inject *in, uintptr_t var);
 
 #endif

@@ -15,6 +15,12 @@
  * Children and programs CMD execs inherit the variables (not the report
  * descriptor) and load the script the same way, so process probes apply
  * to the target's whole tree, as with stap's -c.
+ *
+ * -x loads libstapdyn-attach.so into a process that runs already, every
+ * thread stopped (inject.h), and calls stp_dyn_attach() there.  A thread
+ * may be stopped between two instructions that a jump replaces: the
+ * patcher's pc moves (stp_patcher__moves) are left in stp_dyn_pc_moves
+ * for pmstap to apply before the threads run again.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -29,6 +35,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "inject.h"
 #include "native.h"
 #include "patch.h"
 
@@ -254,10 +261,44 @@ __attribute__((constructor)) static void stp_dyn_load(void)
 
 /* ---- -x: loaded into a running process (libstapdyn-attach.so) ---- */
 
+/* What pmstap reads once stp_dyn_attach returns (stp_inject__set_pc_moves); NULL: nothing. */
+__attribute__((visibility("default"))) const struct stp_inject_moves *stp_dyn_pc_moves;
+static struct stp_inject_moves *pc_moves;
+
+static void moves_clear(void)
+{
+	stp_dyn_pc_moves = NULL;
+	free(pc_moves);
+	pc_moves = NULL;
+}
+
+/* The installed patcher's pc moves, in stp_dyn_pc_moves.  0, or -1. */
+static int moves_publish(struct load *l)
+{
+	int n = stp_patcher__moves(patcher, NULL, 0);
+	struct stp_patch_move *v = calloc(n ? n : 1, sizeof(*v));
+	struct stp_inject_moves *t = malloc(sizeof(*t) + n * sizeof(t->v[0]));
+
+	moves_clear();
+	if (!v || !t) {
+		free(v);
+		free(t);
+		return fail(l, "out of memory for the pc moves");
+	}
+	stp_patcher__moves(patcher, v, n);
+	t->n = n;
+	for (int k = 0; k < n; k++)
+		t->v[k] = (struct stp_inject_move){ v[k].from, v[k].to };
+	free(v);
+	stp_dyn_pc_moves = pc_moves = t;
+	return 0;
+}
+
 /*
  * pmstap -x calls this in the process, every thread stopped (inject.h):
  * ARG is "SEGMENT\nSCRIPT\nREPORT", the segment's and the report pipe's
- * paths as /proc/PMSTAP/fd/N, and script.dyn.so's.  0, or -1 (reported).
+ * paths as /proc/PMSTAP/fd/N, and script.dyn.so's.  0 with
+ * stp_dyn_pc_moves set, or -1 (reported).
  */
 __attribute__((visibility("default"))) long stp_dyn_attach(const char *arg)
 {
@@ -271,6 +312,8 @@ __attribute__((visibility("default"))) long stp_dyn_attach(const char *arg)
 	seg_fd = open(seg, O_RDWR | O_CLOEXEC);
 	r = seg_fd < 0 ? fail(&l, "cannot open the script's segment: %s", strerror(errno)) :
 			 load(&l, seg_fd, so);
+	if (r == 0)
+		r = moves_publish(&l);
 	if (seg_fd >= 0)
 		close(seg_fd);	/* the mapping stays */
 	if (r != 0 && patcher)
@@ -296,5 +339,6 @@ __attribute__((visibility("default"))) long stp_dyn_detach(const char *arg)
 	stp_dyn_events_stop();
 	if (patcher)
 		stp_patcher__remove(patcher);
+	moves_clear();
 	return 0;
 }

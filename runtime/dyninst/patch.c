@@ -11,6 +11,7 @@
  *		passes with a core sync after each: int3 at each site, the rest
  *		of each jump (its rel32, int3 padding), each jump's first byte
  * remove()	writes the original bytes back the same way
+ * moves()	where a thread stopped between two displaced instructions goes on
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,6 +39,7 @@ struct patch_site {
 	uint8_t patch[PATCH_MAX_LEN];	/* what install writes */
 	char why[96];			/* a trap: why no jump */
 	struct patch_rec *rec;		/* built by install */
+	uintptr_t copy[PATCH_MAX_INSNS];	/* where each displaced instruction's copy runs */
 };
 
 struct stp_patcher {
@@ -327,7 +329,7 @@ static int site__build(struct patch_site *s, struct patch_chunks *cs, int left, 
 			    "no free address range within 2 GB of 0x%lx for its trampoline",
 			    (unsigned long)s->addr);
 	n = patch_tramp__build((uint8_t *)(c->base + c->used), c->base + c->used, s->rec, &s->code,
-			       why, sizeof(why));
+			       s->copy, why, sizeof(why));
 	if (n < 0)
 		return fail(err, errlen, "%s", why);
 	s->rec->stub = c->base + c->used + PATCH_STUB_ENTRY;
@@ -575,4 +577,27 @@ int stp_patcher__info(const struct stp_patcher *p, uintptr_t addr, struct stp_pa
 	if (s->kind == STP_PATCH_TRAP)
 		snprintf(info->why, sizeof(info->why), "%s", s->why);
 	return 0;
+}
+
+/*
+ * Each displaced instruction but the first, as a pc move from where it is
+ * to where its copy runs.  A thread at such a pc had run the instructions
+ * before it in the original code, so it goes on with the copies of the
+ * ones after; the stub's tail then brings it back to site + len.  A thread
+ * there in a system call to restart came out of a syscall instruction
+ * just before: copied as it is, its copy ends where TO starts.
+ */
+int stp_patcher__moves(const struct stp_patcher *p, struct stp_patch_move *v, int max)
+{
+	int n = 0;
+
+	for (int k = 0; p->installed && k < p->n; k++) {
+		const struct patch_site *s = &p->sites[k];
+
+		for (int i = 1; s->kind == STP_PATCH_JUMP && i < s->code.n; i++, n++)
+			if (n < max)
+				v[n] = (struct stp_patch_move){ s->addr + s->code.insn[i].off,
+								s->copy[i] };
+	}
+	return n;
 }

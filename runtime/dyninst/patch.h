@@ -33,7 +33,10 @@
  * return address is the return trampoline: a C++ throw terminates,
  * backtrace() stops) unless stp_patch_unhook_returns() ran first, and a
  * thread that is between two displaced instructions of a multi-
- * instruction jump site at the moment the site is written or restored.
+ * instruction jump site at the moment the site is written, unless a
+ * tracer that holds it stopped moves its pc (stp_patcher__moves; a pc
+ * saved in a signal frame is not moved).  Restoring a site is safe: a
+ * moved thread is in the copy, and the copy stays.
  *
  * Add probes, install, remove, free; none of these may run concurrently
  * with each other on one patcher.  Different patchers may not patch the
@@ -116,6 +119,25 @@ unsigned long stp_patcher__skipped(const struct stp_patcher *p);
 
 /* Fill INFO for the site at ADDR: 0, or -1 when ADDR has no probe. */
 int stp_patcher__info(const struct stp_patcher *p, uintptr_t addr, struct stp_patch_info *info);
+
+/* A thread stopped at FROM, inside the bytes a jump replaced, goes on at TO. */
+struct stp_patch_move {
+	uintptr_t from, to;
+};
+
+/*
+ * For a tracer that held every other thread stopped while
+ * stp_patcher__install ran: the pc moves of the installed jump sites,
+ * one for each instruction boundary strictly inside one (addr < from <
+ * addr + len), TO where the copy of the instruction at FROM runs in the
+ * site's trampoline.  A thread whose pc is FROM must get TO before it
+ * runs again.  A thread in a system call that the kernel restarts (pc - 2
+ * on its way out) is right too: the instruction before FROM was the
+ * 2-byte syscall, and its copy is the 2 bytes before TO.  Writes up to MAX
+ * moves into V, sorted by FROM; returns how many there are (none unless
+ * installed).
+ */
+int stp_patcher__moves(const struct stp_patcher *p, struct stp_patch_move *v, int max);
 
 /*
  * For unwinders: the return address RA found in the stack slot at SLOT

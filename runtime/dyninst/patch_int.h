@@ -73,7 +73,7 @@ int patch_code__decode(struct patch_code *c, const uint8_t *code, size_t avail, 
 		       int min, char *why, size_t whylen) PATCH_HIDDEN;
 void patch_code__window(const struct patch_code *c, uintptr_t *lo, uintptr_t *hi) PATCH_HIDDEN;
 int patch_code__relocate(const struct patch_code *c, uintptr_t dst, uint8_t *out, size_t outlen,
-			 char *why, size_t whylen) PATCH_HIDDEN;
+			 uintptr_t *copies, char *why, size_t whylen) PATCH_HIDDEN;
 uintptr_t patch_code__branch_into(const uint8_t *func, uintptr_t lo, uintptr_t hi, uintptr_t in_lo,
 				  uintptr_t in_hi, bool *aligned) PATCH_HIDDEN;
 
@@ -146,7 +146,8 @@ struct patch_rec {
 
 int patch_tramp__setup(char *err, size_t errlen) PATCH_HIDDEN;
 int patch_tramp__build(uint8_t *out, uintptr_t dst, struct patch_rec *rec,
-		       const struct patch_code *c, char *why, size_t whylen) PATCH_HIDDEN;
+		       const struct patch_code *c, uintptr_t *copies, char *why,
+		       size_t whylen) PATCH_HIDDEN;
 int patch_table__add(struct patch_rec *const *recs, int n, char *err, size_t errlen) PATCH_HIDDEN;
 void patch_table__remove(struct patch_rec *const *recs, int n) PATCH_HIDDEN;
 void patch_lock(void) PATCH_HIDDEN;

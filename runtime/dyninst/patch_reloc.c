@@ -326,11 +326,13 @@ static int emit_insn(uint8_t *p, uintptr_t at, const struct patch_code *c,
 
 /*
  * Write at OUT (OUTLEN bytes) the copy of C's instructions that runs at
- * DST, then a jump back to the instruction after them.  Its size, or -1
- * with WHY.
+ * DST, then a jump back to the instruction after them.  COPIES (unless
+ * NULL) gets where each instruction's copy runs: instructions copied as
+ * they are (syscall among them) keep their length, so the copy of one
+ * ends where the next one's starts.  Its size, or -1 with WHY.
  */
 int patch_code__relocate(const struct patch_code *c, uintptr_t dst, uint8_t *out, size_t outlen,
-			 char *why, size_t whylen)
+			 uintptr_t *copies, char *why, size_t whylen)
 {
 	size_t at = 0;
 
@@ -342,6 +344,8 @@ int patch_code__relocate(const struct patch_code *c, uintptr_t dst, uint8_t *out
 				 (unsigned long)c->addr);
 			return -1;
 		}
+		if (copies && k < c->n)
+			copies[k] = dst + at;
 		if (k == c->n)
 			n = emit_jmp(out + at, dst + at, c->addr + c->len);
 		else

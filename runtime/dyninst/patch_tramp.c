@@ -309,9 +309,13 @@ static void tramp__ext_setup(void)
 	patch_ext_size = TRAMP_EXT_VECTORS + 32 * 64;
 }
 
-/* Write the stub of REC (displacing C's instructions) at OUT, to run at DST.  Its size, or -1. */
+/*
+ * Write the stub of REC (displacing C's instructions) at OUT, to run at
+ * DST; COPIES gets where each instruction's copy runs (patch_code__relocate).
+ * Its size, or -1.
+ */
 int patch_tramp__build(uint8_t *out, uintptr_t dst, struct patch_rec *rec,
-		       const struct patch_code *c, char *why, size_t whylen)
+		       const struct patch_code *c, uintptr_t *copies, char *why, size_t whylen)
 {
 	static const uint8_t head[] = {
 		0x48, 0x8d, 0x64, 0x24, 0x80,			/* lea -128(%rsp),%rsp */
@@ -326,7 +330,7 @@ int patch_tramp__build(uint8_t *out, uintptr_t dst, struct patch_rec *rec,
 	memcpy(out + 8, &common, 8);
 	memcpy(out + PATCH_STUB_ENTRY, head, sizeof(head));
 	n = patch_code__relocate(c, dst + PATCH_STUB_HEAD, out + PATCH_STUB_HEAD,
-				 PATCH_STUB_MAX - PATCH_STUB_HEAD, why, whylen);
+				 PATCH_STUB_MAX - PATCH_STUB_HEAD, copies, why, whylen);
 	return n < 0 ? -1 : PATCH_STUB_HEAD + n;
 }
 

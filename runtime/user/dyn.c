@@ -12,7 +12,9 @@
  * -x PID: libstapdyn-attach.so is loaded into the process and its
  * stp_dyn_attach() called there (runtime/dyninst/inject.h), which opens
  * the segment and the report pipe through /proc/PMSTAP/fd/, patches and
- * reports the same way; at the end stp_dyn_detach() puts the code back
+ * reports the same way (threads stopped inside the bytes a jump replaced
+ * are moved into the copy, from its stp_dyn_pc_moves table before they
+ * resume); at the end stp_dyn_detach() puts the code back
  * and the process runs on.  Records come from the segment's ring buffer, which
  * has no descriptor to wait on: the event loop polls it on a timer
  * (STP_DYN_POLL_MS) and drains it at the end.
@@ -246,13 +248,15 @@ int stp_dyn_attach_pid(struct stp_script *s)
 		return 0;
 	snprintf(arg, sizeof(arg), "/proc/%d/fd/%d\n%s\n/proc/%d/fd/%d", (int)getpid(),
 		 stp_dseg__fd(s->dseg), s->bpf_path, (int)getpid(), s->dyn_report_w);
+	stp_inject__set_pc_moves("stp_dyn_pc_moves");
 	rc = stp_inject__call(pid, s->dyn_lib, "stp_dyn_attach", arg, &ret, err, sizeof(err));
+	stp_inject__set_pc_moves(NULL);
 	stp_dyn_started(s);	/* its report is in the pipe now, or never */
+	s->dyn_attached = ret == 0;	/* even when what followed failed: the end takes them out */
 	if (rc != 0) {
 		stp_msg(s, "error", "cannot load the script into process %d: %s", (int)pid, err);
 		return -EPERM;
 	}
-	s->dyn_attached = ret == 0;
 	return 0;	/* a refusal: its report says why (stp_dyn_on_report) */
 }
 
