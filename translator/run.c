@@ -49,6 +49,7 @@ int run_program(struct session *s, const char *dir)
 	script = stp_script__open(dir, &opts);
 	if (!script)
 		return 1;
+	stp_script__attach_named_pid(script);	/* dyninst: process(PID) with no -c or -x */
 	if (opts.pmda_name && !*opts.pmda_name)	/* --pmda: stap.<the script's name> */
 		stp_script__set_pmda_name(script, stp_script__meta(script)->script);
 	if (stp_script__load(script) == 0 && stp_script__attach(script) == 0)

@@ -83,14 +83,23 @@ static void refuse_probe(const struct session *s, const struct derived_probe *dp
  * The dyninst runtime probes the processes it starts (-c, and their
  * children) or the one it attaches to (-x): a process probe needs one.
  */
+/*
+ * The dyninst runtime runs in the processes it starts (-c) or attaches to
+ * (-x); without either, probes that all name one process, process(PID),
+ * attach to it as -x PID would (target() stays 0, as stap's).
+ */
 static bool dyninst_targets(const struct session *s, const struct program *prog)
 {
+	const struct derived_probe *first = NULL;
+
+	if (s->target_cmd || s->target_pid > 0)
+		return true;
 	for (int i = 0; i < prog->probes.len; i++) {
 		const struct derived_probe *dp = VEC_AT(&prog->probes, i);
 
 		if (probe_context(dp, RUNTIME_DYNINST) != PCTX_TARGET)
 			continue;
-		if (!s->target_cmd && s->target_pid <= 0) {
+		if (dp->pid <= 0) {
 			diag_error(dp->orig ? dp->orig->loc : dp->probe->loc,
 				   "probe point '%s' needs a process to run in: the dyninst runtime "
 				   "probes the command it starts or the process it attaches to",
@@ -98,6 +107,15 @@ static bool dyninst_targets(const struct session *s, const struct program *prog)
 			diag_hint("give the command with -c CMD, or the process with -x PID");
 			return false;
 		}
+		if (first && first->pid != dp->pid) {
+			diag_error(dp->orig ? dp->orig->loc : dp->probe->loc,
+				   "probe point '%s' names process %lld, and '%s' process %lld: the "
+				   "dyninst runtime runs in one process", dp->point,
+				   (long long)dp->pid, first->point, (long long)first->pid);
+			diag_hint("run one pmstap for each process");
+			return false;
+		}
+		first = first ? first : dp;
 	}
 	return true;
 }

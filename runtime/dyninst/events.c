@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unwind.h>
@@ -80,16 +81,23 @@ static void on_thread_exit(void *unused)
 	run(STP_DYN_THREAD_END);
 }
 
+/* Registered once whatever the script: a second -x attach starts the events again. */
+static void events_init_once(void)
+{
+	atexit(on_exit_called);
+	pthread_key_create(&thread_end_key, on_thread_exit);
+	pthread_atfork(NULL, NULL, on_fork_child);
+}
+
 void stp_dyn_events_start(const struct stp_dyn_site *table, bool begin_now)
 {
-	sites = table;
-	for (const struct stp_dyn_site *s = sites; s->fn; s++)
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	memset(wanted, 0, sizeof(wanted));
+	for (const struct stp_dyn_site *s = table; s->fn; s++)
 		wanted[s->event] = true;
-	if (wanted[STP_DYN_PROCESS_END])
-		atexit(on_exit_called);
-	if (wanted[STP_DYN_THREAD_END])
-		pthread_key_create(&thread_end_key, on_thread_exit);
-	pthread_atfork(NULL, NULL, on_fork_child);
+	pthread_once(&once, events_init_once);
+	sites = table;
 	if (begin_now)
 		run(STP_DYN_PROCESS_BEGIN);
 }

@@ -43,6 +43,7 @@ _Static_assert(sizeof(struct stp_regs) == sizeof(struct pt_regs),
 	       "the trampolines' registers are the handlers' struct pt_regs");
 
 static struct stp_patcher *patcher;
+static bool attached;		/* -x: loaded and patched, not detached yet */
 
 struct load {
 	int report_fd;
@@ -179,13 +180,22 @@ static int add_site(struct load *l, const struct stp_dyn_site *site)
 
 static int load(struct load *l, int seg_fd, const char *so)
 {
+	struct stp_dseg *seg;
 	char err[256];
 	int n = 0;
 
 	stp_dyn_native_init();
-	stp_dyn_seg = stp_dseg__attach(seg_fd, err, sizeof(err));
-	if (!stp_dyn_seg)
+	seg = stp_dseg__attach(seg_fd, err, sizeof(err));
+	if (!seg)
 		return fail(l, "cannot map the script's segment: %s", err);
+	/*
+	 * A second -x attach (the last pmstap detached): the last segment
+	 * stays mapped and the last patcher's trampolines stay, since a
+	 * thread stopped in one of its handlers, or with a .return pending,
+	 * still finishes there.  Threads claim slots of the new segment.
+	 */
+	stp_dyn_seg = seg;
+	__atomic_add_fetch(&stp_dyn_seg_gen, 1, __ATOMIC_RELEASE);
 	l->dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
 	if (!l->dl)
 		return fail(l, "cannot load %s: %s", so, dlerror());
@@ -306,8 +316,8 @@ __attribute__((visibility("default"))) long stp_dyn_attach(const char *arg)
 	struct load l = { .report_fd = -1 };
 	int seg_fd, r;
 
-	if (stp_dyn_seg || sscanf(arg, "%255[^\n]\n%4095[^\n]\n%255[^\n]", seg, so, rep) != 3)
-		return -1;	/* loaded already, or not pmstap's word */
+	if (attached || sscanf(arg, "%255[^\n]\n%4095[^\n]\n%255[^\n]", seg, so, rep) != 3)
+		return -1;	/* attached already, or not pmstap's word */
 	l.report_fd = open(rep, O_WRONLY | O_CLOEXEC);
 	seg_fd = open(seg, O_RDWR | O_CLOEXEC);
 	r = seg_fd < 0 ? fail(&l, "cannot open the script's segment: %s", strerror(errno)) :
@@ -321,6 +331,7 @@ __attribute__((visibility("default"))) long stp_dyn_attach(const char *arg)
 	report(&l, r);
 	if (r == 0)
 		stp_dyn_events_start(l.sites, false);
+	attached = r == 0;
 	return r;
 }
 
@@ -340,5 +351,6 @@ __attribute__((visibility("default"))) long stp_dyn_detach(const char *arg)
 	if (patcher)
 		stp_patcher__remove(patcher);
 	moves_clear();
+	attached = false;	/* another pmstap -x may attach again */
 	return 0;
 }

@@ -15,34 +15,43 @@
 #include "native.h"
 
 struct stp_dseg *stp_dyn_seg;
+uint32_t stp_dyn_seg_gen;
 __thread struct pt_regs *stp_dyn_cur_regs;
 __thread uintptr_t stp_dyn_cur_func;
 
 static __thread uint64_t pid_tgid;
-static __thread uint32_t slot_plus1;	/* the thread's slot + 1; 0: not known yet */
+static __thread uint64_t slot_key;	/* stp_dyn_seg_gen << 32 | the slot + 1; 0: not known */
 
 /* A forked child is another process: its thread ids and slot are new. */
 static void forget_ids(void)
 {
 	pid_tgid = 0;
-	slot_plus1 = 0;
+	slot_key = 0;
 }
 
-void stp_dyn_native_init(void)
+static void native_init_once(void)
 {
 	pthread_atfork(NULL, NULL, forget_ids);
 }
 
+void stp_dyn_native_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, native_init_once);
+}
+
 uint32_t stp_dyn_slot(void)
 {
+	uint64_t key = slot_key;
 	int slot;
 
-	if (slot_plus1)
-		return slot_plus1 - 1;
+	if ((uint32_t)key && key >> 32 == __atomic_load_n(&stp_dyn_seg_gen, __ATOMIC_RELAXED))
+		return (uint32_t)key - 1;
 	slot = stp_dyn_seg ? stp_dseg__slot(stp_dyn_seg) : -1;
 	if (slot < 0)
 		return UINT32_MAX;	/* none free: asked again at the next hit */
-	slot_plus1 = (uint32_t)slot + 1;
+	slot_key = (uint64_t)stp_dyn_seg_gen << 32 | ((uint32_t)slot + 1);
 	return (uint32_t)slot;
 }
 

@@ -8,6 +8,8 @@
 
 /* the script's segment, mapped in this process (NULL: not loaded) */
 extern struct stp_dseg *stp_dyn_seg;
+/* Bumped when stp_dyn_seg changes (a second -x attach): slots are per segment. */
+extern uint32_t stp_dyn_seg_gen;
 /* the registers of the hit this thread handles, for stp_dyn_regs() */
 extern __thread struct pt_regs *stp_dyn_cur_regs;
 /* the probed address of that hit (a .return's: its function's entry) */

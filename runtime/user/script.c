@@ -618,6 +618,18 @@ int stp_script__load(struct stp_script *s)
 
 /* ---- accessors ---- */
 
+void stp_script__attach_named_pid(struct stp_script *s)
+{
+	if (!s->dseg || s->opts.target_cmd || s->opts.target_pid > 0)
+		return;
+	for (int i = 0; i < s->meta->nprobes; i++)
+		if (s->meta->probes[i].kind == STP_PROBE_UPROBE && s->meta->probes[i].uprobe_pid > 0) {
+			s->opts.target_pid = s->meta->probes[i].uprobe_pid;
+			s->opts.target_implied = true;
+			return;
+		}
+}
+
 void stp_script__set_pmda_name(struct stp_script *s, const char *name)
 {
 	s->opts.pmda_name = name;

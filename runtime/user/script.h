@@ -41,6 +41,7 @@ struct stp_script_opts {
 	const char *output_path;	/* -o FILE; NULL: standard output */
 	const char *target_cmd;		/* -c CMD: run through /bin/sh once probes are attached */
 	long target_pid;		/* -x PID; 0: none */
+	bool target_implied;		/* target_pid is process(PID)'s, not -x: target() is 0 */
 	long timeout_s;			/* -T SECONDS; 0: none */
 	const char *const *args;	/* the script's arguments: $1.. / @1.. */
 	int nargs;
@@ -57,6 +58,11 @@ int stp_script__load(struct stp_script *s);
 int stp_script__attach(struct stp_script *s);
 int stp_script__run(struct stp_script *s);
 void stp_script__free(struct stp_script *s);
+/*
+ * The dyninst runtime with neither -c nor -x: attach to the one process
+ * the probe points name (process(PID)), as -x PID does, target() staying 0.
+ */
+void stp_script__attach_named_pid(struct stp_script *s);
 /* --pmda without a name: NAME (kept by the caller while S lives). */
 void stp_script__set_pmda_name(struct stp_script *s, const char *name);
 

@@ -77,7 +77,7 @@ int stp_target_start(struct stp_script *s)
 	int gate[2], shell;
 	pid_t pid;
 
-	if (s->opts.target_pid > 0)
+	if (s->opts.target_pid > 0 && !s->opts.target_implied)
 		s->target = s->opts.target_pid;
 	if (!s->opts.target_cmd)
 		return 0;
