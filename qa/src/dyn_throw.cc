@@ -4,9 +4,14 @@
 // sum of the returns and the count of the catches.
 //
 //	dyn_throw N
+//	dyn_throw serve		print "ready PID", then for each line N read
+//				from stdin make N rounds and print "sum ..."
+//				as above, until end of file
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
+#include <unistd.h>
 
 __attribute__((noinline)) long dt_inner(long i)
 {
@@ -23,9 +28,9 @@ __attribute__((noinline)) long dt_thrower(long i)
 	return r;
 }
 
-int main(int argc, char **argv)
+static void rounds(long n)
 {
-	long n = argc > 1 ? atol(argv[1]) : 10, sum = 0, caught = 0;
+	long sum = 0, caught = 0;
 
 	for (long i = 0; i < n; i++) {
 		try {
@@ -35,5 +40,19 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("sum %ld caught %ld\n", sum, caught);
+}
+
+int main(int argc, char **argv)
+{
+	char line[64];
+
+	if (argc > 1 && strcmp(argv[1], "serve") == 0) {
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		printf("ready %d\n", (int)getpid());
+		while (fgets(line, sizeof(line), stdin))
+			rounds(atol(line));
+		return 0;
+	}
+	rounds(argc > 1 ? atol(argv[1]) : 10);
 	return 0;
 }

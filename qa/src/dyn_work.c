@@ -12,7 +12,9 @@
  *				for a signal that never comes
  *	dyn_work serve		print "ready PID", then for each line N read from
  *				stdin call dw_count() N times and print "done N
- *				SUM" (SUM: the values returned), until EOF
+ *				SUM" (SUM: the values returned), until EOF; a
+ *				line "t N" makes the calls in a new thread
+ *				(joined before the answer)
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -120,6 +122,19 @@ static int hang(const char *file)
 		pause();
 }
 
+struct calls {
+	long n, sum;
+};
+
+static void *make_calls(void *arg)
+{
+	struct calls *c = arg;
+
+	for (long i = 0; i < c->n; i++)
+		c->sum += dw_count(i);
+	return NULL;
+}
+
 static int serve(void)
 {
 	char line[64];
@@ -127,11 +142,14 @@ static int serve(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("ready %d\n", (int)getpid());
 	while (fgets(line, sizeof(line), stdin)) {
-		long n = atol(line), sum = 0;
+		struct calls c = { atol(line[0] == 't' ? line + 1 : line), 0 };
+		pthread_t t;
 
-		for (long i = 0; i < n; i++)
-			sum += dw_count(i);
-		printf("done %ld %ld\n", n, sum);
+		if (line[0] == 't' && pthread_create(&t, NULL, make_calls, &c) == 0)
+			pthread_join(t, NULL);
+		else
+			make_calls(&c);
+		printf("done %ld %ld\n", c.n, c.sum);
 	}
 	return 0;
 }

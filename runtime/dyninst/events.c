@@ -16,8 +16,9 @@
  *   thread.begin	in each thread pthread_create() starts, first thing
  *   thread.end		when such a thread returns or calls pthread_exit()
  * pthread_create(), _exit() and the exec functions are wrapped here (this
- * library comes first in the program's symbol look-up); a script without
- * those probes passes straight through.
+ * library comes first in the program's symbol look-up; attached by -x, the
+ * program's bindings are pointed here: got.c); a script without those
+ * probes passes straight through.
  *
  * So is the start of a C++ throw (and of a forced unwind: thread
  * cancellation): the unwinder cannot walk through a frame whose return
@@ -130,6 +131,24 @@ static void *thread_start(void *p)
 	return st.fn(st.arg);
 }
 
+/*
+ * The function a wrapper (SELF) stands for.  Preloaded, it is the next
+ * one in the look-up.  Loaded by -x, this library may have none after it
+ * among its own dependencies (libgcc_s's unwinder is not one), and
+ * RTLD_DEFAULT would search them first: then the program's global scope,
+ * where this library, loaded last, comes last.
+ */
+static void *real_fn(const char *name, void *self)
+{
+	void *p = dlsym(RTLD_NEXT, name), *global;
+
+	if ((!p || p == self) && (global = dlopen(NULL, RTLD_LAZY))) {
+		p = dlsym(global, name);
+		dlclose(global);
+	}
+	return p == self ? NULL : p;
+}
+
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
@@ -139,7 +158,7 @@ int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *)
 	int r;
 
 	if (!real)
-		real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+		real = (create_fn)real_fn("pthread_create", (void *)pthread_create);
 	if (!real)
 		return EAGAIN;
 	if (!wanted[STP_DYN_THREAD_BEGIN] && !wanted[STP_DYN_THREAD_END])
@@ -168,10 +187,6 @@ pid_t vfork(void)
 
 /* ---- the end of an image: _exit() and exec ---- */
 
-static void *real_fn(const char *name)
-{
-	return dlsym(RTLD_NEXT, name);
-}
 
 /* process.end once per image: exit() may call _exit() after its atexit handlers */
 static void image_ends(void)
@@ -191,7 +206,7 @@ static void on_exit_called(void)
 
 void _exit(int status)
 {
-	void (*real)(int) = (void (*)(int))real_fn("_exit");
+	void (*real)(int) = (void (*)(int))real_fn("_exit", (void *)_exit);
 
 	image_ends();
 	if (real)
@@ -209,7 +224,7 @@ typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
-	execve_fn real = (execve_fn)real_fn("execve");
+	execve_fn real = (execve_fn)real_fn("execve", (void *)execve);
 
 	image_ends();
 	return real ? real(path, argv, envp) : -1;
@@ -217,7 +232,7 @@ int execve(const char *path, char *const argv[], char *const envp[])
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	execvpe_fn real = (execvpe_fn)real_fn("execvpe");
+	execvpe_fn real = (execvpe_fn)real_fn("execvpe", (void *)execvpe);
 
 	image_ends();
 	return real ? real(file, argv, envp) : -1;
@@ -308,7 +323,8 @@ typedef _Unwind_Reason_Code (*forced_fn)(struct _Unwind_Exception *, _Unwind_Sto
 
 _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *e)
 {
-	raise_fn real = (raise_fn)real_fn("_Unwind_RaiseException");
+	raise_fn real = (raise_fn)real_fn("_Unwind_RaiseException",
+					  (void *)_Unwind_RaiseException);
 
 	stp_patch_unhook_returns();
 	return real ? real(e) : _URC_FATAL_PHASE1_ERROR;
@@ -317,7 +333,8 @@ _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *e)
 _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *e, _Unwind_Stop_Fn stop,
 					 void *arg)
 {
-	forced_fn real = (forced_fn)real_fn("_Unwind_ForcedUnwind");
+	forced_fn real = (forced_fn)real_fn("_Unwind_ForcedUnwind",
+					    (void *)_Unwind_ForcedUnwind);
 
 	stp_patch_unhook_returns();
 	return real ? real(e, stop, arg) : _URC_FATAL_PHASE1_ERROR;

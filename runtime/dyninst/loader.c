@@ -329,8 +329,10 @@ __attribute__((visibility("default"))) long stp_dyn_attach(const char *arg)
 	if (r != 0 && patcher)
 		stp_patcher__remove(patcher);
 	report(&l, r);
-	if (r == 0)
+	if (r == 0) {
 		stp_dyn_events_start(l.sites, false);
+		stp_dyn_got_hook();
+	}
 	attached = r == 0;
 	return r;
 }
@@ -347,6 +349,7 @@ __attribute__((visibility("default"))) long stp_dyn_begin(const char *arg)
 __attribute__((visibility("default"))) long stp_dyn_detach(const char *arg)
 {
 	(void)arg;
+	stp_dyn_got_unhook();
 	stp_dyn_events_stop();
 	if (patcher)
 		stp_patcher__remove(patcher);

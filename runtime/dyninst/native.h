@@ -27,4 +27,8 @@ void stp_dyn_events_start(const struct stp_dyn_site *sites, bool begin_now);
 void stp_dyn_events_begin(void);
 void stp_dyn_events_stop(void);		/* -x detach: no handler runs any more */
 
+/* got.c, -x: the program's calls bound to events.c's wrappers, and back (detach). */
+void stp_dyn_got_hook(void);
+void stp_dyn_got_unhook(void);
+
 #endif
