@@ -336,6 +336,7 @@ static void add_options(struct cache_sha256 *c, struct session *s)
 		add_str(c, "global", VEC_AT(&s->global_sets, i));
 	add_str(c, "guru", s->guru ? "1" : "0");
 	add_str(c, "suppress", s->suppress_handler_errors ? "1" : "0");
+	add_str(c, "prologue", (const char *[]){ "auto", "always", "never" }[s->prologue]);
 	add_str(c, "privilege", s->privilege);
 	add_str(c, "runtime", s->runtime);
 	add_str(c, "release", s->kernel_release);

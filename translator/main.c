@@ -66,12 +66,15 @@ static const char usage_text[] =
 	"  --pmda[=NAME]  --runtime=dyninst: pmdastap serves the script's globals as\n"
 	"                 stap.NAME.* while it runs (NAME: the script's; see pmdastap(1))\n"
 	"  -G NAME=VALUE  set the initial value of global NAME\n"
+	"  -P, --prologue-searching[=WHEN]  put process function probes after the\n"
+	"                 prologue: always (-P), auto (the default: unoptimized code\n"
+	"                 only, as stap), never\n"
 	"  --suppress-handler-errors  count handler errors without stopping\n"
 	"  -V, --version  print the version and exit\n"
 	"  -h, --help     print this help and exit\n"
 	"\n"
 	"Script arguments are $1, $2, ... (as tokens) and @1, @2, ... (as strings).\n"
-	"stap's module-runtime options (-b -s -S -B -R -m -d -k -t -u -P -F --ldd\n"
+	"stap's module-runtime options (-b -s -S -B -R -m -d -k -t -u -F --ldd\n"
 	"--all-modules ...) are accepted and have no effect.\n"
 	"See pmstap(1).\n";
 
@@ -79,6 +82,7 @@ enum {
 	OPT_RUNTIME = 256,
 	OPT_DYNINST,
 	OPT_PMDA,
+	OPT_PROLOGUE,
 	OPT_SUPPRESS_HANDLER_ERRORS,
 	OPT_SKIP_BADVARS,
 	OPT_IGNORED,		/* stap options with no effect here, see ignored_option() */
@@ -97,7 +101,7 @@ static const struct option long_options[] = {
 	{ "all-modules", no_argument, NULL, OPT_IGNORED },
 	{ "disable-cache", no_argument, NULL, OPT_IGNORED },
 	{ "poison-cache", no_argument, NULL, OPT_IGNORED },
-	{ "prologue-searching", optional_argument, NULL, OPT_IGNORED },
+	{ "prologue-searching", optional_argument, NULL, OPT_PROLOGUE },
 	{ "tmpdir", required_argument, NULL, OPT_IGNORED_ARG },
 	{ NULL, 0, NULL, 0 },
 };
@@ -272,7 +276,19 @@ static void parse_option(struct session *s, int c, int long_index)
 	case OPT_SUPPRESS_HANDLER_ERRORS: s->suppress_handler_errors = true; break;
 	case OPT_SKIP_BADVARS: ignored_option(s, "--skip-badvars"); break;
 	case 'l': case 'L': listing_option(s, c == 'L'); break;
-	case 'b': case 'k': case 't': case 'u': case 'P': case 'F':
+	case 'P': s->prologue = PROLOGUE_ALWAYS; break;
+	case OPT_PROLOGUE:
+		if (!optarg || !strcmp(optarg, "always"))
+			s->prologue = PROLOGUE_ALWAYS;
+		else if (!strcmp(optarg, "auto"))
+			s->prologue = PROLOGUE_AUTO;
+		else if (!strcmp(optarg, "never"))
+			s->prologue = PROLOGUE_NEVER;
+		else
+			usage_error("invalid --prologue-searching '%s' (expected always, auto or never)",
+				    optarg);
+		break;
+	case 'b': case 'k': case 't': case 'u': case 'F':
 		ignored_option(s, (char[]){ '-', (char)c, 0 });
 		break;
 	case 's': case 'S': case 'B': case 'R': case 'm': case 'd':

@@ -3,8 +3,9 @@
  * points: from names to addresses in an ELF file.
  *
  * With DWARF, a function is a DW_TAG_subprogram with code (a .call probe
- * fires after its prologue, where the line table says the body starts, as
- * stap does; a .return probe is a uretprobe at its entry) or an inline
+ * fires after its prologue, where the line table says the body starts, in
+ * unoptimized code, and at its entry in optimized code, as stap 4.8 decides
+ * it: see function_probe_addr; a .return probe is a uretprobe at its entry) or an inline
  * instance of it (.inline: the instance's entry pc).  Without DWARF the
  * ELF symbols (.symtab, else .dynsym) give function entries, and points
  * that need source lines (@file:LINE, .statement) are refused.  Each
@@ -425,6 +426,72 @@ static uint64_t after_prologue(struct uelf *ue, const struct ufunc *f)
 	return pend ? pend : best ? best : f->lowpc;
 }
 
+/*
+ * Prologue searching, as stap 4.8 decides it (--prologue-searching=auto,
+ * the default): a process function's probe goes after its prologue unless
+ * its compile unit "has valid locations": made by GCC 4.5 or later (or
+ * another compiler), with at least one variable or parameter whose
+ * location is a location list (DW_FORM_sec_offset), i.e. optimized code,
+ * whose debug information is right from the entry on.  -P or =always
+ * searches everywhere, =never nowhere.
+ */
+struct cu_locs {
+	Dwarf_Off cu;
+	bool valid;
+};
+
+static bool die_has_loclist(Dwarf_Die *parent)
+{
+	Dwarf_Die die;
+	Dwarf_Attribute loc;
+
+	if (dwarf_child(parent, &die) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(&die);
+
+		if (tag == DW_TAG_formal_parameter || tag == DW_TAG_variable) {
+			if (dwarf_attr_integrate(&die, DW_AT_location, &loc) &&
+			    dwarf_whatform(&loc) == DW_FORM_sec_offset)
+				return true;
+		} else if (dwarf_haschildren(&die) && die_has_loclist(&die)) {
+			return true;
+		}
+	} while (dwarf_siblingof(&die, &die) == 0);
+	return false;
+}
+
+/* A GCC older than 4.5 (its debug information in prologues may be wrong)? */
+static bool old_gcc(Dwarf_Die *cu)
+{
+	Dwarf_Attribute at;
+	const char *prod = dwarf_formstring(dwarf_attr(cu, DW_AT_producer, &at)), *v;
+	int major = 0, minor = 0;
+
+	if (!prod || strncmp(prod, "GNU ", 4) != 0)
+		return false;
+	for (v = prod + 4; *v && !(*v >= '0' && *v <= '9' && v[-1] == ' '); v++)
+		;
+	return sscanf(v, "%d.%d", &major, &minor) == 2 && (major < 4 || (major == 4 && minor < 5));
+}
+
+static bool cu_has_valid_locs(struct uelf *ue, Dwarf_Off off)
+{
+	struct cu_locs *cl;
+	Dwarf_Die cu;
+
+	for (int i = 0; i < ue->cu_locs.len; i++) {
+		cl = VEC_AT(&ue->cu_locs, i);
+		if (cl->cu == off)
+			return cl->valid;
+	}
+	cl = ARENA_NEW(struct cu_locs);
+	cl->cu = off;
+	cl->valid = dwarf_offdie(ue->dw, off, &cu) && !old_gcc(&cu) && die_has_loclist(&cu);
+	vec_push(&ue->cu_locs, cl);
+	return cl->valid;
+}
+
 /* ---- specs and point text ---- */
 
 static bool parse_spec(const char *text, struct uspec *sp)
@@ -547,6 +614,17 @@ static const char *func_text(const struct ufunc *f)
 	return arena_printf("%s@%s:%d", f->name, f->file, f->line);
 }
 
+/* Where a probe on F's entry goes: after the prologue, or at the entry (see above). */
+static uint64_t function_probe_addr(struct resolver *r, const struct ufunc *f)
+{
+	int mode = r->sm->s->prologue;
+
+	if (f->inlined || r->t->is_return || mode == PROLOGUE_NEVER ||
+	    (mode == PROLOGUE_AUTO && cu_has_valid_locs(r->ue, f->cu)))
+		return f->lowpc;
+	return after_prologue(r->ue, f);
+}
+
 static int dwarf_functions(struct resolver *r)
 {
 	struct vec *funcs = funcs_of(r->ue);
@@ -562,7 +640,7 @@ static int dwarf_functions(struct resolver *r)
 			continue;
 		if (r->spec.has_line && f->line != r->spec.line)
 			continue;
-		addr = f->inlined || r->t->is_return ? f->lowpc : after_prologue(r->ue, f);
+		addr = function_probe_addr(r, f);
 		dp = add_probe(r, f->name, func_text(f), addr, f->lowpc);
 		if (dp && !f->inlined) {	/* the dyninst patcher looks for branches into its jump */
 			dp->func_lo = f->lowpc;

@@ -23,6 +23,7 @@ struct uelf {
 	bool syms_read, funcs_read;
 	struct vec syms;	/* struct usym *: functions of .symtab, else .dynsym */
 	struct vec funcs;	/* struct ufunc *: functions and inline instances of the DWARF */
+	struct vec cu_locs;	/* struct cu_locs *: has_valid_locs() of each CU asked about */
 };
 
 struct usym {

@@ -24,6 +24,8 @@ struct session {
 	long target_pid;		/* -x PID; 0 when not given */
 	long timeout_s;			/* -T SECONDS; 0 when not given */
 	bool suppress_handler_errors;	/* --suppress-handler-errors */
+	/* process(..).function probes after the prologue: -P, --prologue-searching[=WHEN] */
+	enum { PROLOGUE_AUTO, PROLOGUE_ALWAYS, PROLOGUE_NEVER } prologue;
 
 	int last_pass;			/* -pN: 1..5 */
 	int verbose;			/* -v count */
