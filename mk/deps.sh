@@ -4,12 +4,17 @@
 #   mk/deps.sh           packages, then tracefs mounted
 #   mk/deps.sh --pmcd    the same, and pmcd running
 #   mk/deps.sh --guest   the same (kept for old scripts)
+#   mk/deps.sh --deb     what make deb needs: the packages without the qa
+#                        guest's, and the packaging tools
 #
 # The packages of the qa guest (qa/guest: Debian's own kernel under qemu,
 # for kernel.function & co; make check-guest, part of make check) come
 # too: about 90 MB to download, 600 MB on disk, a minute to install.
 # PMSTAP_NO_GUEST=1 leaves them out; failing to install them only warns
 # (the guest tests then report that they did not run, and why).
+#
+# The packaging tools (make deb; qa/063 builds and installs the packages)
+# come with the others: dpkg-dev, debhelper, fakeroot and lintian.
 #
 # Idempotent and quiet when everything is present.  pcp's postinst calls
 # systemctl, which fails when systemd is not PID 1 (containers, CI VMs):
@@ -20,9 +25,11 @@ PACKAGES="make gcc clang llvm pkg-config
 	pcp libpcp3-dev libpcp-pmda3-dev
 	libbpf-dev bpftool libdw-dev libelf-dev
 	libcunit1-dev libclang-rt-14-dev
-	systemtap-sdt-dev libzydis-dev g++"
+	systemtap-sdt-dev libzydis-dev g++
+	dpkg-dev debhelper fakeroot lintian"
 GUEST_PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static cpio kmod xz-utils"
 [ -n "${PMSTAP_NO_GUEST:-}" ] && GUEST_PACKAGES=""
+[ "${1:-}" = --deb ] && GUEST_PACKAGES=""
 
 # the packages of $* not installed, each with a leading space
 missing_of()
