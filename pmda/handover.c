@@ -138,16 +138,14 @@ static const char *user_name(uid_t uid, char *buf, size_t size)
 	return buf;
 }
 
-/* Why W may not hand NAME over (into WHY), or 0. */
-static int hello_problem(const struct waiting *w, const char *msg, char *why, size_t size,
+/* Why USER may not hand NAME over (into WHY), or 0. */
+static int hello_problem(const char *user, const char *msg, char *why, size_t size,
 			 const char **name)
 {
-	char user[256];
 	const char *problem;
 	int version = atoi(msg);
 	const char *sp = strchr(msg, ' ');
 
-	user_name(w->cred.uid, user, sizeof(user));
 	*name = sp ? sp + 1 : "";
 	if (version != STP_HANDOVER_VERSION || !sp)
 		snprintf(why, size, "pmstap and pmdastap are of different versions (protocol %d, "
@@ -185,7 +183,8 @@ static void on_hello(int i)
 		return;
 	}
 	waiting[i] = waiting[--nwaiting];	/* ours now: a script's or closed */
-	if (hello_problem(&w, buf + 1, why, sizeof(why), &name) < 0 ||
+	user_name(w.cred.uid, user, sizeof(user));
+	if (hello_problem(user, buf + 1, why, sizeof(why), &name) < 0 ||
 	    !(sc = stap_script_handed(name, w.fd, w.cred.pid, why, sizeof(why)))) {
 		pmNotifyErr(LOG_INFO, "handover refused (pid %d): %s", (int)w.cred.pid, why);
 		refuse(w.fd, why);
@@ -194,8 +193,8 @@ static void on_hello(int i)
 	}
 	sc->peer_uid = w.cred.uid;
 	stp_msg_send(w.fd, STP_HO_ACCEPT, NULL, 0, -1);
-	pmNotifyErr(LOG_INFO, "script %s: handed over by %s (pid %d)", name,
-		    user_name(w.cred.uid, user, sizeof(user)), (int)w.cred.pid);
+	pmNotifyErr(LOG_INFO, "script %s: handed over by %s (pid %d)", name, user,
+		    (int)w.cred.pid);
 }
 
 void stap_handover_event(int fd)
@@ -254,11 +253,8 @@ int stap_handover_meta(struct stap_script *sc, int fd, char *why, size_t size)
 	if (!meta)
 		return -1;
 	sc->owned_meta = meta;
-	sc->meta = meta;
 	sc->source = strdup(meta->source ? meta->source : "");
-	sc->attached = calloc((size_t)meta->nprobes + 1, 1);
-	stap_metrics_build(sc);
-	stap_metrics_rebuild();
+	stap_script_describe(sc, meta);	/* not watched: never restarted */
 	return 0;
 }
 

@@ -249,6 +249,8 @@ void stap_scripts_shutdown(void);
 /* Run pmstap -p2 on FILE in DIR: 0, or its exit status with its stderr in *diag. */
 int stap_check_script(const char *dir, const char *file, char **diag);
 
+/* SC is what META describes: its metrics built anew (the last ones, and their maps, gone). */
+void stap_script_describe(struct stap_script *sc, const struct stp_meta *meta);
 /* A script handed over on connection FD by pid PID: the script, or NULL with WHY. */
 struct stap_script *stap_script_handed(const char *name, int fd, pid_t pid, char *why, size_t size);
 

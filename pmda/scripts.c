@@ -868,6 +868,18 @@ static int script_retire(struct stap_script *sc, const char *why)
 
 /* ---- messages from a child ---- */
 
+void stap_script_describe(struct stap_script *sc, const struct stp_meta *meta)
+{
+	stap_maps_close(sc);
+	stap_snaps_free(sc);
+	stap_metrics_free(sc);
+	sc->meta = meta;
+	free(sc->attached);
+	sc->attached = calloc((size_t)meta->nprobes + 1, 1);
+	stap_metrics_build(sc);
+	stap_metrics_rebuild();
+}
+
 static int load_meta(struct stap_script *sc, const char *dir)
 {
 	char *path;
@@ -889,20 +901,13 @@ static int load_meta(struct stap_script *sc, const char *dir)
 		dlclose(dl);
 		return -1;
 	}
-	stap_maps_close(sc);
-	stap_snaps_free(sc);
-	stap_metrics_free(sc);
+	stap_script_describe(sc, meta);		/* the last meta's metrics go before its script.so */
 	if (sc->dl)
 		dlclose(sc->dl);
 	sc->dl = dl;
-	sc->meta = meta;
 	free(sc->build_dir);
 	sc->build_dir = strdup(dir);
-	free(sc->attached);
-	sc->attached = calloc((size_t)meta->nprobes + 1, 1);
 	stap_watch_reset(sc);
-	stap_metrics_build(sc);
-	stap_metrics_rebuild();
 	return 0;
 }
 
@@ -999,7 +1004,6 @@ static void on_handover_msg(struct stap_script *sc, const char *buf, size_t n, i
 		}
 		on_ready(sc, (const unsigned char *)buf + 1, n - 1);
 		stp_msg_send(sc->ctl_fd, STP_HO_ACCEPT, NULL, 0, -1);
-		stap_metrics_rebuild();
 		break;
 	default:
 		snprintf(why, sizeof(why), "unknown message '%c'", buf[0]);

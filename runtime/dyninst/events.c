@@ -132,33 +132,38 @@ static void *thread_start(void *p)
 }
 
 /*
- * The function a wrapper (SELF) stands for.  Preloaded, it is the next
- * one in the look-up.  Loaded by -x, this library may have none after it
- * among its own dependencies (libgcc_s's unwinder is not one), and
- * RTLD_DEFAULT would search them first: then the program's global scope,
- * where this library, loaded last, comes last.
+ * The function a wrapper (SELF) stands for, looked up once into *CACHE.
+ * Preloaded, it is the next one in the look-up.  Loaded by -x, this
+ * library may have none after it among its own dependencies (libgcc_s's
+ * unwinder is not one), and RTLD_DEFAULT would search them first: then the
+ * program's global scope, where this library, loaded last, comes last.
  */
-static void *real_fn(const char *name, void *self)
+static void *real_fn(void **cache, const char *name, void *self)
 {
-	void *p = dlsym(RTLD_NEXT, name), *global;
+	void *p = __atomic_load_n(cache, __ATOMIC_RELAXED), *global;
 
+	if (p)
+		return p;
+	p = dlsym(RTLD_NEXT, name);
 	if ((!p || p == self) && (global = dlopen(NULL, RTLD_LAZY))) {
 		p = dlsym(global, name);
 		dlclose(global);
 	}
-	return p == self ? NULL : p;
+	if (p == self)
+		return NULL;
+	__atomic_store_n(cache, p, __ATOMIC_RELAXED);
+	return p;
 }
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
-	static create_fn real;
+	static void *cache;
+	create_fn real = (create_fn)real_fn(&cache, "pthread_create", (void *)pthread_create);
 	struct start *st;
 	int r;
 
-	if (!real)
-		real = (create_fn)real_fn("pthread_create", (void *)pthread_create);
 	if (!real)
 		return EAGAIN;
 	if (!wanted[STP_DYN_THREAD_BEGIN] && !wanted[STP_DYN_THREAD_END])
@@ -206,7 +211,8 @@ static void on_exit_called(void)
 
 void _exit(int status)
 {
-	void (*real)(int) = (void (*)(int))real_fn("_exit", (void *)_exit);
+	static void *cache;
+	void (*real)(int) = (void (*)(int))real_fn(&cache, "_exit", (void *)_exit);
 
 	image_ends();
 	if (real)
@@ -224,7 +230,8 @@ typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
-	execve_fn real = (execve_fn)real_fn("execve", (void *)execve);
+	static void *cache;
+	execve_fn real = (execve_fn)real_fn(&cache, "execve", (void *)execve);
 
 	image_ends();
 	return real ? real(path, argv, envp) : -1;
@@ -232,7 +239,8 @@ int execve(const char *path, char *const argv[], char *const envp[])
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	execvpe_fn real = (execvpe_fn)real_fn("execvpe", (void *)execvpe);
+	static void *cache;
+	execvpe_fn real = (execvpe_fn)real_fn(&cache, "execvpe", (void *)execvpe);
 
 	image_ends();
 	return real ? real(file, argv, envp) : -1;
@@ -323,7 +331,8 @@ typedef _Unwind_Reason_Code (*forced_fn)(struct _Unwind_Exception *, _Unwind_Sto
 
 _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *e)
 {
-	raise_fn real = (raise_fn)real_fn("_Unwind_RaiseException",
+	static void *cache;
+	raise_fn real = (raise_fn)real_fn(&cache, "_Unwind_RaiseException",
 					  (void *)_Unwind_RaiseException);
 
 	stp_patch_unhook_returns();
@@ -333,7 +342,8 @@ _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *e)
 _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *e, _Unwind_Stop_Fn stop,
 					 void *arg)
 {
-	forced_fn real = (forced_fn)real_fn("_Unwind_ForcedUnwind",
+	static void *cache;
+	forced_fn real = (forced_fn)real_fn(&cache, "_Unwind_ForcedUnwind",
 					    (void *)_Unwind_ForcedUnwind);
 
 	stp_patch_unhook_returns();
