@@ -388,42 +388,66 @@ static int lines_of(struct uelf *ue, Dwarf_Off cu_off, Dwarf_Lines **lines, size
 	return dwarf_getsrclines(&cu, lines, n);
 }
 
+/* Was compile unit CU made by a GCC older than MAJOR.MINOR (stap's is_gcc_producer)? */
+static bool gcc_older_than(struct uelf *ue, Dwarf_Off cu_off, int major, int minor)
+{
+	Dwarf_Attribute at;
+	Dwarf_Die cu;
+	const char *prod, *v;
+	int ma = 0, mi = 0;
+
+	if (!dwarf_offdie(ue->dw, cu_off, &cu))
+		return false;
+	prod = dwarf_formstring(dwarf_attr(&cu, DW_AT_producer, &at));
+	if (!prod || strncmp(prod, "GNU ", 4) != 0)
+		return false;
+	for (v = prod + 4; *v && !(*v >= '0' && *v <= '9' && v[-1] == ' '); v++)
+		;
+	return sscanf(v, "%d.%d", &ma, &mi) == 2 && (ma < major || (ma == major && mi < minor));
+}
+
 /*
- * Where F's body starts: a line record marked prologue_end, else the first
- * statement of a line other than the entry's, as stap finds it; the entry
- * when the table says neither.
+ * Where F's body starts, found as stap 4.8 finds it
+ * (dwflpp::resolve_prologue_endings): from the line record at F's entry,
+ * the next record, unless the entry's own record is marked prologue_end,
+ * is of another file than F's declaration, or (GCC before 4.4) of
+ * another line than it; a next record outside F gives the entry back.
+ * The entry when no record is at the entry.
  */
 static uint64_t after_prologue(struct uelf *ue, const struct ufunc *f)
 {
 	Dwarf_Lines *lines;
-	size_t n;
-	uint64_t best = 0, pend = 0;
-	int entry_line = -1;
+	Dwarf_Addr a = 0;
+	size_t n, e, i;
 
 	if (lines_of(ue, f->cu, &lines, &n) != 0)
 		return f->lowpc;
-	for (size_t i = 0; i < n; i++) {
+	for (e = 0; e < n; e++)		/* the records are sorted by address */
+		if (dwarf_lineaddr(dwarf_onesrcline(lines, e), &a) == 0 && a >= f->lowpc)
+			break;
+	if (e == n || a != f->lowpc)
+		return f->lowpc;
+	for (i = e; i < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
-		Dwarf_Addr a;
-		bool stmt = false, pe = false, end = false;
+		const char *src = dwarf_linesrc(l, NULL, NULL);
+		bool marked = false;
 		int no = 0;
 
-		if (!l || dwarf_lineaddr(l, &a) != 0 || a < f->lowpc || a >= f->highpc)
-			continue;
-		dwarf_linebeginstatement(l, &stmt);
-		dwarf_lineprologueend(l, &pe);
-		dwarf_lineendsequence(l, &end);
+		dwarf_lineaddr(l, &a);
+		dwarf_lineprologueend(l, &marked);
 		dwarf_lineno(l, &no);
-		if (end)
-			continue;
-		if (a == f->lowpc && entry_line < 0)
-			entry_line = no;
-		if (pe && (!pend || a < pend))
-			pend = a;
-		if (a > f->lowpc && stmt && no != entry_line && entry_line >= 0 && (!best || a < best))
-			best = a;
+		if (a < f->lowpc || a >= f->highpc || marked || !src || strcmp(src, f->file) != 0 ||
+		    i != e)
+			break;
+		if (gcc_older_than(ue, f->cu, 4, 4) && no != f->line)
+			break;
 	}
-	return pend ? pend : best ? best : f->lowpc;
+	if (i == n)
+		i--;
+	dwarf_lineaddr(dwarf_onesrcline(lines, i), &a);
+	if (a < f->lowpc || a >= f->highpc)	/* past F: the record before */
+		dwarf_lineaddr(dwarf_onesrcline(lines, i - 1), &a);
+	return a;
 }
 
 /*
@@ -461,19 +485,6 @@ static bool die_has_loclist(Dwarf_Die *parent)
 	return false;
 }
 
-/* A GCC older than 4.5 (its debug information in prologues may be wrong)? */
-static bool old_gcc(Dwarf_Die *cu)
-{
-	Dwarf_Attribute at;
-	const char *prod = dwarf_formstring(dwarf_attr(cu, DW_AT_producer, &at)), *v;
-	int major = 0, minor = 0;
-
-	if (!prod || strncmp(prod, "GNU ", 4) != 0)
-		return false;
-	for (v = prod + 4; *v && !(*v >= '0' && *v <= '9' && v[-1] == ' '); v++)
-		;
-	return sscanf(v, "%d.%d", &major, &minor) == 2 && (major < 4 || (major == 4 && minor < 5));
-}
 
 static bool cu_has_valid_locs(struct uelf *ue, Dwarf_Off off)
 {
@@ -487,7 +498,8 @@ static bool cu_has_valid_locs(struct uelf *ue, Dwarf_Off off)
 	}
 	cl = ARENA_NEW(struct cu_locs);
 	cl->cu = off;
-	cl->valid = dwarf_offdie(ue->dw, off, &cu) && !old_gcc(&cu) && die_has_loclist(&cu);
+	cl->valid = dwarf_offdie(ue->dw, off, &cu) && !gcc_older_than(ue, off, 4, 5) &&
+		    die_has_loclist(&cu);
 	vec_push(&ue->cu_locs, cl);
 	return cl->valid;
 }
