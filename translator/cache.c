@@ -399,7 +399,8 @@ static bool is_file(const char *path)
 static bool complete(const char *dir)
 {
 	return (is_file(arena_printf("%s/script.bpf.o", dir)) ||
-		is_file(arena_printf("%s/script.dyn.so", dir))) &&
+		is_file(arena_printf("%s/script.dyn.so", dir)) ||
+		is_file(arena_printf("%s/script.ko", dir))) &&
 	       is_file(arena_printf("%s/script.so", dir));
 }
 

@@ -528,3 +528,84 @@ int compile_program_dyninst(struct session *s, const char *dir, const char *root
 	tidy_log(s, &user);
 	return 0;
 }
+
+/*
+ * The kernel runtime: script.kmod.c into script.ko with kbuild, against
+ * the headers of the session's kernel release (-r, or the sysroot's, or
+ * this machine's), and script.c into script.so.  The module is called
+ * COMPILE_KMOD_NAME: pmstap renames its copy when it loads it.
+ */
+static const char *kmod_headers(struct session *s)
+{
+	const char *dirs[] = { arena_printf("/lib/modules/%s/build", s->kernel_release),
+			       arena_printf("/usr/src/linux-headers-%s", s->kernel_release) };
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (access(arena_printf("%s/Makefile", dirs[i]), R_OK) == 0)
+			return dirs[i];
+	diag_error((struct srcloc){ 0 }, "no kernel headers for release %s: the kernel runtime "
+		   "builds its module with them", s->kernel_release);
+	diag_hint("install them (on Debian: apt install linux-headers-%s), or give another "
+		  "release with -r", s->kernel_release);
+	return NULL;
+}
+
+static bool kmod_kbuild_file(struct session *s, const char *dir)
+{
+	FILE *f = fopen(arena_printf("%s/Kbuild", dir), "w");
+
+	if (!f)
+		return false;
+	fprintf(f, "# written by pmstap: the script's module\n");
+	fprintf(f, "obj-m := %s.o\n%s-y := script.kmod.o\n", COMPILE_KMOD_NAME, COMPILE_KMOD_NAME);
+	fprintf(f, "ccflags-y := -I%s -I%s/kmod/libc -fwrapv -Wno-unused-function "
+		"-Wno-declaration-after-statement", s->runtime_dir, s->runtime_dir);
+	for (int i = 0; i < s->defines.len; i++)
+		fprintf(f, " -D%s", (char *)VEC_AT(&s->defines, i));
+	fprintf(f, "\n");
+	return fclose(f) == 0;
+}
+
+int compile_program_kmod(struct session *s, const char *dir, const char *root)
+{
+	struct tool kb = { .name = "kbuild" }, user, *failed[2];
+	const char *cc, *make, *headers;
+	int nfailed = 0;
+
+	(void)root;
+	if (!check_runtime(s) || !(cc = find_tool("PMSTAP_CC", "cc")) ||
+	    !(make = find_tool("PMSTAP_MAKE", "make")) || !(headers = kmod_headers(s)))
+		return -1;
+	if (!kmod_kbuild_file(s, dir)) {
+		diag_error((struct srcloc){ 0 }, "cannot write %s/Kbuild: %s", dir, strerror(errno));
+		return -1;
+	}
+	compile_tool_arg(&kb, make);
+	compile_tool_arg(&kb, "-s");
+	compile_tool_arg(&kb, "-C");
+	compile_tool_arg(&kb, headers);
+	compile_tool_arg(&kb, arena_printf("M=%s", dir));
+	compile_tool_arg(&kb, "modules");
+	kb.out = kb.err = arena_printf("%s/%s.log", dir, COMPILE_KMOD_OBJECT);
+	if (!compile_tool_start(&kb))
+		return -1;
+	if (!user_start(s, dir, cc, NULL, &user)) {
+		compile_tool_finish(&kb);
+		return -1;
+	}
+	if (compile_tool_finish(&kb) &&
+	    rename(arena_printf("%s/%s.ko", dir, COMPILE_KMOD_NAME),
+		   arena_printf("%s/%s", dir, COMPILE_KMOD_OBJECT)) == 0)
+		show_time(s, &kb, "built the module from script.kmod.c");
+	else
+		failed[nfailed++] = &kb;
+	if (!compile_tool_finish(&user))
+		failed[nfailed++] = &user;
+	if (nfailed) {
+		report_failure(s, failed, nfailed, dir);
+		return -1;
+	}
+	tidy_log(s, &kb);
+	tidy_log(s, &user);
+	return 0;
+}

@@ -20,6 +20,7 @@
 #define PMSTAP_COMPILE_H
 
 #include "session.h"
+#include "../runtime/kmod/kmod_abi.h"
 
 /* The object files a build leaves in its directory. */
 #define COMPILE_BPF_SOURCE "script.bpf.c"
@@ -28,6 +29,10 @@
 #define COMPILE_USER_OBJECT "script.so"
 #define COMPILE_DYN_SOURCE "script.dyn.c"
 #define COMPILE_DYN_OBJECT "script.dyn.so"
+#define COMPILE_KMOD_SOURCE "script.kmod.c"
+#define COMPILE_KMOD_OBJECT "script.ko"
+/* the module's name as built: pmstap renames its copy (runtime/kmod/kmod_abi.h) */
+#define COMPILE_KMOD_NAME STP_KMOD_BUILD_NAME
 
 /*
  * Compile DIR's sources; ROOT is the cache directory (for vmlinux.h).
@@ -38,6 +43,8 @@
 int compile_program(struct session *s, const char *dir, const char *root);
 /* The same for the dyninst runtime: script.dyn.c into script.dyn.so, script.c into script.so. */
 int compile_program_dyninst(struct session *s, const char *dir, const char *root);
+/* The kernel runtime: script.kmod.c into script.ko with kbuild (the release's headers). */
+int compile_program_kmod(struct session *s, const char *dir, const char *root);
 
 /* The kernel's types as C, made once per kernel release; NULL after an error. */
 const char *compile_vmlinux_h(const char *root);

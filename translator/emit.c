@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "emit_int.h"
 #include "lex.h"
+#include "probe_kinds.h"
 #include "../runtime/stp_escape.h"
 #include "sysroot.h"
 
@@ -353,9 +354,13 @@ void emit_drop_final_jump(char *body)
 		body[n - m] = '\0';
 }
 
-static int emit_files(struct session *s, struct program *prog, const char *dir, bool dyninst)
+static int emit_files(struct session *s, struct program *prog, const char *dir,
+		      enum runtime_id rt)
 {
-	struct emitter E = { .s = s, .prog = prog, .dyninst = dyninst };
+	struct emitter E = { .s = s, .prog = prog, .dyninst = rt == RUNTIME_DYNINST,
+			     .kmod = rt == RUNTIME_KERNEL };
+	const char *kernel_side = E.dyninst ? "script.dyn.c" : E.kmod ? "script.kmod.c" :
+							  "script.bpf.c";
 	int errors = diag_error_count();
 
 	setup_limits(&E);
@@ -368,7 +373,7 @@ static int emit_files(struct session *s, struct program *prog, const char *dir, 
 	emit_funcs_analyze(&E);
 	if (diag_error_count() > errors)
 		return -1;
-	if (write_file(&E, dir, dyninst ? "script.dyn.c" : "script.bpf.c", emit_bpf_file) != 0 ||
+	if (write_file(&E, dir, kernel_side, emit_bpf_file) != 0 ||
 	    write_file(&E, dir, "script.c", emit_user_file) != 0)
 		return -1;
 	return diag_error_count() > errors ? -1 : 0;
@@ -376,10 +381,15 @@ static int emit_files(struct session *s, struct program *prog, const char *dir, 
 
 int emit_program(struct session *s, struct program *prog, const char *dir)
 {
-	return emit_files(s, prog, dir, false);
+	return emit_files(s, prog, dir, RUNTIME_BPF);
 }
 
 int emit_program_dyninst(struct session *s, struct program *prog, const char *dir)
 {
-	return emit_files(s, prog, dir, true);
+	return emit_files(s, prog, dir, RUNTIME_DYNINST);
+}
+
+int emit_program_kmod(struct session *s, struct program *prog, const char *dir)
+{
+	return emit_files(s, prog, dir, RUNTIME_KERNEL);
 }

@@ -30,5 +30,6 @@ int emit_program(struct session *s, struct program *prog, const char *dir);
  * its "per CPU" data is per thread slot, STP_DYN_SLOTS of them.
  */
 int emit_program_dyninst(struct session *s, struct program *prog, const char *dir);
+int emit_program_kmod(struct session *s, struct program *prog, const char *dir);
 
 #endif

@@ -317,13 +317,15 @@ static const char *map_type(struct eglobal *g)
 }
 
 /* A slotted array's values and its free slots (its key map's value is a slot). */
-static void decl_slots(FILE *out, struct eglobal *g)
+static void decl_slots(struct emitter *E, FILE *out, struct eglobal *g)
 {
 	const char *vt = g->d->type == TYPE_STRING ? "char[MAXSTRINGLEN]" : "int64_t";
 
 	fprintf(out, "STP_MAP(gv_%s, BPF_MAP_TYPE_ARRAY, uint32_t, %s, STP_SLOT_FIRST + %lld, "
 		"BPF_F_MMAPABLE);\n", g->cname, vt, (long long)g->max_entries);
 	fprintf(out, "STP_QUEUE(gf_%s, uint32_t, %lld);\n\n", g->cname, (long long)g->max_entries);
+	vec_push(&E->kmaps, arena_printf("gv_%s", g->cname));
+	vec_push(&E->kmaps, arena_printf("gf_%s", g->cname));
 }
 
 static void decl_map(struct emitter *E, FILE *out, struct eglobal *g)
@@ -353,14 +355,16 @@ static void decl_map(struct emitter *E, FILE *out, struct eglobal *g)
 			 g->d->type == TYPE_STRING ? "[MAXSTRINGLEN]" : "");
 	fprintf(out, "STP_MAP(g_%s, %s, %s, %s, %lld, 0);\n", g->cname, map_type(g), key, value,
 		g->array ? (long long)g->max_entries : 1LL);
+	vec_push(&E->kmaps, arena_printf("g_%s", g->cname));
 	if (emit_slotted(g))
-		decl_slots(out, g);
+		decl_slots(E, out, g);
 	else
 		fprintf(out, "\n");
 }
 
-static void decl_globals_map(FILE *out)
+static void decl_globals_map(struct emitter *E, FILE *out)
 {
+	vec_push(&E->kmaps, "stp_globals");
 	fprintf(out, "STP_MAP(stp_globals, BPF_MAP_TYPE_ARRAY, uint32_t, struct stp_globals, 1, "
 		"BPF_F_MMAPABLE);\n\n");
 	fprintf(out, "static __always_inline struct stp_globals *stp_globals_get(void)\n{\n");
@@ -374,7 +378,7 @@ void emit_data_decls(struct emitter *E, FILE *out)
 	if (E->has_scalars)
 		decl_scalars(E, out);
 	if (E->has_scalars && E->ctx == ECTX_KERNEL)
-		decl_globals_map(out);
+		decl_globals_map(E, out);
 	for (int i = 0; i < E->globals.len; i++) {
 		struct eglobal *g = VEC_AT(&E->globals, i);
 

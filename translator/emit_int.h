@@ -16,6 +16,7 @@
  *	emit_proc.c	kernel context: process and thread begin/end (emit_proc.h)
  *	emit_user.c	user context: script.c's probe functions
  *	emit_dyninst.c	script.dyn.c: kernel context run natively in the probed process
+ *	emit_kmod.c	script.kmod.c: kernel context in a kernel module
  *	emit_meta.c	script.c's struct stp_meta
  *
  * Generated code of both contexts shares its statements: a handler or
@@ -157,6 +158,8 @@ struct emitter {
 	bool raw_args;			/* kernel.trace: a raw_tp program, $vars are arguments */
 	bool *kernel_probe;		/* per probe: runs in the kernel (dyninst: in the probed process) */
 	bool dyninst;			/* script.dyn.c: the kernel-context code, native (emit_dyninst.c) */
+	bool kmod;			/* script.kmod.c: the same in a kernel module (emit_kmod.c) */
+	struct vec kmaps;		/* kernel side: the names of the maps the file declares */
 	int *probe_kinds;		/* per probe: enum stp_probe_kind */
 	bool *frame_empty;		/* per probe: its handler has no frame (no locals, temporaries) */
 	struct efunc *fn;		/* the function, or NULL in a handler */
@@ -286,6 +289,10 @@ int emit_user_file(struct emitter *E, FILE *out);
 
 /* emit_dyninst.c */
 void emit_dyninst_sites(struct emitter *E, FILE *out);
+
+/* emit_kmod.c */
+bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp);
+void emit_kmod_sites(struct emitter *E, FILE *out);
 void emit_user_loop(struct emitter *E, struct stmt *s);
 void emit_user_foreach(struct emitter *E, struct stmt *s);
 

@@ -74,6 +74,16 @@ static bool by_value_record(uint32_t id)
 
 /* ---- the section ---- */
 
+int emit_kprobe_words(const struct derived_probe *dp)
+{
+	struct vec *params;
+	int ret;
+
+	if (dp->kfunc_kprobe || !btf_kfunc(dp->kfunc, &params, &ret))
+		return 0;
+	return param_slot(params, params->len);
+}
+
 bool emit_kprobe_section(struct emitter *E, struct derived_probe *dp, const char **sec,
 			 const char **ctype, enum stp_probe_kind *kind)
 {

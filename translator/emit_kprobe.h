@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include "emit_int.h"
 
+/* The 64-bit words of kernel.function DP's arguments, as fentry gives them (0: not known). */
+int emit_kprobe_words(const struct derived_probe *dp);
+
 bool emit_kprobe_section(struct emitter *E, struct derived_probe *dp, const char **sec,
 			 const char **ctype, enum stp_probe_kind *kind);
 const char *emit_kprobe_target(struct emitter *E, struct expr *e);

@@ -24,7 +24,8 @@ static const struct runtime_info runtimes[RUNTIME_COUNT] = {
 			  COMPILE_BPF_OBJECT },
 	[RUNTIME_KERNEL] = { "kernel", kernel_unavailable,
 			     "compile it for a kernel that loads modules with -r RELEASE -p4, or use "
-			     "--runtime=bpf", NULL, NULL },
+			     "--runtime=bpf", emit_program_kmod, compile_program_kmod,
+			     COMPILE_KMOD_SOURCE, COMPILE_KMOD_OBJECT },
 	[RUNTIME_DYNINST] = { "dyninst", NULL, NULL, emit_program_dyninst, compile_program_dyninst,
 			      COMPILE_DYN_SOURCE, COMPILE_DYN_OBJECT },
 };

@@ -34,9 +34,12 @@
 #ifndef STP_BPF_H
 #define STP_BPF_H
 
-#ifdef STP_DYNINST
+#if defined(STP_DYNINST)
 /* the same handlers, native, in the probed process (--runtime=dyninst) */
 #include "../dyninst/stp_native.h"
+#elif defined(STP_KMOD)
+/* the same handlers, native, in a kernel module (--runtime=kernel) */
+#include "../kmod/stp_kmod.h"
 #else
 /* vmlinux.h has a struct context of its own: keep the name for ours */
 #define context stp_vmlinux_context

@@ -47,10 +47,10 @@
 #endif
 
 /* The runner's answers; see struct stp_rt_info. */
-#ifndef STP_DYNINST
+#if !defined(STP_DYNINST) && !defined(STP_KMOD)
 struct stp_rt_info stp_rt SEC(STP_RT_SECTION);
 #else
-/* in the shared segment, where pmstap writes them */
+/* in the segment, where pmstap writes them */
 STP_MAP(stp_rt_map, BPF_MAP_TYPE_ARRAY, uint32_t, struct stp_rt_info, 1, 0);
 #define stp_rt (*(struct stp_rt_info *)stp_dmap__values(stp_rt_map.m, NULL))
 #endif

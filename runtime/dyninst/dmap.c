@@ -4,22 +4,22 @@
  * pass hashes to dmap_hash.c and queues and ring buffers to dmap_ring.c.
  * The layout is described in dmap_int.h.
  */
+#ifndef __KERNEL__
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* memfd_create, F_ADD_SEALS */
 #endif
-#include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
+#else
+#include <linux/random.h>
+#endif
 
+#include "dmap_sys.h"
 #include "dmap_int.h"
 
 /* What create seals and attach requires: a fixed size, and no seal to come. */
@@ -225,6 +225,9 @@ static int dseg__check_defs(const struct stp_dmap_def *defs, int ndefs, char *er
 
 static uint64_t dseg__new_id(void)
 {
+#ifdef __KERNEL__
+	return get_random_u64() | 1;
+#else
 	uint64_t id;
 	struct timespec ts;
 
@@ -232,6 +235,7 @@ static uint64_t dseg__new_id(void)
 		return id;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ((uint64_t)ts.tv_sec << 32 ^ (uint64_t)ts.tv_nsec ^ (uint64_t)getpid() << 16) | 1;
+#endif
 }
 
 /* The header and descriptors of a new segment; returns its size (0: too large). */
@@ -262,6 +266,84 @@ static uint64_t dseg__plan(const struct stp_dmap_def *defs, int ndefs, int nslot
 	return off;
 }
 
+static struct stp_dseg *dseg__build(const struct dseg_hdr *h, const struct dmap_desc *descs,
+				    uint8_t *base, int fd)
+{
+	struct stp_dseg *s = dseg__new(base, h->size, h);
+
+	if (!s)
+		return NULL;
+	s->fd = fd;
+	memcpy(base + h->descs_off, descs, h->nmaps * sizeof(*descs));
+	for (uint32_t i = 0; i < h->nmaps; i++) {
+		struct stp_dmap_def d = dmap__def_of(&descs[i]);
+		struct dmap_layout l;
+
+		dmap__layout(&d, h->nslots, &l);
+		dseg__set_map(s, (int)i, &descs[i], &l);
+	}
+	memcpy(base, h, sizeof(*h));
+	dmap_seg_register(s);
+	return s;
+}
+
+/*
+ * The header and descriptors (*DESCS, calloc'd) of a segment of checked
+ * definitions; its size, or 0 with the reason in ERR.
+ */
+static uint64_t dseg__plan_checked(const struct stp_dmap_def *defs, int ndefs, int nslots,
+				   struct dseg_hdr *h, struct dmap_desc **descs, char *err,
+				   size_t errlen)
+{
+	*descs = NULL;
+	if (nslots < 1 || nslots > STP_DMAP_MAX_SLOTS || ndefs < 0 || ndefs > STP_DMAP_MAX_MAPS) {
+		dmap__err(err, errlen, "%d slots and %d maps: want 1 to %d slots, at most %d maps",
+			  nslots, ndefs, STP_DMAP_MAX_SLOTS, STP_DMAP_MAX_MAPS);
+		return 0;
+	}
+	if (dseg__check_defs(defs, ndefs, err, errlen) < 0)
+		return 0;
+	*descs = calloc((size_t)ndefs + 1, sizeof(**descs));
+	if (!*descs || !dseg__plan(defs, ndefs, nslots, h, *descs)) {
+		dmap__err(err, errlen, *descs ? "the maps need more than 1 TiB" : "out of memory");
+		free(*descs);
+		*descs = NULL;
+		return 0;
+	}
+	return h->size;
+}
+
+uint64_t stp_dseg__size(const struct stp_dmap_def *defs, int ndefs, int nslots, char *err,
+			size_t errlen)
+{
+	struct dseg_hdr h;
+	struct dmap_desc *descs;
+	uint64_t size = dseg__plan_checked(defs, ndefs, nslots, &h, &descs, err, errlen);
+
+	free(descs);
+	return size;
+}
+
+struct stp_dseg *stp_dseg__create_at(void *mem, uint64_t size, const struct stp_dmap_def *defs,
+				     int ndefs, int nslots, char *err, size_t errlen)
+{
+	struct dseg_hdr h;
+	struct dmap_desc *descs;
+	struct stp_dseg *s = NULL;
+	uint64_t need = dseg__plan_checked(defs, ndefs, nslots, &h, &descs, err, errlen);
+
+	if (need && need != size)
+		dmap__err(err, errlen, "the maps need %llu bytes, not %llu",
+			  (unsigned long long)need, (unsigned long long)size);
+	else if (need && !(s = dseg__build(&h, descs, mem, -1)))
+		dmap__err(err, errlen, "out of memory");
+	if (s)
+		s->borrowed = 1;
+	free(descs);
+	return s;
+}
+
+#ifndef __KERNEL__
 /* A sealed, owner-only memfd of SIZE bytes, mapped. */
 static int dseg__memfd(uint64_t size, uint8_t **base, char *err, size_t errlen)
 {
@@ -288,27 +370,6 @@ static int dseg__memfd(uint64_t size, uint8_t **base, char *err, size_t errlen)
 	return fd;
 }
 
-static struct stp_dseg *dseg__build(const struct dseg_hdr *h, const struct dmap_desc *descs,
-				    uint8_t *base, int fd)
-{
-	struct stp_dseg *s = dseg__new(base, h->size, h);
-
-	if (!s)
-		return NULL;
-	s->fd = fd;
-	memcpy(base + h->descs_off, descs, h->nmaps * sizeof(*descs));
-	for (uint32_t i = 0; i < h->nmaps; i++) {
-		struct stp_dmap_def d = dmap__def_of(&descs[i]);
-		struct dmap_layout l;
-
-		dmap__layout(&d, h->nslots, &l);
-		dseg__set_map(s, (int)i, &descs[i], &l);
-	}
-	memcpy(base, h, sizeof(*h));
-	dmap_seg_register(s);
-	return s;
-}
-
 struct stp_dseg *stp_dseg__create(const struct stp_dmap_def *defs, int ndefs, int nslots,
 				  char *err, size_t errlen)
 {
@@ -318,19 +379,8 @@ struct stp_dseg *stp_dseg__create(const struct stp_dmap_def *defs, int ndefs, in
 	uint8_t *base;
 	int fd;
 
-	if (nslots < 1 || nslots > STP_DMAP_MAX_SLOTS || ndefs < 0 || ndefs > STP_DMAP_MAX_MAPS) {
-		dmap__err(err, errlen, "%d slots and %d maps: want 1 to %d slots, at most %d maps",
-			  nslots, ndefs, STP_DMAP_MAX_SLOTS, STP_DMAP_MAX_MAPS);
+	if (!dseg__plan_checked(defs, ndefs, nslots, &h, &descs, err, errlen))
 		return NULL;
-	}
-	if (dseg__check_defs(defs, ndefs, err, errlen) < 0)
-		return NULL;
-	descs = calloc((size_t)ndefs + 1, sizeof(*descs));
-	if (!descs || !dseg__plan(defs, ndefs, nslots, &h, descs)) {
-		dmap__err(err, errlen, descs ? "the maps need more than 1 TiB" : "out of memory");
-		free(descs);
-		return NULL;
-	}
 	fd = dseg__memfd(h.size, &base, err, errlen);
 	if (fd >= 0 && !(s = dseg__build(&h, descs, base, fd))) {
 		dmap__err(err, errlen, "out of memory");
@@ -340,7 +390,9 @@ struct stp_dseg *stp_dseg__create(const struct stp_dmap_def *defs, int ndefs, in
 	free(descs);
 	return s;
 }
+#endif
 
+#ifndef __KERNEL__
 /* --- attach --- */
 
 /*
@@ -519,15 +571,41 @@ struct stp_dseg *stp_dseg__attach_reader(int fd, unsigned int patience_us, char 
 	return s;
 }
 
+struct stp_dseg *stp_dseg__attach_mem(void *base, size_t size, int fd, char *err,
+				      size_t errlen)
+{
+	struct stp_dseg *s;
+
+	if (size < sizeof(struct dseg_hdr)) {
+		dmap__err(err, errlen, "not a map segment: %llu bytes", (unsigned long long)size);
+		return NULL;
+	}
+	s = dseg__validate(base, size, err, errlen);
+	if (!s)
+		return NULL;
+	s->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (s->fd < 0) {
+		dmap__err(err, errlen, "cannot keep the segment's descriptor: %s", strerror(errno));
+		free(s);
+		return NULL;
+	}
+	dmap_seg_register(s);
+	return s;
+}
+#endif /* !__KERNEL__ */
+
 void stp_dseg__free(struct stp_dseg *s)
 {
 	if (!s)
 		return;
 	if (!s->reader)
 		dmap_seg_unregister(s);
-	munmap(s->base, s->size);
+#ifndef __KERNEL__
+	if (!s->borrowed)
+		munmap(s->base, s->size);
 	if (s->fd >= 0)
 		close(s->fd);
+#endif
 	for (int i = 0; i < s->nmaps; i++)
 		free(s->maps[i].copy);
 	free(s);

@@ -41,8 +41,12 @@
 #ifndef STP_DMAP_H
 #define STP_DMAP_H
 
+#ifdef __KERNEL__	/* compiled into a module too (--runtime=kernel, runtime/kmod) */
+#include <linux/types.h>
+#else
 #include <stddef.h>
 #include <stdint.h>
+#endif
 
 /* The kernel's enum bpf_map_type numbers, for the types we have. */
 enum stp_dmap_type {
@@ -117,6 +121,17 @@ struct stp_dmap_def {
 struct stp_dseg;	/* one mapping of a segment, in this process */
 struct stp_dmap;	/* one map in a segment (valid as long as its stp_dseg) */
 
+/*
+ * A map as compiled handlers name it (runtime/stp_bpf_native.h): its
+ * definition, and where the loader found it in the segment.
+ */
+struct stp_dmap_ref {
+	struct stp_dmap_def def;
+	struct stp_dmap *m;
+	uint8_t *base;			/* an array's values (stp_dmap__array), or NULL */
+	uint64_t vsize, stride;
+};
+
 /* --- segments --- */
 
 /*
@@ -129,6 +144,32 @@ struct stp_dmap;	/* one map in a segment (valid as long as its stp_dseg) */
  */
 struct stp_dseg *stp_dseg__create(const struct stp_dmap_def *defs, int ndefs, int nslots,
 				  char *err, size_t errlen);
+
+/*
+ * The same layout in memory the caller provides (the kernel runtime: a
+ * module's vmalloc_user() area, which its runner maps): stp_dseg__size
+ * gives the bytes the definitions need (0 when they are refused, the
+ * reason in ERR), stp_dseg__create_at lays them out in MEM, SIZE zeroed
+ * bytes that stay the caller's (stp_dseg__free does not release them).
+ */
+uint64_t stp_dseg__size(const struct stp_dmap_def *defs, int ndefs, int nslots, char *err,
+			size_t errlen);
+struct stp_dseg *stp_dseg__create_at(void *mem, uint64_t size, const struct stp_dmap_def *defs,
+				     int ndefs, int nslots, char *err, size_t errlen);
+
+#ifndef __KERNEL__
+/*
+ * A segment that someone else laid out (a module of the kernel runtime,
+ * mapped from its device FD), validated as stp_dseg__attach validates one:
+ * BASE, SIZE bytes, mapped by the caller, unmapped by stp_dseg__free,
+ * which also closes the duplicate of FD the segment keeps (stp_dseg__fd).
+ * Its slots belong to the CPUs: the caller claims none (it reads and
+ * writes through the reader-side calls), and a lock word holding a
+ * CPU's mark (DMAP_KERNEL_TID and up) is never taken for a dead holder's.
+ */
+struct stp_dseg *stp_dseg__attach_mem(void *base, size_t size, int fd, char *err,
+				      size_t errlen);
+#endif
 
 /*
  * Map the segment of FD and validate it: a memfd sealed as create seals

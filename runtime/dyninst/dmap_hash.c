@@ -19,9 +19,7 @@
  * max_entries, so a corrupt map, or a process rewriting it meanwhile,
  * cannot make a reader fault or loop forever.
  */
-#include <errno.h>
-#include <string.h>
-
+#include "dmap_sys.h"
 #include "dmap_int.h"
 
 static struct dhash_meta *dhash__meta(struct stp_dmap *m)

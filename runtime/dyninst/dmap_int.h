@@ -25,12 +25,17 @@
 #ifndef STP_DMAP_INT_H
 #define STP_DMAP_INT_H
 
-#include <stdint.h>
-
 #include "dmap.h"
 
 /* Internal symbols stay inside the shared object that is preloaded into programs. */
 #define DMAP_HIDDEN __attribute__((visibility("hidden")))
+
+/*
+ * Lock and record owners are thread ids; a CPU in the kernel (the kernel
+ * runtime's handlers) writes DMAP_KERNEL_TID + its number, above every
+ * tid (PID_MAX_LIMIT is 2^22), and is never taken for a holder that died.
+ */
+#define DMAP_KERNEL_TID 0x40000000u
 
 #define DMAP_MAGIC	0x50414d44505453ull	/* "STPDMAP" */
 #define DMAP_VERSION	1
@@ -91,6 +96,7 @@ struct stp_dseg {
 	int nslots;
 	int nmaps;
 	int reader;		/* stp_dseg__attach_reader: distrust the bytes */
+	int borrowed;		/* stp_dseg__create_at: the memory is the caller's */
 	unsigned int patience_us;	/* reader: the longest wait for a map's lock */
 	uint64_t id;		/* the header's; 0 in a reader segment (no slots) */
 	uint32_t *owners;

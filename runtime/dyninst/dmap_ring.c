@@ -36,10 +36,7 @@
  * For a record to always fit eventually, it may take at most half the
  * ring (header and rounding included).
  */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
+#include "dmap_sys.h"
 #include "dmap_int.h"
 
 #define DRING_ASK	64	/* busy records' reservers asked after in one pass */

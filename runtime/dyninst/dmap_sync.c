@@ -157,6 +157,8 @@ int dmap_tid_gone(uint32_t tid)
 
 	if (tid == 0 || tid > INT_MAX)
 		return 1;
+	if (tid - DMAP_KERNEL_TID < STP_DMAP_MAX_SLOTS)
+		return 0;	/* a CPU in a kernel-runtime handler: it never dies holding */
 	gone = kill((pid_t)tid, 0) != 0 && errno == ESRCH;
 	errno = saved;
 	return gone;

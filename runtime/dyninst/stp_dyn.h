@@ -23,14 +23,6 @@ struct pt_regs {
 	unsigned long ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
 };
 
-/* A map of the script: its shape, and where the loader found it in the segment. */
-struct stp_dmap_ref {
-	struct stp_dmap_def def;
-	struct stp_dmap *m;
-	uint8_t *base;			/* an array's values (stp_dmap__array), or NULL */
-	uint64_t vsize, stride;
-};
-
 /* What a site is: a place in the code, or an event of the process (enum order: the table's). */
 enum stp_dyn_event {
 	STP_DYN_CODE,			/* a probed instruction: path and offset */
@@ -76,7 +68,5 @@ uint64_t stp_dyn_pid_tgid(void);
 void stp_dyn_comm(char *out, uint32_t n);
 struct pt_regs *stp_dyn_regs(void);	/* the registers of the hit being handled */
 uint64_t stp_dyn_func_ip(void);		/* its probed address: a .return's function entry */
-long stp_dyn_snprintf(char *out, uint32_t size, const char *fmt, const uint64_t *data,
-		      uint32_t len);
 
 #endif

@@ -63,15 +63,6 @@
 	static struct stp_dmap_ref *name_##_ref_					\
 		__attribute__((section("stp_dmaps"), used)) = &name_
 
-#define STP_MAP(name_, type_, key_, value_, entries_, flags_)				\
-	STP_DMAP_REF(name_, type_, sizeof(key_), sizeof(value_), entries_, flags_)
-#define STP_QUEUE(name_, value_, entries_)						\
-	STP_DMAP_REF(name_, BPF_MAP_TYPE_QUEUE, 0, sizeof(value_), entries_, 0)
-#define STP_RINGBUF(name_, bytes_)							\
-	STP_DMAP_REF(name_, BPF_MAP_TYPE_RINGBUF, 0, 0, bytes_, 0)
-
-#define stp__dmap(map) (((struct stp_dmap_ref *)(map))->m)
-
 /* The maps this file declared, for the loader (section stp_dmaps). */
 extern struct stp_dmap_ref *__start_stp_dmaps[], *__stop_stp_dmaps[];
 
@@ -81,89 +72,8 @@ __attribute__((visibility("default"))) struct stp_dmap_ref **stp_dyn_maps(int *n
 	return __start_stp_dmaps;
 }
 
-/* An array's element is addressed here; other maps ask the segment. */
-static inline void *bpf_map_lookup_elem(void *map, const void *key)
-{
-	struct stp_dmap_ref *r = map;
-	uint32_t i, slot = 0;
-
-	if (!r->base)
-		return stp_dmap__lookup(r->m, key);
-	memcpy(&i, key, sizeof(i));
-	if (i >= r->def.max_entries)
-		return NULL;
-	if (r->def.type == BPF_MAP_TYPE_PERCPU_ARRAY && (slot = stp_dyn_slot()) == UINT32_MAX)
-		return NULL;
-	return r->base + i * r->vsize + slot * r->stride;
-}
-
-static inline void *bpf_map_lookup_percpu_elem(void *map, const void *key, uint32_t cpu)
-{
-	return stp_dmap__lookup_slot(stp__dmap(map), key, (int)cpu);
-}
-
-static inline long bpf_map_update_elem(void *map, const void *key, const void *val,
-				       uint64_t flags)
-{
-	return stp_dmap__update(stp__dmap(map), key, val, flags);
-}
-
-static inline long bpf_map_delete_elem(void *map, const void *key)
-{
-	return stp_dmap__delete(stp__dmap(map), key);
-}
-
-static inline long bpf_map_push_elem(void *map, const void *val, uint64_t flags)
-{
-	return stp_dmap__push(stp__dmap(map), val, flags);
-}
-
-static inline long bpf_map_pop_elem(void *map, void *val)
-{
-	return stp_dmap__pop(stp__dmap(map), val);
-}
-
-/* bpf_for_each_map_elem(): its callback gets the map as the handlers name it. */
-struct stp__each {
-	void *map;
-	void *ctx;
-	long (*cb)(void *map, const void *key, void *value, void *ctx);
-};
-
-static inline long stp__each_step(struct stp_dmap *m, void *key, void *value, void *ctx)
-{
-	struct stp__each *e = ctx;
-
-	(void)m;
-	return e->cb(e->map, key, value, e->ctx);
-}
-
-#define bpf_for_each_map_elem(map, cb, ctx, flags)						\
-	({											\
-		struct stp__each stp_each_ = { (map), (ctx), (void *)(cb) };			\
-		(void)(flags);									\
-		stp_dmap__for_each(stp__dmap(map), stp__each_step, &stp_each_);			\
-	})
-
-static inline long bpf_ringbuf_output(void *map, void *data, uint64_t size, uint64_t flags)
-{
-	(void)flags;
-	return stp_dmap__output(stp__dmap(map), data, (uint32_t)size);
-}
-
-/* ---- loops ---- */
-
-static inline long bpf_loop(uint32_t n, long (*cb)(uint64_t i, void *ctx), void *ctx,
-			    uint64_t flags)
-{
-	uint32_t i;
-
-	(void)flags;
-	for (i = 0; i < n; i++)
-		if (cb(i, ctx))
-			return i + 1;
-	return n;
-}
+#define STP_SLOT() stp_dyn_slot()
+#include "../stp_bpf_native.h"
 
 /* ---- memory ---- */
 
@@ -199,32 +109,10 @@ static inline long bpf_probe_read_user(void *dst, uint32_t n, const void *src)
 	return -EFAULT;
 }
 
-/* A string of the probed program: read page by page, so that its end may lie before an unmapped page. */
+/* A string of the probed program: its end may lie before an unmapped page. */
 static inline long bpf_probe_read_user_str(void *dst, uint32_t n, const void *src)
 {
-	uint32_t done = 0;
-
-	if (!n)
-		return -EINVAL;
-	while (done < n - 1) {
-		uintptr_t at = (uintptr_t)src + done;
-		uint32_t chunk = 4096 - (uint32_t)(at & 4095);
-		char *end;
-
-		if (chunk > n - 1 - done)
-			chunk = n - 1 - done;
-		if (bpf_probe_read_user((char *)dst + done, chunk, (const void *)at) != 0) {
-			if (done == 0)
-				return -EFAULT;
-			break;
-		}
-		end = memchr((char *)dst + done, '\0', chunk);
-		if (end)
-			return end - (char *)dst + 1;
-		done += chunk;
-	}
-	((char *)dst)[done] = '\0';
-	return (long)done + 1;
+	return stp__read_str(dst, n, src, bpf_probe_read_user);
 }
 
 static inline long bpf_probe_write_user(void *dst, const void *src, uint32_t n)
@@ -591,16 +479,5 @@ static inline long bpf_get_task_stack(struct task_struct *task, void *buf, uint3
 	memset((char *)buf + (size_t)n * elem, 0, size - n * elem);
 	return (long)(n * elem);
 }
-
-/* ---- formatting ---- */
-
-#define bpf_snprintf(out, size, fmt, data, len)						\
-	stp_dyn_snprintf((out), (size), (fmt), (const uint64_t *)(data), (len))
-#define BPF_SNPRINTF(out, size, fmt, args...)						\
-	({										\
-		unsigned long long stp_args_[] = { args };				\
-		stp_dyn_snprintf((out), (size), (fmt), (const uint64_t *)stp_args_,	\
-				 sizeof(stp_args_));					\
-	})
 
 #endif

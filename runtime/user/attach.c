@@ -284,6 +284,12 @@ int stp_script__attach(struct stp_script *s)
 		s->attach_failed = true;
 		return err;
 	}
+	if (s->kmod_fd >= 0) {	/* the kernel runtime: the module registers them */
+		err = stp_kmod_start(s);
+		if (err)
+			s->attach_failed = true;
+		return err;
+	}
 	if (s->dseg) {	/* dyninst: the -c command's loader patches its own code; -x: now */
 		stp_files_close(s);
 		err = stp_dyn_attach_pid(s);

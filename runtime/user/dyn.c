@@ -148,7 +148,7 @@ int stp_dyn_prepare(struct stp_script *s)
 	const char *name = s->opts.target_cmd ? STP_DYN_LIB : STP_DYN_ATTACH_LIB;
 	int pipefd[2];
 
-	if (!s->dseg || (!s->opts.target_cmd && s->opts.target_pid <= 0))
+	if (!s->dseg || s->kmod_fd >= 0 || (!s->opts.target_cmd && s->opts.target_pid <= 0))
 		return 0;
 	if (!dyn_lib(name, s->dyn_lib, sizeof(s->dyn_lib)) || access(s->dyn_lib, R_OK) != 0) {
 		stp_msg(s, "error", "cannot find the dyninst runtime %s (set PMSTAP_DYNLIB)",
@@ -177,7 +177,7 @@ void stp_dyn_child_env(struct stp_script *s)
 	const char *old = getenv("LD_PRELOAD");
 	char *preload;
 
-	if (!s->dseg)
+	if (!s->dseg || s->kmod_fd >= 0)
 		return;
 	set_fd_env(STP_DYN_ENV_SEG, stp_dseg__fd(s->dseg));
 	set_fd_env(STP_DYN_ENV_REPORT, s->dyn_report_w);
@@ -244,7 +244,7 @@ int stp_dyn_attach_pid(struct stp_script *s)
 	long ret = -1;
 	int rc;
 
-	if (!s->dseg || s->opts.target_cmd || pid <= 0)
+	if (!s->dseg || s->kmod_fd >= 0 || s->opts.target_cmd || pid <= 0)
 		return 0;
 	snprintf(arg, sizeof(arg), "/proc/%d/fd/%d\n%s\n/proc/%d/fd/%d", (int)getpid(),
 		 stp_dseg__fd(s->dseg), s->bpf_path, (int)getpid(), s->dyn_report_w);

@@ -270,6 +270,7 @@ struct stp_script *stp_script__open(const char *dir, const struct stp_script_opt
 	s->out.fd = -1;
 	s->epfd = s->sigfd = s->deadline_fd = s->child_gate = -1;
 	s->dyn_report = s->dyn_report_w = s->dyn_poll_fd = -1;
+	s->kmod_fd = -1;
 	s->ho_sock = s->ho_out = -1;
 	s->ncpus = libbpf_num_possible_cpus();
 	bpf_log.verbose = opts->verbose;
@@ -283,7 +284,8 @@ struct stp_script *stp_script__open(const char *dir, const struct stp_script_opt
 	s->links = calloc((size_t)s->meta->nprobes + 1, sizeof(*s->links));
 	if (!s->skipped || !s->links)
 		goto fail;
-	if ((stp_dyn_is(dir) ? stp_dyn_open(s) : open_bpf_object(s)) < 0 ||
+	if ((stp_kmod_is(dir) ? stp_kmod_open(s) : stp_dyn_is(dir) ? stp_dyn_open(s) :
+	     open_bpf_object(s)) < 0 ||
 	    stp_formats_compile(s) < 0 || stp_out_open(s) < 0)
 		goto fail;
 	return s;
@@ -713,6 +715,7 @@ void stp_script__free(struct stp_script *s)
 		munmap(s->globals, (s->globals_size + page - 1) / page * page);
 	stp_maps__free(s->maps);
 	bpf_object__close(s->obj);
+	stp_kmod_close(s);
 	stp_dyn_close(s);
 	if (s->dl)
 		dlclose(s->dl);

@@ -59,6 +59,11 @@ struct stp_script {
 	bool dyn_attached;			/* -x: the script is loaded in the process */
 	char dyn_lib[4096];			/* libstapdyn.so */
 
+	/* the kernel runtime (kmod.c): its segment is dseg, its ring dyn_ring */
+	int kmod_fd;				/* the module's device, or -1 */
+	bool kmod_loaded;
+	char kmod_name[64];			/* STP_KMOD_PREFIX<pid> */
+
 	/* per probe, indexed like meta.probes */
 	bool *skipped;				/* optional and unavailable here */
 	struct bpf_link ***links;		/* NULL-terminated, one per CPU for perf */
@@ -145,6 +150,12 @@ void stp_target_release(struct stp_script *s);
 void stp_target_reap(struct stp_script *s);
 void stp_target_stop(struct stp_script *s);
 void stp_target_child_signals(void);
+
+/* kmod.c */
+bool stp_kmod_is(const char *dir);
+int stp_kmod_open(struct stp_script *s);
+int stp_kmod_start(struct stp_script *s);
+void stp_kmod_close(struct stp_script *s);
 
 /* dyn.c */
 bool stp_dyn_is(const char *dir);

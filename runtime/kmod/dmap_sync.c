@@ -1,0 +1,69 @@
+/*
+ * dmap_sync.c - who is who in a segment, in a module of the kernel
+ * runtime: dyninst/dmap_sync.c's calls for handlers that run on a CPU
+ * with preemption off.
+ *
+ * A CPU's mark in a lock word is DMAP_KERNEL_TID + its number: pmstap,
+ * which shares the segment, never takes such a lock for a dead holder's.
+ * Slots are CPUs: the module lays the segment out with one slot a
+ * possible CPU and nobody claims them.  A handler waits for a lock a
+ * bounded number of spins only: the holder may be pmstap, preempted in
+ * the middle of a read, or this very CPU, interrupted inside a handler;
+ * past the bound the call gives -EBUSY and the handler counts a failed
+ * update, as a BPF map whose bucket lock is busy does.
+ */
+#include "../dyninst/dmap_sys.h"
+#include "../dyninst/dmap_int.h"
+
+#define DLOCK_SPINS 4096	/* a handler's patience, in cpu_relax()es */
+
+uint32_t dmap_tid(void)
+{
+	return DMAP_KERNEL_TID + raw_smp_processor_id();
+}
+
+int dmap_tid_gone(uint32_t tid)
+{
+	return tid == 0;
+}
+
+int dmap_lock(uint32_t *lock, const struct stp_dseg *s)
+{
+	uint32_t me = dmap_tid();
+
+	for (int spins = 0; spins < DLOCK_SPINS; spins++) {
+		uint32_t cur = 0;
+
+		if (__atomic_compare_exchange_n(lock, &cur, me, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return 0;
+		if (cur == me)
+			return -EBUSY;	/* this CPU holds it: a handler interrupted a handler */
+		cpu_relax();
+	}
+	return -EBUSY;
+}
+
+void dmap_unlock(uint32_t *lock)
+{
+	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
+}
+
+void dmap_seg_register(struct stp_dseg *s)
+{
+}
+
+void dmap_seg_unregister(struct stp_dseg *s)
+{
+}
+
+int stp_dseg__slot(struct stp_dseg *s)
+{
+	int cpu = raw_smp_processor_id();
+
+	return cpu < s->nslots ? cpu : -1;
+}
+
+void stp_dseg__slot_release(struct stp_dseg *s)
+{
+}

@@ -1,0 +1,3 @@
+/* stdbool.h in a module of the kernel runtime: the shared runtime headers include it. */
+#include <linux/types.h>
+#include <linux/stddef.h>

@@ -1,0 +1,271 @@
+/*
+ * stp_kmod.h - the BPF helpers that kernel-context code calls, in a
+ * kernel module (--runtime=kernel).
+ *
+ * The kernel runtime compiles the handlers the kernel-context emitter
+ * writes (script.kmod.c: the script.bpf.c of BPF, with STP_KMOD
+ * defined) into a module with kbuild, against the kernel's own headers;
+ * runtime/bpf/stp.bpf.h includes this file in place of vmlinux.h and
+ * libbpf's headers, so every rule of the BPF runtime (errors, MAXACTION,
+ * statistics, records) is written once:
+ *
+ *  - maps: STP_MAP/STP_QUEUE/STP_RINGBUF declare a struct stp_dmap_ref,
+ *    listed by the generated file (the script's) and stp_kmod_main.h
+ *    (the runtime's, which every header declaring one adds to: the
+ *    kernel links no section bounds into a module to find them by);
+ *    the module lays them out in one segment
+ *    (dyninst/dmap.h) of vmalloc_user() memory when it loads, which
+ *    pmstap maps from the module's device: the same data interface as
+ *    the dyninst runtime's shared segment, "per CPU" meaning per CPU.
+ *  - memory is read with the kernel's fault-safe copies: a fault is an
+ *    error the handler reports, never an oops; BPF_CORE_READ is a chain
+ *    of such reads on the structures of the headers the module is built
+ *    against.
+ *  - stacks: the kernel's, from stack_trace_save().
+ */
+#ifndef STP_KMOD_H
+#define STP_KMOD_H
+
+#include <stdint.h>	/* kmod/libc's, for the runtime headers shared with user space */
+#include <linux/cred.h>
+#include <linux/fdtable.h>
+#include <linux/fs.h>
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/ptrace.h>
+#include <linux/random.h>
+#include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task_stack.h>
+#include <linux/smp.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+#include <uapi/linux/bpf.h>
+#include <uapi/linux/bpf_perf_event.h>
+
+#include "../dyninst/dmap.h"
+
+#define __noinline noinline
+#define SEC(name)
+#define STP_SERVICE static __always_inline __maybe_unused
+
+/* ---- maps ---- */
+
+#define STP_DMAP_REF(name_, type_, ksize_, vsize_, entries_, flags_)			\
+	static struct stp_dmap_ref name_ = { { #name_, (type_), (ksize_), (vsize_),	\
+					       (entries_), (flags_) }, NULL, NULL, 0, 0 }
+
+/* Handlers run with preemption off (kprobes, tracepoints): the CPU is the slot. */
+#define STP_SLOT() ((uint32_t)raw_smp_processor_id())
+#include "../stp_bpf_native.h"
+
+/* ---- the probes: the generated file's table (stp_kmod_sites), read by stp_kmod_main.h ---- */
+
+enum stp_ksite_kind {
+	STP_KSITE_TRACEPOINT,	/* NAME: a tracepoint of the kernel; FN its typed probe */
+	STP_KSITE_KPROBE,	/* NAME+OFFSET: a kprobe */
+	STP_KSITE_KRETPROBE,	/* NAME: a kretprobe */
+	STP_KSITE_KFUNC,	/* NAME's entry: its WORDS argument words, fentry's way */
+	STP_KSITE_KFUNC_RETURN,	/* NAME's return: its arguments, then the value, fexit's way */
+};
+
+#define STP_KSITE_MAX_WORDS 12	/* arguments of a function: BPF's MAX_BPF_FUNC_ARGS */
+
+struct stp_ksite {
+	int probe;			/* index in stp_meta.probes; -1 ends the table */
+	enum stp_ksite_kind kind;
+	const char *name;
+	uint64_t offset;
+	int words;
+	void *fn;			/* a tracepoint's probe: void (void *site, args...) */
+	int (*handler)(void *ctx);	/* probe_N: its bpf_raw_tracepoint_args, or pt_regs */
+	bool optional;			/* probe point?: not there is no error */
+};
+
+/* A tracepoint's typed probe calls this with its arguments as 64-bit words. */
+static void stp_kmod_run_tp(void *site, uint64_t *args);
+
+/* ---- memory ---- */
+
+static inline long bpf_probe_read_kernel(void *dst, uint32_t n, const void *src)
+{
+	if (copy_from_kernel_nofault(dst, src, n) == 0)
+		return 0;
+	memset(dst, 0, n);
+	return -EFAULT;
+}
+
+static inline long bpf_probe_read_user(void *dst, uint32_t n, const void *src)
+{
+	if (copy_from_user_nofault(dst, (const void __user *)src, n) == 0)
+		return 0;
+	memset(dst, 0, n);
+	return -EFAULT;
+}
+
+static inline long bpf_probe_read_kernel_str(void *dst, uint32_t n, const void *src)
+{
+	return stp__read_str(dst, n, src, bpf_probe_read_kernel);
+}
+
+static inline long bpf_probe_read_user_str(void *dst, uint32_t n, const void *src)
+{
+	return stp__read_str(dst, n, src, bpf_probe_read_user);
+}
+
+static inline long bpf_probe_write_user(void *dst, const void *src, uint32_t n)
+{
+	return copy_to_user_nofault((void __user *)dst, src, n) == 0 ? 0 : -EFAULT;
+}
+
+static inline long bpf_strncmp(const char *s1, uint32_t n, const char *s2)
+{
+	return strncmp(s1, s2, n);
+}
+
+/*
+ * CO-RE reads, on the structures of the headers the module is built
+ * against: each step a fault-safe copy (a bad pointer reads as 0).
+ */
+#define __builtin_preserve_access_index(x) (x)
+#define bpf_core_field_exists(field) 1
+
+#define preserve_access_index unused	/* BPF's flavour structs: plain structs here */
+#define bpf_core_read(dst, size, src) bpf_probe_read_kernel((dst), (size), (src))
+#define stp__kread(p)									\
+	({										\
+		union {									\
+			typeof(*(p)) v;							\
+			char b[sizeof(*(p))];	/* written even when v is const */	\
+		} stp_u_;								\
+		if (copy_from_kernel_nofault(stp_u_.b, (p), sizeof(stp_u_.b)))		\
+			memset(stp_u_.b, 0, sizeof(stp_u_.b));				\
+		stp_u_.v;								\
+	})
+#define stp__cr1(s, a) stp__kread(&(s)->a)
+#define stp__cr2(s, a, b) ({ typeof((s)->a) stp_p2_ = stp__cr1(s, a); stp__cr1(stp_p2_, b); })
+#define stp__cr3(s, a, b, c) ({ typeof((s)->a) stp_p3_ = stp__cr1(s, a); stp__cr2(stp_p3_, b, c); })
+#define stp__cr4(s, a, b, c, d)								\
+	({ typeof((s)->a) stp_p4_ = stp__cr1(s, a); stp__cr3(stp_p4_, b, c, d); })
+#define stp__cr_pick(_1, _2, _3, _4, name, ...) name
+#define BPF_CORE_READ(s, ...)								\
+	stp__cr_pick(__VA_ARGS__, stp__cr4, stp__cr3, stp__cr2, stp__cr1)(s, __VA_ARGS__)
+
+/* ---- the task and the CPU ---- */
+
+static inline uint32_t bpf_get_smp_processor_id(void)
+{
+	return STP_SLOT();
+}
+
+static inline uint64_t bpf_get_current_pid_tgid(void)
+{
+	return (uint64_t)current->tgid << 32 | (uint32_t)current->pid;
+}
+
+static inline uint64_t bpf_get_current_uid_gid(void)
+{
+	const struct cred *cred = current_cred();
+
+	return (uint64_t)from_kgid(&init_user_ns, cred->gid) << 32 |
+	       from_kuid(&init_user_ns, cred->uid);
+}
+
+static inline long bpf_get_current_comm(void *out, uint32_t n)
+{
+	if (n)
+		strscpy(out, current->comm, n);
+	return 0;
+}
+
+static inline uint64_t bpf_get_current_task(void)
+{
+	return (uint64_t)(uintptr_t)current;
+}
+
+static inline struct task_struct *bpf_get_current_task_btf(void)
+{
+	return current;
+}
+
+static inline struct pt_regs *bpf_task_pt_regs(struct task_struct *t)
+{
+	return task_pt_regs(t);
+}
+
+/* The probed address: the kprobe's (a .return's: its function's), set by the wrappers. */
+DECLARE_PER_CPU(uint64_t, stp_kmod_func_ip);
+
+static inline uint64_t bpf_get_func_ip(void *ctx)
+{
+	return this_cpu_read(stp_kmod_func_ip);
+}
+
+static inline uint64_t bpf_ktime_get_ns(void)
+{
+	return ktime_get_mono_fast_ns();
+}
+
+static inline uint64_t bpf_ktime_get_tai_ns(void)
+{
+	return ktime_get_tai_fast_ns();
+}
+
+static inline uint64_t bpf_jiffies64(void)
+{
+	return get_jiffies_64();
+}
+
+static inline uint32_t bpf_get_prandom_u32(void)
+{
+	return get_random_u32();
+}
+
+/* printk() of the script goes to the kernel's log, as in stap's module runtime. */
+#define bpf_printk(fmt, level, msg) printk("%s", (msg))
+
+/* The tapset services' scratch words (the stp_tapset_vars map of BPF): per CPU. */
+struct stp__vars_mem {
+	uint64_t words[16];
+};
+
+DECLARE_PER_CPU(struct stp__vars_mem, stp_kmod_vars);
+
+static inline void *stp__vars(void)
+{
+	struct stp__vars_mem *v = this_cpu_ptr(&stp_kmod_vars);
+
+	memset(v, 0, sizeof(*v));
+	return v;
+}
+
+/* ---- stacks ---- */
+
+#define BPF_F_USER_STACK	(1ULL << 8)
+#define BPF_F_USER_BUILD_ID	(1ULL << 11)
+
+/*
+ * The current task's kernel stack as addresses (bpf_get_task_stack()
+ * without BPF_F_USER_STACK); user stacks are not written yet for this
+ * runtime (the kernel does not export stack_trace_save_user()).
+ */
+static inline long bpf_get_task_stack(struct task_struct *task, void *buf, uint32_t size,
+				      uint64_t flags)
+{
+	unsigned long *ips = buf;
+	uint32_t max = size / sizeof(*ips), n;
+
+	if (flags & (BPF_F_USER_STACK | BPF_F_USER_BUILD_ID))
+		return -EOPNOTSUPP;
+	n = stack_trace_save(ips, max, 0);
+	memset(ips + n, 0, (max - n) * sizeof(*ips));
+	return (long)(n * sizeof(*ips));
+}
+
+#endif

@@ -1,0 +1,434 @@
+/*
+ * stp_kmod_main.h - the module around a script's handlers
+ * (--runtime=kernel), included at the end of the generated script.kmod.c
+ * after its probe table (stp_kmod_sites) and its maps (stp_kmod_script_maps).  pmstap plays staprun's part:
+ *
+ *   load (finit_module)	the segment is laid out: every map, empty, in vmalloc_user() memory;
+ *				the device /dev/MODNAME appears (root only)
+ *   open, mmap the device	pmstap reads and writes the segment through
+ *				dyninst/dmap.h, as the dyninst runtime's;
+ *				read() tells "size N" and the last error
+ *   write "start"		the probes are registered (tracepoints of the
+ *				kernel, kprobes, kretprobes); a probe that
+ *				cannot be is an error read() then gives, and
+ *				none stays registered
+ *   write "stop", close	unregistered; a file open or mapped holds the
+ *				module, so it unloads only after pmstap is done
+ *   delete_module		what is left goes; a pmstap that died left
+ *				its module unused, and the next run removes it
+ *
+ * Handlers run as BPF's: stp_enter() skips them unless pmstap set the run
+ * state to running, and counts a CPU's re-entry as skipped.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/tracepoint.h>
+#include <linux/vmalloc.h>
+
+#include "kmod_abi.h"
+#include "../dyninst/dmap.c"
+#include "../dyninst/dmap_hash.c"
+#include "../dyninst/dmap_ring.c"
+#include "dmap_sync.c"
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("a SystemTap script compiled by pcp-stap's pmstap");
+
+DEFINE_PER_CPU(uint64_t, stp_kmod_func_ip);
+DEFINE_PER_CPU(struct stp__vars_mem, stp_kmod_vars);
+
+#define STP_KMOD_NSITES (ARRAY_SIZE(stp_kmod_sites) - 1)
+#define STP_KMOD_ERR 256
+
+/* One registered probe: a kprobe, a kretprobe or a tracepoint's. */
+struct stp_kprobe_live {
+	const struct stp_ksite *site;
+	struct tracepoint *tp;
+	struct kprobe kp;
+	struct kretprobe krp;
+	bool on;
+};
+
+static struct {
+	void *mem;			/* the segment, PAGE_ALIGN(size) bytes */
+	uint64_t size;
+	struct stp_dseg *seg;
+	struct miscdevice dev;
+	struct mutex lock;		/* start and stop */
+	bool started;
+	struct stp_kprobe_live live[STP_KMOD_NSITES + 1];
+	char error[STP_KMOD_ERR];
+} stp_km;
+
+/* ---- the handlers' entries ---- */
+
+static void stp_kmod_run_tp(void *site, uint64_t *args)
+{
+	this_cpu_write(stp_kmod_func_ip, 0);
+	((const struct stp_ksite *)site)->handler(args);
+}
+
+static int stp_kmod_kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct stp_kprobe_live *l = container_of(kp, struct stp_kprobe_live, kp);
+
+	this_cpu_write(stp_kmod_func_ip, (uint64_t)(uintptr_t)kp->addr);
+	l->site->handler(regs);
+	return 0;
+}
+
+static int stp_kmod_kretprobe_hit(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+	struct stp_kprobe_live *l;
+
+	if (!rp)
+		return 0;
+	l = container_of(rp, struct stp_kprobe_live, krp);
+	this_cpu_write(stp_kmod_func_ip, (uint64_t)(uintptr_t)rp->kp.addr);
+	l->site->handler(regs);
+	return 0;
+}
+
+/*
+ * A function's argument words at its entry, as fentry gives them: the
+ * registers of the x86-64 calling convention, then the stack above the
+ * return address.
+ */
+static void stp_kmod_args(const struct pt_regs *regs, uint64_t *args, int words)
+{
+	const uint64_t r[6] = { regs->di, regs->si, regs->dx, regs->cx, regs->r8, regs->r9 };
+
+	for (int i = 0; i < words && i < STP_KSITE_MAX_WORDS; i++) {
+		if (i < 6)
+			args[i] = r[i];
+		else if (copy_from_kernel_nofault(&args[i], (void *)(regs->sp + 8 * (i - 5)), 8))
+			args[i] = 0;
+	}
+}
+
+static int stp_kmod_kfunc_hit(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct stp_kprobe_live *l = container_of(kp, struct stp_kprobe_live, kp);
+	uint64_t args[STP_KSITE_MAX_WORDS + 1] = { 0 };
+
+	stp_kmod_args(regs, args, l->site->words);
+	this_cpu_write(stp_kmod_func_ip, (uint64_t)(uintptr_t)kp->addr);
+	l->site->handler(args);
+	return 0;
+}
+
+/* A kernel.function().return: the arguments kept at the entry, then the value. */
+static int stp_kmod_kfunc_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+	struct stp_kprobe_live *l;
+
+	if (!rp)
+		return 1;
+	l = container_of(rp, struct stp_kprobe_live, krp);
+	stp_kmod_args(regs, (uint64_t *)ri->data, l->site->words);
+	return 0;
+}
+
+static int stp_kmod_kfunc_return_hit(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+	uint64_t args[STP_KSITE_MAX_WORDS + 1];
+	struct stp_kprobe_live *l;
+	int words;
+
+	if (!rp)
+		return 0;
+	l = container_of(rp, struct stp_kprobe_live, krp);
+	words = min(l->site->words, STP_KSITE_MAX_WORDS);
+	memcpy(args, ri->data, sizeof(uint64_t) * words);
+	args[words] = regs_return_value(regs);
+	this_cpu_write(stp_kmod_func_ip, (uint64_t)(uintptr_t)rp->kp.addr);
+	l->site->handler(args);
+	return 0;
+}
+
+/* ---- registering ---- */
+
+struct stp_tp_find {
+	const char *name;
+	struct tracepoint *tp;
+};
+
+static void stp_kmod_tp_match(struct tracepoint *tp, void *priv)
+{
+	struct stp_tp_find *f = priv;
+
+	if (!f->tp && strcmp(tp->name, f->name) == 0)
+		f->tp = tp;
+}
+
+static int stp_kmod_register(struct stp_kprobe_live *l)
+{
+	const struct stp_ksite *site = l->site;
+	struct stp_tp_find f = { site->name, NULL };
+
+	switch (site->kind) {
+	case STP_KSITE_TRACEPOINT:
+		for_each_kernel_tracepoint(stp_kmod_tp_match, &f);
+		if (!f.tp)
+			return -ENOENT;
+		l->tp = f.tp;
+		return tracepoint_probe_register(f.tp, site->fn, (void *)site);
+	case STP_KSITE_KPROBE:
+	case STP_KSITE_KFUNC:
+		memset(&l->kp, 0, sizeof(l->kp));
+		l->kp.symbol_name = site->name;
+		l->kp.offset = (unsigned int)site->offset;
+		l->kp.pre_handler = site->kind == STP_KSITE_KFUNC ? stp_kmod_kfunc_hit
+								 : stp_kmod_kprobe_hit;
+		return register_kprobe(&l->kp);
+	case STP_KSITE_KRETPROBE:
+	case STP_KSITE_KFUNC_RETURN:
+		memset(&l->krp, 0, sizeof(l->krp));
+		l->krp.kp.symbol_name = site->name;
+		if (site->kind == STP_KSITE_KFUNC_RETURN) {
+			l->krp.entry_handler = stp_kmod_kfunc_entry;
+			l->krp.handler = stp_kmod_kfunc_return_hit;
+			l->krp.data_size = sizeof(uint64_t) * STP_KSITE_MAX_WORDS;
+		} else {
+			l->krp.handler = stp_kmod_kretprobe_hit;
+		}
+		return register_kretprobe(&l->krp);
+	}
+	return -EINVAL;
+}
+
+static void stp_kmod_unregister(struct stp_kprobe_live *l)
+{
+	if (!l->on)
+		return;
+	l->on = false;
+	switch (l->site->kind) {
+	case STP_KSITE_TRACEPOINT:
+		tracepoint_probe_unregister(l->tp, l->site->fn, (void *)l->site);
+		break;
+	case STP_KSITE_KPROBE:
+	case STP_KSITE_KFUNC:
+		unregister_kprobe(&l->kp);
+		break;
+	case STP_KSITE_KRETPROBE:
+	case STP_KSITE_KFUNC_RETURN:
+		unregister_kretprobe(&l->krp);
+		break;
+	}
+}
+
+static void stp_kmod_stop(void)
+{
+	bool tps = false;
+
+	for (size_t i = 0; i < STP_KMOD_NSITES; i++) {
+		tps |= stp_km.live[i].on && stp_km.live[i].site->kind == STP_KSITE_TRACEPOINT;
+		stp_kmod_unregister(&stp_km.live[i]);
+	}
+	if (tps)
+		tracepoint_synchronize_unregister();	/* no CPU is still in a handler */
+	stp_km.started = false;
+}
+
+/* Every probe registered, or none (the reason in stp_km.error). */
+static int stp_kmod_start(void)
+{
+	for (size_t i = 0; i < STP_KMOD_NSITES; i++) {
+		struct stp_kprobe_live *l = &stp_km.live[i];
+		int err;
+
+		l->site = &stp_kmod_sites[i];
+		err = stp_kmod_register(l);
+		if (err == 0) {
+			l->on = true;
+			continue;
+		}
+		if (l->site->optional)
+			continue;
+		snprintf(stp_km.error, sizeof(stp_km.error), "probe %d %s: error %d",
+			 l->site->probe, l->site->name, -err);
+		stp_kmod_stop();
+		return err;
+	}
+	stp_km.started = true;
+	return 0;
+}
+
+/* ---- the device ---- */
+
+static int stp_kmod_open(struct inode *inode, struct file *file)
+{
+	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
+}
+
+static int stp_kmod_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	if (vma->vm_pgoff != 0 || vma->vm_end - vma->vm_start > PAGE_ALIGN(stp_km.size))
+		return -EINVAL;
+	return remap_vmalloc_range(vma, stp_km.mem, 0);
+}
+
+static ssize_t stp_kmod_read(struct file *file, char __user *buf, size_t n, loff_t *pos)
+{
+	char text[STP_KMOD_ERR + 64];
+	int len = snprintf(text, sizeof(text), "size %llu\nerror %s\n",
+			   (unsigned long long)stp_km.size, stp_km.error);
+
+	return simple_read_from_buffer(buf, n, pos, text, len);
+}
+
+static ssize_t stp_kmod_write(struct file *file, const char __user *buf, size_t n, loff_t *pos)
+{
+	char cmd[16] = "";
+	int err = 0;
+
+	if (copy_from_user(cmd, buf, min(n, sizeof(cmd) - 1)))
+		return -EFAULT;
+	mutex_lock(&stp_km.lock);
+	stp_km.error[0] = '\0';
+	if (strcmp(strim(cmd), STP_KMOD_CMD_START) == 0)
+		err = stp_km.started ? -EBUSY : stp_kmod_start();
+	else if (strcmp(strim(cmd), STP_KMOD_CMD_STOP) == 0)
+		stp_kmod_stop();
+	else
+		err = -EINVAL;
+	mutex_unlock(&stp_km.lock);
+	return err ? err : (ssize_t)n;
+}
+
+static int stp_kmod_release(struct inode *inode, struct file *file)
+{
+	mutex_lock(&stp_km.lock);
+	if (stp_km.started)
+		stp_kmod_stop();
+	mutex_unlock(&stp_km.lock);
+	return 0;
+}
+
+static const struct file_operations stp_kmod_fops = {
+	.owner = THIS_MODULE,
+	.open = stp_kmod_open,
+	.mmap = stp_kmod_mmap,
+	.read = stp_kmod_read,
+	.write = stp_kmod_write,
+	.release = stp_kmod_release,
+	.llseek = noop_llseek,
+};
+
+/* ---- load and unload ---- */
+
+/* The runtime headers' maps: a header that declares one adds it here. */
+static struct stp_dmap_ref *const stp_kmod_runtime_maps[] = {
+	&stp_control, &stp_counters, &stp_probe_stats, &stp_events, &stp_ctx, &stp_rt_map,
+#ifdef STP_PROC_BPF_H
+	&stp_proc_exes,
+#endif
+#ifdef STP_STACK_BPF_H
+	&stp_stack_bufs, &stp_umaps,
+#endif
+};
+
+#define STP_KMOD_NRT ARRAY_SIZE(stp_kmod_runtime_maps)
+
+/* Map I of the module: the runtime's, then the script's; NULL past the last. */
+static struct stp_dmap_ref *stp_kmod_map(int i)
+{
+	if (i < (int)STP_KMOD_NRT)
+		return stp_kmod_runtime_maps[i];
+	return stp_kmod_script_maps[i - STP_KMOD_NRT];
+}
+
+/* The maps as definitions (a ring buffer's size rounded up as BPF's). */
+static struct stp_dmap_def *stp_kmod_defs(int *n)
+{
+	struct stp_dmap_def *defs;
+
+	for (*n = 0; stp_kmod_map(*n); ++*n)
+		;
+	defs = kcalloc(*n + 1, sizeof(*defs), GFP_KERNEL);
+	for (int i = 0; defs && i < *n; i++) {
+		defs[i] = stp_kmod_map(i)->def;
+		if (defs[i].type == BPF_MAP_TYPE_RINGBUF)
+			defs[i].max_entries = roundup_pow_of_two(max_t(uint32_t, defs[i].max_entries,
+								       STP_DMAP_MIN_RING));
+	}
+	return defs;
+}
+
+/* Each map of the section, found in the segment: where its handlers address it. */
+static void stp_kmod_bind(int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct stp_dmap_ref *r = stp_kmod_map(i);
+
+		r->m = stp_dseg__map(stp_km.seg, r->def.name);
+		r->base = stp_dmap__array(r->m, &r->vsize, &r->stride);
+	}
+}
+
+static int stp_kmod_segment(void)
+{
+	char err[128] = "";
+	struct stp_dmap_def *defs;
+	int n;
+
+	if (nr_cpu_ids > STP_NCPUS) {
+		pr_err("%s: built for %d CPUs, this machine has %u\n", THIS_MODULE->name,
+		       STP_NCPUS, nr_cpu_ids);
+		return -EINVAL;
+	}
+	defs = stp_kmod_defs(&n);
+	if (!defs)
+		return -ENOMEM;
+	stp_km.size = stp_dseg__size(defs, n, STP_NCPUS, err, sizeof(err));
+	stp_km.mem = stp_km.size ? vmalloc_user(PAGE_ALIGN(stp_km.size)) : NULL;
+	if (stp_km.mem)
+		stp_km.seg = stp_dseg__create_at(stp_km.mem, stp_km.size, defs, n, STP_NCPUS,
+						 err, sizeof(err));
+	kfree(defs);
+	if (!stp_km.seg) {
+		pr_err("%s: cannot lay out the script's maps: %s\n", THIS_MODULE->name,
+		       err[0] ? err : "out of memory");
+		vfree(stp_km.mem);
+		return -ENOMEM;
+	}
+	stp_kmod_bind(n);
+	return 0;
+}
+
+static int __init stp_kmod_init(void)
+{
+	int err;
+
+	mutex_init(&stp_km.lock);
+	err = stp_kmod_segment();
+	if (err)
+		return err;
+	stp_km.dev.minor = MISC_DYNAMIC_MINOR;
+	stp_km.dev.name = THIS_MODULE->name;
+	stp_km.dev.fops = &stp_kmod_fops;
+	stp_km.dev.mode = 0600;
+	err = misc_register(&stp_km.dev);
+	if (err) {
+		stp_dseg__free(stp_km.seg);
+		vfree(stp_km.mem);
+	}
+	return err;
+}
+
+static void __exit stp_kmod_exit(void)
+{
+	misc_deregister(&stp_km.dev);
+	if (stp_km.started)
+		stp_kmod_stop();
+	stp_dseg__free(stp_km.seg);
+	vfree(stp_km.mem);
+}
+
+module_init(stp_kmod_init);
+module_exit(stp_kmod_exit);

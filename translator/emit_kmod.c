@@ -1,0 +1,152 @@
+/*
+ * emit_kmod.c - what script.kmod.c adds to the kernel-context code for
+ * the kernel runtime (--runtime=kernel): the table of its probes for the
+ * module's main (runtime/kmod/stp_kmod_main.h), which registers them
+ * when pmstap says start.
+ *
+ * The handlers are BPF's, so each probe gets the context its BPF
+ * program would: a kernel.trace handler the tracepoint's arguments as
+ * 64-bit words (a raw tracepoint's), a kprobe.function handler the
+ * registers, a kernel.function handler the arguments as fentry/fexit
+ * give them (words, the return value after them).  The module makes
+ * them: a tracepoint's probe here, typed by BTF as the kernel calls it;
+ * a kprobe's registers; a kernel.function's arguments from the
+ * registers of its kprobe (a kretprobe keeps them from the entry).
+ */
+#include <string.h>
+#include <linux/btf.h>
+#include "emit_int.h"
+#include "emit_kprobe.h"
+#include "probe_kinds.h"
+#include "probes_btf.h"
+
+/* Where a handler runs in the module: its site's kind, or NULL when it has none yet. */
+static const char *site_kind(const struct derived_probe *dp)
+{
+	switch (probe_class(dp)) {
+	case PCLASS_TRACEPOINT:
+		return "STP_KSITE_TRACEPOINT";
+	case PCLASS_KPROBE:
+		if (dp->kind != PROBE_KFUNC || !dp->kfunc || dp->module)
+			return NULL;
+		if (dp->kfunc_kprobe)
+			return dp->is_return ? "STP_KSITE_KRETPROBE" : "STP_KSITE_KPROBE";
+		return dp->is_return ? "STP_KSITE_KFUNC_RETURN" : "STP_KSITE_KFUNC";
+	default:
+		return NULL;
+	}
+}
+
+bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp)
+{
+	(void)E;
+	if (site_kind(dp))
+		return true;
+	diag_error(dp->orig->loc, "probe point '%s' is not supported by the kernel runtime yet",
+		   dp->point);
+	diag_hint("kernel.trace, kernel.function and kprobe.function probes run in the module; "
+		  "begin, end and timer probes in pmstap");
+	return false;
+}
+
+/* The C type a tracepoint's probe declares argument ID with: the kernel's calling convention. */
+static const char *param_ctype(uint32_t id)
+{
+	static const char *const s[] = { "", "int8_t", "int16_t", "", "int32_t",
+					 "", "", "", "int64_t" };
+	static const char *const u[] = { "", "uint8_t", "uint16_t", "", "uint32_t",
+					 "", "", "", "uint64_t" };
+	uint32_t t = btf_strip(id);
+	const struct btf_type *bt = btf_type_at(t);
+
+	switch (btf_kind(t)) {
+	case BTF_KIND_PTR:
+		return "const void *";
+	case BTF_KIND_INT:
+		if (BTF_INT_ENCODING(*(const uint32_t *)(bt + 1)) & BTF_INT_BOOL)
+			return "bool";
+		/* fall through */
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64:
+		if (bt->size == 1 || bt->size == 2 || bt->size == 4 || bt->size == 8)
+			return btf_is_signed(t) ? s[bt->size] : u[bt->size];
+		return NULL;
+	default:
+		return NULL;	/* a struct by value: not a tracepoint's */
+	}
+}
+
+/* probe_N's typed probe for its tracepoint; false when BTF cannot type it. */
+static bool tp_probe(struct emitter *E, struct derived_probe *dp, int i, FILE *out)
+{
+	const struct tracepoint *tp = dp->tp;
+	int n = tp->args.len;
+
+	if (!n && !btf_index_load()) {
+		diag_error(dp->orig->loc, "probe point '%s' needs the kernel's BTF on the kernel "
+			   "runtime: it types the tracepoint's arguments", dp->point);
+		return false;
+	}
+	fprintf(out, "/* %s: the arguments, as the kernel passes them */\n", dp->point);
+	fprintf(out, "static void stp_tp_%d(void *site", i);
+	for (int a = 0; a < n; a++) {
+		struct tp_arg *arg = VEC_AT(&tp->args, a);
+		const char *ct = param_ctype((uint32_t)arg->btf_id);
+
+		if (!ct) {
+			diag_error(dp->orig->loc, "probe point '%s': its argument '%s' (%s) is passed "
+				   "by value, which the kernel runtime cannot take yet", dp->point,
+				   arg->name, arg->ctype);
+			return false;
+		}
+		fprintf(out, ", %s a%d", ct, a);
+	}
+	fprintf(out, ")\n{\n\tuint64_t args[%d] = {", n ? n : 1);
+	for (int a = 0; a < n; a++)
+		fprintf(out, "%s(uint64_t)a%d", a ? ", " : " ", a);
+	fprintf(out, " };\n\n\tstp_kmod_run_tp(site, args);\n}\n\n");
+	(void)E;
+	return true;
+}
+
+/* The site's words: a kernel.function's argument slots; 0 for the others. */
+static int site_words(const struct derived_probe *dp)
+{
+	if (probe_class(dp) != PCLASS_KPROBE || dp->kfunc_kprobe)
+		return 0;
+	return emit_kprobe_words(dp);
+}
+
+void emit_kmod_sites(struct emitter *E, FILE *out)
+{
+	bool ok = true;
+
+	fprintf(out, "/* ---- the module (--runtime=kernel): its probes, for stp_kmod_main.h ---- */\n\n");
+	for (int i = 0; i < E->prog->probes.len; i++) {
+		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
+
+		if (E->kernel_probe[i] && probe_class(dp) == PCLASS_TRACEPOINT)
+			ok &= tp_probe(E, dp, i, out);
+	}
+	fprintf(out, "static const struct stp_ksite stp_kmod_sites[] = {\n");
+	for (int i = 0; ok && i < E->prog->probes.len; i++) {
+		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
+		const char *kind = site_kind(dp);
+		const char *name = probe_class(dp) == PCLASS_TRACEPOINT ? dp->tp->name : dp->kfunc;
+
+		if (!E->kernel_probe[i] || !kind)
+			continue;
+		fprintf(out, "\t{ %d, %s, %s, 0, %d, %s, (void *)probe_%d, %s },\n", i, kind,
+			emit_c_string(name, strlen(name)), site_words(dp),
+			probe_class(dp) == PCLASS_TRACEPOINT ? arena_printf("(void *)stp_tp_%d", i)
+							     : "NULL",
+			i, dp->orig && dp->orig->optional ? "true" : "false");
+	}
+	fprintf(out, "\t{ -1 }\n};\n\n");
+	fprintf(out, "/* the script's maps; the runtime's are listed in stp_kmod_main.h */\n");
+	fprintf(out, "static struct stp_dmap_ref *const stp_kmod_script_maps[] = {");
+	for (int i = 0; i < E->kmaps.len; i++)
+		fprintf(out, "%s&%s", i ? ", " : " ", (const char *)VEC_AT(&E->kmaps, i));
+	fprintf(out, "%sNULL };\n\n", E->kmaps.len ? ", " : " ");
+	fprintf(out, "#include \"kmod/stp_kmod_main.h\"\n");
+}
