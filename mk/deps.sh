@@ -76,6 +76,17 @@ if [ -n "$missing$guest_missing" ] || [ -n "$(dpkg --audit 2>/dev/null)" ]; then
 	PATH="$dpath" dpkg --configure -a
 fi
 
+# --runtime=kernel builds its modules for the guest's kernel: that release's kbuild
+if [ -n "$GUEST_PACKAGES" ] && [ "$(id -u)" = 0 ]; then
+	kver=$(ls -d /lib/modules/*-amd64 2>/dev/null | sed 's|.*/||' | sort -V | tail -1)
+	if [ -n "$kver" ] && [ ! -e "/usr/src/linux-headers-$kver/Makefile" ]; then
+		echo "deps: installing linux-headers-$kver (kbuild for the guest's kernel)"
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends "linux-headers-$kver" >/dev/null; } ||
+			echo "deps: warning: cannot install linux-headers-$kver: the kernel runtime's guest tests will fail" >&2
+	fi
+fi
+
 # tracepoints are read from tracefs
 if [ ! -d /sys/kernel/tracing/events ] && [ "$(id -u)" = 0 ]; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||

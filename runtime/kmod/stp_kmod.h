@@ -27,9 +27,19 @@
 #define STP_KMOD_H
 
 #include <stdint.h>	/* kmod/libc's, for the runtime headers shared with user space */
+/* the types kernel-context code may name ($vars, @cast): the common ones */
+#include <linux/binfmts.h>
+#include <linux/blkdev.h>
 #include <linux/cred.h>
-#include <linux/fdtable.h>
+#include <linux/dcache.h>
 #include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/net.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/socket.h>
+#include <net/sock.h>
+#include <linux/fdtable.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
