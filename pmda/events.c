@@ -34,7 +34,7 @@ static int nretired;
 /* The last line a client context got from a queue. */
 struct seen {
 	int ctx;
-	const char *queue;		/* the queue's name: unique, never freed */
+	const char *queue;		/* the queue's name: unique while it is held */
 	uint64_t seq;
 };
 
@@ -51,7 +51,8 @@ int stap_output_open(struct stap_script *sc)
 {
 	/*
 	 * libpcp_pmda keeps the name's pointer, also after a shutdown it
-	 * defers until the last client goes: the names are never freed.
+	 * defers until the last client goes: the name is freed once
+	 * libpcp_pmda has let go of the queue (prune_retired).
 	 */
 	if (asprintf(&sc->queue_name, "stap.%s#%u", sc->name, ++queue_serial) < 0) {
 		sc->queue_name = NULL;
@@ -65,10 +66,34 @@ int stap_output_open(struct stap_script *sc)
 	return 0;
 }
 
+/* Free the names of retired queues libpcp_pmda has released (no client held them). */
+static void prune_retired(void)
+{
+	for (int i = 0; i < nretired;)
+		if (pmdaEventQueueHandle(retired[i]) < 0) {
+			free(retired[i]);
+			retired[i] = retired[--nretired];
+		} else {
+			i++;
+		}
+}
+
+/* Forget where clients were in a queue that goes: a long-lived client
+   (pmlogger) would otherwise keep an entry for every script that came and went. */
+static void seen_forget(const char *queue)
+{
+	for (int i = 0; i < nseen;)
+		if (seen[i].queue == queue)
+			seen[i] = seen[--nseen];
+		else
+			i++;
+}
+
 void stap_output_close(struct stap_script *sc)
 {
 	char **more = realloc(retired, (size_t)(nretired + 1) * sizeof(*retired));
 
+	seen_forget(sc->queue_name);
 	if (more) {
 		retired = more;
 		retired[nretired++] = sc->queue_name;
@@ -77,6 +102,7 @@ void stap_output_close(struct stap_script *sc)
 	if (sc->queue >= 0)
 		pmdaEventQueueShutdown(sc->queue);
 	sc->queue = -1;
+	prune_retired();
 	free(sc->last_output);
 	sc->last_output = NULL;
 }
