@@ -5,7 +5,7 @@
  *	stapfetch [-n N] [-x STOPFILE] [-r READYFILE] [-s SUBTREE] [METRIC...]
  *
  * Fetches the METRICs (and every metric under SUBTREE) N times (default
- * 1000), or until STOPFILE exists.  The SUBTREE's names are traversed at
+ * 1000; with STOPFILE, 0), and then until STOPFILE exists.  The SUBTREE's names are traversed at
  * the start and again whenever pmFetch says the namespace changed
  * (PMCD_NAMES_CHANGE): a script that went has no values, one that came is
  * fetched from then on.  READYFILE is created after the first fetch.
@@ -75,7 +75,7 @@ static void touch(const char *path)
 int main(int argc, char **argv)
 {
 	const char *stop = NULL, *ready = NULL, *subtree = NULL;
-	long n = 1000, fetches = 0, failed = 0, novalue = 0, changes = 0;
+	long n = -1, fetches = 0, failed = 0, novalue = 0, changes = 0;
 	pmID *pmids = NULL;
 	int c, sts, count;
 
@@ -100,7 +100,9 @@ int main(int argc, char **argv)
 	}
 	if ((count = lookup(subtree, &pmids)) < 0)
 		return 2;
-	for (long i = 0; stop ? access(stop, F_OK) != 0 : i < n; i++) {
+	if (n < 0)
+		n = stop ? 0 : 1000;
+	for (long i = 0; i < n || (stop && access(stop, F_OK) != 0); i++) {
 		pmResult *rp;
 
 		sts = pmFetch(count, pmids, &rp);
