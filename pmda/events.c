@@ -34,7 +34,7 @@ static int nretired;
 /* The last line a client context got from a queue. */
 struct seen {
 	int ctx;
-	const char *queue;		/* the queue's name: unique, never freed */
+	const char *queue;		/* the queue's name: unique while it is held */
 	uint64_t seq;
 };
 
@@ -51,7 +51,8 @@ int stap_output_open(struct stap_script *sc)
 {
 	/*
 	 * libpcp_pmda keeps the name's pointer, also after a shutdown it
-	 * defers until the last client goes: the names are never freed.
+	 * defers until the last client goes: the name is freed once
+	 * libpcp_pmda has let go of the queue (prune_retired).
 	 */
 	if (asprintf(&sc->queue_name, "stap.%s#%u", sc->name, ++queue_serial) < 0) {
 		sc->queue_name = NULL;
@@ -65,10 +66,34 @@ int stap_output_open(struct stap_script *sc)
 	return 0;
 }
 
+/* Free the names of retired queues libpcp_pmda has released (no client held them). */
+static void prune_retired(void)
+{
+	for (int i = 0; i < nretired;)
+		if (pmdaEventQueueHandle(retired[i]) < 0) {
+			free(retired[i]);
+			retired[i] = retired[--nretired];
+		} else {
+			i++;
+		}
+}
+
+/* Forget where clients were in a queue that goes: a long-lived client
+   (pmlogger) would otherwise keep an entry for every script that came and went. */
+static void seen_forget(const char *queue)
+{
+	for (int i = 0; i < nseen;)
+		if (seen[i].queue == queue)
+			seen[i] = seen[--nseen];
+		else
+			i++;
+}
+
 void stap_output_close(struct stap_script *sc)
 {
 	char **more = realloc(retired, (size_t)(nretired + 1) * sizeof(*retired));
 
+	seen_forget(sc->queue_name);
 	if (more) {
 		retired = more;
 		retired[nretired++] = sc->queue_name;
@@ -77,82 +102,134 @@ void stap_output_close(struct stap_script *sc)
 	if (sc->queue >= 0)
 		pmdaEventQueueShutdown(sc->queue);
 	sc->queue = -1;
+	prune_retired();
 	free(sc->last_output);
 	sc->last_output = NULL;
 }
 
-/* A line into the queue as {uint64_t number, text, NUL}. */
-static void emit(struct stap_script *sc, const char *line, size_t len)
+/* A line into the queue as {uint64_t number, text, NUL}, read at TV. */
+static void emit(struct stap_script *sc, const char *line, size_t len, struct timeval *tv)
 {
-	struct timeval tv;
-	char *copy = strndup(line, len), *rec;
-	size_t n;
+	static char *rec;
+	static size_t size;
+	size_t text = strnlen(line, len), need = sizeof(uint64_t) + text + 1;
+
+	if (need > size) {
+		char *more = realloc(rec, need);
+
+		if (!more)
+			return;
+		rec = more;
+		size = need;
+	}
+	sc->output_lines++;
+	sc->output_bytes += len + 1;
+	memcpy(rec, &sc->output_lines, sizeof(uint64_t));
+	memcpy(rec + sizeof(uint64_t), line, text);
+	rec[sizeof(uint64_t) + text] = '\0';
+	if (sc->queue >= 0)
+		pmdaEventQueueAppend(sc->queue, rec, need, tv);
+}
+
+/* last_output: the text of the newest line, copied once a read, not once a line. */
+static void keep_last(struct stap_script *sc, const char *line, size_t len)
+{
+	char *copy = strndup(line, len);
 
 	if (!copy)
 		return;
-	gettimeofday(&tv, NULL);
-	sc->output_lines++;
-	sc->output_bytes += len + 1;
 	free(sc->last_output);
 	sc->last_output = copy;
-	n = strlen(copy) + 1;
-	rec = malloc(sizeof(uint64_t) + n);
-	if (sc->queue >= 0 && rec) {
-		memcpy(rec, &sc->output_lines, sizeof(uint64_t));
-		memcpy(rec + sizeof(uint64_t), copy, n);
-		pmdaEventQueueAppend(sc->queue, rec, sizeof(uint64_t) + n, &tv);
-	}
-	free(rec);
 }
 
 /* Lines of buf[0..n), the first continuing sc->partial. */
 static void cut_lines(struct stap_script *sc, const char *buf, size_t n)
 {
 	size_t max = stap_config.max_line_bytes;
+	const char *last = NULL;
+	size_t last_len = 0;
+	struct timeval tv;
 
+	gettimeofday(&tv, NULL);
 	while (n > 0) {
 		const char *nl = memchr(buf, '\n', n);
 		size_t take = nl ? (size_t)(nl - buf) : n;
 
 		if (sc->partial.len + take > max)
 			take = max - sc->partial.len;
-		stap_text_append(&sc->partial, buf, take);
+		if (sc->partial.len == 0 && (take < n || take == max)) {
+			/* a whole line in buf: no copy into partial */
+			last = buf;
+			last_len = take;
+			emit(sc, buf, take, &tv);
+		} else {
+			stap_text_append(&sc->partial, buf, take);
+			if (take == n && sc->partial.len < max)
+				break;		/* the line goes on in the next read */
+			last = NULL;
+			emit(sc, sc->partial.buf ? sc->partial.buf : "", sc->partial.len, &tv);
+			keep_last(sc, sc->partial.buf ? sc->partial.buf : "", sc->partial.len);
+			stap_text_reset(&sc->partial);
+		}
 		buf += take;
 		n -= take;
 		if (n > 0 && *buf == '\n') {
 			buf++;
 			n--;
-		} else if (sc->partial.len < max) {
-			break;		/* the line goes on in the next read */
 		}
-		emit(sc, sc->partial.buf ? sc->partial.buf : "", sc->partial.len);
-		stap_text_reset(&sc->partial);
 	}
+	if (last)
+		keep_last(sc, last, last_len);
 }
 
-void stap_output_ready(struct stap_script *sc)
+/* One read of the output pipe: > 0 when it read something. */
+static ssize_t read_once(struct stap_script *sc)
 {
 	char buf[65536];
 	ssize_t n;
 
-	while (sc->out_fd >= 0) {
-		n = read(sc->out_fd, buf, sizeof(buf));
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return;
-		if (n <= 0) {
-			close(sc->out_fd);
-			sc->out_fd = -1;
-			stap_output_flush(sc);
-			return;
-		}
-		cut_lines(sc, buf, (size_t)n);
+	if (sc->out_fd < 0)
+		return 0;
+	n = read(sc->out_fd, buf, sizeof(buf));
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0) {
+		close(sc->out_fd);
+		sc->out_fd = -1;
+		stap_output_flush(sc);
+		return 0;
 	}
+	cut_lines(sc, buf, (size_t)n);
+	return n;
+}
+
+/*
+ * The main loop polls again between reads, so a script printing as fast
+ * as it can does not keep pmcd's requests (and the other scripts' output)
+ * waiting: the pipe fills, the child waits, and its ring buffer drops and
+ * counts what does not fit.
+ */
+void stap_output_ready(struct stap_script *sc)
+{
+	read_once(sc);
+}
+
+/* What is left in the pipe of a child that ended, and the line not ended. */
+void stap_output_drain(struct stap_script *sc)
+{
+	while (read_once(sc) > 0)
+		;
+	stap_output_flush(sc);
 }
 
 void stap_output_flush(struct stap_script *sc)
 {
+	struct timeval tv;
+
 	if (sc->partial.len) {
-		emit(sc, sc->partial.buf, sc->partial.len);
+		gettimeofday(&tv, NULL);
+		emit(sc, sc->partial.buf, sc->partial.len, &tv);
+		keep_last(sc, sc->partial.buf, sc->partial.len);
 		stap_text_reset(&sc->partial);
 	}
 }

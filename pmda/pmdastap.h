@@ -361,7 +361,8 @@ void stap_maps_close(struct stap_script *sc);
 
 int stap_output_open(struct stap_script *sc);
 void stap_output_close(struct stap_script *sc);
-void stap_output_ready(struct stap_script *sc);	/* the output pipe is readable */
+void stap_output_ready(struct stap_script *sc);	/* the output pipe is readable: one read */
+void stap_output_drain(struct stap_script *sc);	/* the child ended: read to the end, flush */
 void stap_output_flush(struct stap_script *sc);	/* at EOF: the line not ended */
 int stap_output_fetch(struct stap_script *sc, pmAtomValue *atom);
 void stap_output_end_context(int ctx);

@@ -1185,8 +1185,7 @@ static void close_child(struct stap_script *sc)
 {
 	stap_script_ctl_ready(sc);
 	stap_script_err_ready(sc);
-	stap_output_ready(sc);
-	stap_output_flush(sc);
+	stap_output_drain(sc);
 	if (sc->ctl_fd >= 0)
 		close(sc->ctl_fd);
 	if (sc->out_fd >= 0)
@@ -1249,8 +1248,7 @@ static bool handover_tick(struct stap_script *sc, double now, double *next)
 		deadline(limit, now, next);
 	if (!sc->ended && (sc->status != STAP_STATUS_STARTING || now < limit))
 		return false;
-	stap_output_ready(sc);
-	stap_output_flush(sc);
+	stap_output_drain(sc);
 	script_retire(sc, sc->ended ? "its pmstap ended" : "not ready within start_timeout");
 	return true;
 }
