@@ -96,6 +96,7 @@ struct stp_rt_info {
 	int64_t tz_gmtoff;		/* seconds west of UTC when the script started */
 	int64_t hz;			/* the kernel's HZ */
 	int64_t ncpus;			/* possible CPUs: cpu() is below this */
+	int64_t page_size;		/* the kernel's PAGE_SIZE: mem_page_size() */
 	int64_t argc;			/* script arguments */
 	char tz_name[STP_RT_TZLEN];	/* the time zone's abbreviation, e.g. "CET" */
 	uint16_t argoff[STP_RT_MAXARGS];	/* argument N starts at args[argoff[N - 1]] */
@@ -198,6 +199,7 @@ STP_SERVICE int64_t stp_hz(struct context *c);		/* the kernel's HZ: jiffies per 
 
 /* The local time zone when the script started: seconds west of UTC, and its name into OUT. */
 STP_SERVICE int64_t stp_tz_gmtoff(struct context *c);
+STP_SERVICE int64_t stp_page_size(struct context *c);
 STP_SERVICE void stp_tz_name(struct context *c, char *out);
 
 /*
@@ -370,6 +372,9 @@ enum stp_task_field {
 	STP_TASK_OPEN_FILES,	/* open file descriptors */
 	STP_TASK_MAX_FILES,	/* the size of its descriptor table */
 	STP_TASK_START_TIME,	/* when it started: ns of the monotonic clock since boot */
+	STP_TASK_UTIME,		/* CPU time in user mode, ns (the kernel's utime) */
+	STP_TASK_STIME,		/* CPU time in the kernel, ns (the kernel's stime) */
+	STP_TASK_RLIMIT_NOFILE,	/* its soft RLIMIT_NOFILE; -1 when unlimited */
 };
 STP_SERVICE int64_t stp_task_current(struct context *c);
 STP_SERVICE int64_t stp_task_field(struct context *c, int64_t task, int64_t field);
