@@ -327,6 +327,8 @@ STP_SERVICE void stp_printk(struct context *c, int64_t level, const char *msg);
 #define STP_SYM_DATA 1		/* "sym+0xOFF/0xSIZE [module]": symdata() */
 #define STP_SYM_LINES 2		/* "sym+0xOFF/0xSIZE [module]" a line each: sprint_stack() */
 #define STP_SYM_FULL 3		/* " 0xADDR : sym+0xOFF/0xSIZE [module]\n" each: sprint_syms() */
+#define STP_SYM_FILELINE 4	/* "/path/file.c:LINE", or "0xADDR" when unknown: symfileline() */
+#define STP_SYM_MODULE 5	/* "kernel", a module's name, a file's path; "" unknown: modname() */
 
 /*
  * The current task's stack as hex addresses, innermost first, separated
