@@ -96,6 +96,7 @@ struct stp_rt_info {
 	int64_t tz_gmtoff;		/* seconds west of UTC when the script started */
 	int64_t hz;			/* the kernel's HZ */
 	int64_t ncpus;			/* possible CPUs: cpu() is below this */
+	int64_t page_size;		/* the kernel's PAGE_SIZE: mem_page_size() */
 	int64_t argc;			/* script arguments */
 	char tz_name[STP_RT_TZLEN];	/* the time zone's abbreviation, e.g. "CET" */
 	uint16_t argoff[STP_RT_MAXARGS];	/* argument N starts at args[argoff[N - 1]] */
@@ -198,6 +199,7 @@ STP_SERVICE int64_t stp_hz(struct context *c);		/* the kernel's HZ: jiffies per 
 
 /* The local time zone when the script started: seconds west of UTC, and its name into OUT. */
 STP_SERVICE int64_t stp_tz_gmtoff(struct context *c);
+STP_SERVICE int64_t stp_page_size(struct context *c);
 STP_SERVICE void stp_tz_name(struct context *c, char *out);
 
 /*
@@ -325,6 +327,8 @@ STP_SERVICE void stp_printk(struct context *c, int64_t level, const char *msg);
 #define STP_SYM_DATA 1		/* "sym+0xOFF/0xSIZE [module]": symdata() */
 #define STP_SYM_LINES 2		/* "sym+0xOFF/0xSIZE [module]" a line each: sprint_stack() */
 #define STP_SYM_FULL 3		/* " 0xADDR : sym+0xOFF/0xSIZE [module]\n" each: sprint_syms() */
+#define STP_SYM_FILELINE 4	/* "/path/file.c:LINE", or "0xADDR" when unknown: symfileline() */
+#define STP_SYM_MODULE 5	/* "kernel", a module's name, a file's path; "" unknown: modname() */
 
 /*
  * The current task's stack as hex addresses, innermost first, separated
@@ -370,6 +374,9 @@ enum stp_task_field {
 	STP_TASK_OPEN_FILES,	/* open file descriptors */
 	STP_TASK_MAX_FILES,	/* the size of its descriptor table */
 	STP_TASK_START_TIME,	/* when it started: ns of the monotonic clock since boot */
+	STP_TASK_UTIME,		/* CPU time in user mode, ns (the kernel's utime) */
+	STP_TASK_STIME,		/* CPU time in the kernel, ns (the kernel's stime) */
+	STP_TASK_RLIMIT_NOFILE,	/* its soft RLIMIT_NOFILE; -1 when unlimited */
 };
 STP_SERVICE int64_t stp_task_current(struct context *c);
 STP_SERVICE int64_t stp_task_field(struct context *c, int64_t task, int64_t field);

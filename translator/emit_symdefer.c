@@ -1,8 +1,9 @@
 /*
  * emit_symdefer.c - symbol names printed from kernel context.
  *
- * symname(), symdata(), usymname(), usymdata(), sprint_backtrace() and
- * sprint_ubacktrace() give names that only user space knows.  As an
+ * symname(), symdata(), usymname(), usymdata(), symfileline(),
+ * usymfileline(), modname(), sprint_backtrace() and sprint_ubacktrace()
+ * give names that only user space knows.  As an
  * argument of printf, print, println, printd or printdln in a
  * kernel-context probe the call is not made: the record carries the
  * address (or the stack, taken there and then) and how to name it
@@ -28,6 +29,9 @@ static const struct symdefer *symdefer_of(const struct expr *e)
 		{ "symdata", "STP_SYM_DATA", false, false },
 		{ "usymname", "STP_SYM_NAME", true, false },
 		{ "usymdata", "STP_SYM_DATA", true, false },
+		{ "symfileline", "STP_SYM_FILELINE", false, false },
+		{ "usymfileline", "STP_SYM_FILELINE", true, false },
+		{ "modname", "STP_SYM_MODULE", false, false },
 		{ "sprint_backtrace", "STP_SYM_LINES", false, true },
 		{ "sprint_ubacktrace", "STP_SYM_LINES", true, true },
 	};

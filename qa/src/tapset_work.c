@@ -18,13 +18,15 @@
  *					$TW_PORT (default 47077), closed with a
  *					reset (no TIME_WAIT left behind)
  *
- * fd 77 is /dev/null.  System calls go through syscall(2) so that no C
+ * SIGUSR2 is ignored before all that (get_sa_handler()'s row reads its
+ * k_sigaction).  fd 77 is /dev/null.  System calls go through syscall(2) so that no C
  * library can cache or skip them.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <stdint.h>
@@ -105,6 +107,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	close(fd);
+	signal(SIGUSR2, SIG_IGN);
 	syscall(SYS_getppid);
 	if (tw_args(7, -3, 0x123456789L, "arg") != 42)
 		return 1;

@@ -33,7 +33,8 @@
 # when no ancestor called setsid, as under some CI runners; pmstap and
 # the workload inherit it), @ESC@ for the escape character, @RUN@
 # for a word unique to the run, @PORT@ and @CPORT@ for the t rows'
-# listening and connecting ports.  An EXPECTED written "~ REGEX" is an
+# listening and connecting ports, @NOFILE@ for ulimit -Sn (-1 when
+# unlimited).  An EXPECTED written "~ REGEX" is an
 # extended regular expression the whole value must match (for values that
 # depend on time, addresses or the kernel build).  Lines starting with # and blank
 # lines are skipped.  Expected values follow stap 4.8's documented
@@ -72,6 +73,7 @@ tz=$(date +%Z)
 sid=$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f4)	# field 6: after "pid (comm) "
 esc=$(printf '\033')
 run=qa-tapset-$$-$(date +%s)
+nofile=$(ulimit -Sn); [ "$nofile" = unlimited ] && nofile=-1
 port=$((30000 + $$ % 15000 * 2))	# the t rows' listener: this run's own
 [ -x "$pmstap" ] || { echo "qa/tapset: $pmstap is not built" >&2; exit 2; }
 [ -x "$work" ] || { echo "qa/tapset: $work is not built" >&2; exit 2; }
@@ -129,7 +131,7 @@ script() {
 	}
 	grep -v '^[#!]' "$cases" | grep -Ev '^(stderr|kmsg|untestable) \|' |
 	grep -v '^[[:space:]]*$' | sed -e "s|@BIN@|$build/bin|g" -e "s|@HZ@|${hz:-unknown}|g" -e "s|@TZ@|$tz|g" -e "s|@SID@|$sid|g" \
-		-e "s|@ESC@|$esc|g" -e "s|@RUN@|$run|g" -e "s|@PORT@|$port|g" -e "s|@CPORT@|$((port + 1))|g" | while IFS= read -r line; do
+		-e "s|@ESC@|$esc|g" -e "s|@RUN@|$run|g" -e "s|@PORT@|$port|g" -e "s|@NOFILE@|$nofile|g" -e "s|@CPORT@|$((port + 1))|g" | while IFS= read -r line; do
 		c=${line%% | *}
 		rest=${line#* | }
 		expr=${rest% | *}

@@ -194,6 +194,11 @@ STP_SERVICE void stp_sym_sprint(struct context *c, char *out, const char *stk, i
 	else if (style == STP_SYM_DATA)
 		stp_raise_msg(c, user ? "usymdata() cannot return a name in a kernel-context probe" STP_SYM_HINT
 				      : "symdata() cannot return a name in a kernel-context probe" STP_SYM_HINT);
+	else if (style == STP_SYM_FILELINE)
+		stp_raise_msg(c, user ? "usymfileline() cannot return a name in a kernel-context probe" STP_SYM_HINT
+				      : "symfileline() cannot return a name in a kernel-context probe" STP_SYM_HINT);
+	else if (style == STP_SYM_MODULE)
+		stp_raise_msg(c, "modname() cannot return a name in a kernel-context probe" STP_SYM_HINT);
 	else if (style == STP_SYM_FULL)
 		stp_raise_msg(c, user ? "sprint_usyms() cannot return names in a kernel-context probe: "
 					"names are known only in user space; print them with print_usyms()"

@@ -91,6 +91,10 @@ STP_SERVICE int64_t stp_task_field(struct context *c, int64_t task, int64_t fiel
 	case STP_TASK_OPEN_FILES: return stp__task_open_files(t);
 	case STP_TASK_MAX_FILES: return BPF_CORE_READ(t, files, fdt, max_fds);
 	case STP_TASK_START_TIME: return (int64_t)BPF_CORE_READ(t, start_time);
+	case STP_TASK_UTIME: return (int64_t)BPF_CORE_READ(t, utime);
+	case STP_TASK_STIME: return (int64_t)BPF_CORE_READ(t, stime);
+	case STP_TASK_RLIMIT_NOFILE:	/* RLIMIT_NOFILE is 7 on every architecture */
+		return (int64_t)BPF_CORE_READ(t, signal, rlim[7].rlim_cur);
 	default: return 0;
 	}
 }

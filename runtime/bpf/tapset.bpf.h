@@ -304,6 +304,11 @@ STP_SERVICE int64_t stp_hz(struct context *c)
 	return stp_rt.hz;
 }
 
+STP_SERVICE int64_t stp_page_size(struct context *c)
+{
+	return stp_rt.page_size;
+}
+
 STP_SERVICE int64_t stp_tz_gmtoff(struct context *c)
 {
 	return stp_rt.tz_gmtoff;

@@ -318,6 +318,36 @@ static bool user_lookup(struct stp_sym *sym, int pid, uint64_t addr, struct stp_
 	return stp_sym_umaps_lookup(pid, addr, info);
 }
 
+/* The running kernel's _stext, from kallsyms; 0 when unknown. */
+static uint64_t kernel_stext(struct stp_sym *sym)
+{
+	if (!sym->kloaded)
+		load_ksyms(sym);
+	for (size_t i = 0; i < sym->nksyms; i++)
+		if (!sym->ksyms[i].module && strcmp(sym->ksyms[i].name, "_stext") == 0)
+			return sym->ksyms[i].addr;
+	return 0;
+}
+
+/* The source file and line of ADDR (of the kernel when PID is 0); false when unknown. */
+static bool line_lookup(struct stp_sym *sym, int pid, uint64_t addr, const char **file, int *line)
+{
+	struct proc *p;
+	Dwfl_Module *mod;
+	Dwfl_Line *l;
+
+	*file = NULL;
+	*line = 0;
+	if (pid <= 0)
+		return stp_sym_kernel_line(kernel_stext(sym), addr, file, line);
+	p = proc_get(sym, pid);
+	mod = p ? dwfl_addrmodule(p->dwfl, addr) : NULL;
+	l = mod ? dwfl_module_getsrc(mod, addr) : NULL;
+	*file = l ? dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL) : NULL;
+	/* gone before it was seen: what its stacks left (symbolize_umaps.c) */
+	return *file != NULL || stp_sym_umaps_line(pid, addr, file, line);
+}
+
 bool stp_sym__lookup(struct stp_sym *sym, int pid, uint64_t addr, struct stp_sym_info *info)
 {
 	memset(info, 0, sizeof(*info));
@@ -328,16 +358,36 @@ bool stp_sym__lookup(struct stp_sym *sym, int pid, uint64_t addr, struct stp_sym
 
 /* ---- formats ---- */
 
+/*
+ * STP_SYM_FILELINE, as stap's _stp_snprint_addr() writes it: "file:line",
+ * "file" when the line is not known, else the address in hex.
+ */
+static int format_fileline(struct stp_sym *sym, int pid, uint64_t addr, char *buf, size_t len)
+{
+	const char *file;
+	int line;
+
+	if (!line_lookup(sym, pid, addr, &file, &line))
+		return snprintf(buf, len, "0x%" PRIx64, addr);
+	return line > 0 ? snprintf(buf, len, "%s:%d", file, line) : snprintf(buf, len, "%s", file);
+}
+
 size_t stp_sym__format(struct stp_sym *sym, int pid, uint64_t addr, int style, char *buf,
 		       size_t len)
 {
 	struct stp_sym_info si;
-	bool known = stp_sym__lookup(sym, pid, addr, &si);
+	bool known = false;
 	int n;
 
 	if (!len)
 		return 0;
-	if (style == STP_SYM_NAME)
+	if (style != STP_SYM_FILELINE)
+		known = stp_sym__lookup(sym, pid, addr, &si);
+	if (style == STP_SYM_FILELINE)
+		n = format_fileline(sym, pid, addr, buf, len);
+	else if (style == STP_SYM_MODULE)
+		n = snprintf(buf, len, "%s", known ? si.module : "");
+	else if (style == STP_SYM_NAME)
 		n = known ? snprintf(buf, len, "%s", si.name) : snprintf(buf, len, "0x%" PRIx64, addr);
 	else if (style == STP_SYM_FULL && known && !si.size)	/* stap's form without a size */
 		n = snprintf(buf, len, " 0x%" PRIx64 " : %s+0x%" PRIx64 " [%s]\n", addr, si.name,

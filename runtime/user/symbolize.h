@@ -11,7 +11,9 @@
  *
  * Formats follow stap's: " 0xADDR : sym+0xOFF/0xSIZE [module]" (a
  * print_stack() line), "sym+0xOFF/0xSIZE [module]" (symdata()), "sym"
- * (symname(); "0xADDR" when unknown).  The kernel's module is "kernel",
+ * (symname(); "0xADDR" when unknown), "/path/file.c:LINE" (symfileline();
+ * "0xADDR" when unknown), the module alone (modname(); "" when unknown).
+ * The kernel's module is "kernel",
  * a kernel module's its name; a process's, the file's path.
  */
 #ifndef STP_SYMBOLIZE_H
@@ -67,6 +69,13 @@ size_t stp_sym__format_stack(struct stp_sym *sym, int pid, const char *stk, int 
 void *stp_grow(void *arr, size_t n, size_t *cap, size_t size, size_t first);
 
 /*
+ * The source file and line of kernel address ADDR, from the running
+ * kernel's vmlinux DWARF where it is installed; STEXT is where _stext is
+ * now (kallsyms).  False when unknown (symbolize_klines.c).
+ */
+bool stp_sym_kernel_line(uint64_t stext, uint64_t addr, const char **file, int *line);
+
+/*
  * The length of the JIT-compiled BPF function that starts at ADDR (a
  * "[bpf]" symbol of /proc/kallsyms), 0 when unknown (symbolize_bpf.c).
  */
@@ -82,6 +91,8 @@ uint64_t stp_sym_bpf_len(uint64_t addr);
 void stp_sym_umaps_use(int fd);
 void stp_sym_umaps_add_file(const char *file);
 bool stp_sym_umaps_lookup(int pid, uint64_t addr, struct stp_sym_info *info);
+/* The same for the source FILE and LINE of ADDR. */
+bool stp_sym_umaps_line(int pid, uint64_t addr, const char **file, int *line);
 
 /*
  * Tell the symbolizer about script S as it is attached: its stp_umaps

@@ -273,13 +273,22 @@ static void umaps_load(void)
 	qsort(umaps, numaps, sizeof(*umaps), umap_cmp);
 }
 
+/* The file of U's build id and the address in its module of ADDR; false when none has it. */
+static bool umap_place(const struct umap *u, uint64_t addr, struct file **f, Dwarf_Addr *at)
+{
+	*f = file_find(u->build_id);
+	*at = *f ? file_addr(*f, addr - u->key.bias) : 0;
+	return *at != 0;
+}
+
 static bool umaps_name(const struct umap *u, uint64_t addr, struct stp_sym_info *info)
 {
-	struct file *f = file_find(u->build_id);
-	Dwarf_Addr at = f ? file_addr(f, addr - u->key.bias) : 0;
+	struct file *f;
+	Dwarf_Addr at;
 	GElf_Off off = 0;
 	GElf_Sym s;
-	const char *name = at ? dwfl_module_addrinfo(f->mod, at, &off, &s, NULL, NULL, NULL) : NULL;
+	const char *name = umap_place(u, addr, &f, &at)
+		? dwfl_module_addrinfo(f->mod, at, &off, &s, NULL, NULL, NULL) : NULL;
 
 	if (!name)
 		return false;
@@ -292,13 +301,37 @@ static bool umaps_name(const struct umap *u, uint64_t addr, struct stp_sym_info 
 	return true;
 }
 
-static bool umaps_find(int pid, uint64_t addr, struct stp_sym_info *info)
+/* umaps_name()'s for a source line: *FILE and *LINE as dwfl_lineinfo() gives them. */
+static bool umaps_line(const struct umap *u, uint64_t addr, const char **file, int *line)
+{
+	struct file *f;
+	Dwarf_Addr at;
+	Dwfl_Line *l = umap_place(u, addr, &f, &at) ? dwfl_module_getsrc(f->mod, at) : NULL;
+
+	*file = l ? dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL) : NULL;
+	return *file != NULL;
+}
+
+/* The entries of process PID that may hold ADDR, from the highest bias: the first that FOUND takes. */
+static bool umaps_find(int pid, uint64_t addr, bool (*found)(const struct umap *, uint64_t, void *,
+							  void *), void *a, void *b)
 {
 	for (size_t i = 0; i < numaps; i++)
 		if (umaps[i].key.pid == (uint32_t)pid && umaps[i].key.bias <= addr &&
-		    umaps_name(&umaps[i], addr, info))
+		    found(&umaps[i], addr, a, b))
 			return true;
 	return false;
+}
+
+static bool found_name(const struct umap *u, uint64_t addr, void *info, void *unused)
+{
+	(void)unused;
+	return umaps_name(u, addr, info);
+}
+
+static bool found_line(const struct umap *u, uint64_t addr, void *file, void *line)
+{
+	return umaps_line(u, addr, file, line);
 }
 
 /* From the copy, else from the map as it is now (stacks taken since). */
@@ -306,8 +339,18 @@ bool stp_sym_umaps_lookup(int pid, uint64_t addr, struct stp_sym_info *info)
 {
 	if (map_fd < 0)
 		return false;
-	if (umaps_find(pid, addr, info))
+	if (umaps_find(pid, addr, found_name, info, NULL))
 		return true;
 	umaps_load();
-	return umaps_find(pid, addr, info);
+	return umaps_find(pid, addr, found_name, info, NULL);
+}
+
+bool stp_sym_umaps_line(int pid, uint64_t addr, const char **file, int *line)
+{
+	if (map_fd < 0)
+		return false;
+	if (umaps_find(pid, addr, found_line, file, line))
+		return true;
+	umaps_load();
+	return umaps_find(pid, addr, found_line, file, line);
 }

@@ -6,6 +6,7 @@
  * letter becomes the kernel's state bits, in fs/proc/array.c's order.
  */
 #include <dirent.h>
+#include <sys/resource.h>
 #include <stdbool.h>
 
 int64_t stp_task_current(struct context *c)
@@ -103,9 +104,25 @@ static int64_t task_open_files(struct context *c, int64_t task)
 	return n;
 }
 
+/* The soft RLIMIT_NOFILE of TASK, -1 when unlimited (the kernel's RLIM_INFINITY as stap gives it). */
+static int64_t task_rlimit_nofile(struct context *c, int64_t task)
+{
+	struct { uint64_t cur, max; } r;	/* the kernel's struct rlimit64: prlimit(2) is _GNU_SOURCE */
+
+	if (task <= 0 || syscall(SYS_prlimit64, (pid_t)task, RLIMIT_NOFILE, NULL, &r) != 0) {
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "no task %lld", (long long)task);
+		stp_raise_msg(c, msg);
+		return 0;
+	}
+	return (int64_t)r.cur;	/* RLIM64_INFINITY is -1 */
+}
+
 int64_t stp_task_field(struct context *c, int64_t task, int64_t field)
 {
 	long tick = sysconf(_SC_CLK_TCK);
+	int64_t ns_per_tick = 1000000000LL / (tick > 0 ? tick : 100);
 
 	switch (field) {
 	case STP_TASK_PID: return task_status(c, task, "Tgid", 1);
@@ -122,7 +139,10 @@ int64_t stp_task_field(struct context *c, int64_t task, int64_t field)
 	case STP_TASK_OPEN_FILES: return task_open_files(c, task);
 	case STP_TASK_MAX_FILES: return task_status(c, task, "FDSize", 1);
 	case STP_TASK_START_TIME:
-		return task_stat(c, task, 22) * (1000000000LL / (tick > 0 ? tick : 100));
+		return task_stat(c, task, 22) * ns_per_tick;
+	case STP_TASK_UTIME: return task_stat(c, task, 14) * ns_per_tick;
+	case STP_TASK_STIME: return task_stat(c, task, 15) * ns_per_tick;
+	case STP_TASK_RLIMIT_NOFILE: return task_rlimit_nofile(c, task);
 	default: return 0;
 	}
 }

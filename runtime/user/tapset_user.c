@@ -465,6 +465,11 @@ int64_t stp_jiffies(struct context *c)
 	return base_jiffies + (now - base_ns) / (1000000000 / hz);
 }
 
+int64_t stp_page_size(struct context *c)
+{
+	return rt()->page_size;
+}
+
 int64_t stp_tz_gmtoff(struct context *c)
 {
 	return rt()->tz_gmtoff;
@@ -769,6 +774,7 @@ void stp_rt_info_init(struct stp_rt_info *r, int64_t target, int argc, const cha
 	}
 	r->hz = stp_kernel_hz();
 	r->ncpus = possible_cpus();
+	r->page_size = sysconf(_SC_PAGESIZE);	/* the kernel's: what the auxv's AT_PAGESZ gives */
 	rt_set_args(r, argc, argv);
 }
 
