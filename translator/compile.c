@@ -496,10 +496,41 @@ static void dyn_command(struct tool *t, struct session *s, const char *dir)
 	compile_tool_arg(t, arena_printf("%s/%s", dir, COMPILE_DYN_SOURCE));
 }
 
+/*
+ * A runtime's other side SIDE (its command and log set) and script.c at
+ * once; then, when FROM is given, what SIDE made there becomes TO.  WHAT
+ * says what SIDE did, for -vv.
+ */
+static int side_and_user(struct session *s, const char *dir, const char *cc, struct tool *side,
+			 const char *what, const char *from, const char *to)
+{
+	struct tool user, *failed[2];
+	int nfailed = 0;
+
+	if (!compile_tool_start(side))
+		return -1;
+	if (!user_start(s, dir, cc, NULL, &user)) {
+		compile_tool_finish(side);
+		return -1;
+	}
+	if (compile_tool_finish(side) && (!from || rename(from, to) == 0))
+		show_time(s, side, what);
+	else
+		failed[nfailed++] = side;
+	if (!compile_tool_finish(&user))
+		failed[nfailed++] = &user;
+	if (nfailed) {
+		report_failure(s, failed, nfailed, dir);
+		return -1;
+	}
+	tidy_log(s, side);
+	tidy_log(s, &user);
+	return 0;
+}
+
 int compile_program_dyninst(struct session *s, const char *dir, const char *root)
 {
-	struct tool dyn = { .name = "cc" }, user, *failed[2];
-	int nfailed = 0;
+	struct tool dyn = { .name = "cc" };
 	const char *cc;
 
 	(void)root;
@@ -508,25 +539,7 @@ int compile_program_dyninst(struct session *s, const char *dir, const char *root
 	compile_tool_arg(&dyn, cc);
 	dyn_command(&dyn, s, dir);
 	dyn.out = dyn.err = arena_printf("%s/%s.log", dir, COMPILE_DYN_OBJECT);
-	if (!compile_tool_start(&dyn))
-		return -1;
-	if (!user_start(s, dir, cc, NULL, &user)) {
-		compile_tool_finish(&dyn);
-		return -1;
-	}
-	if (compile_tool_finish(&dyn))
-		show_time(s, &dyn, "compiled script.dyn.c");
-	else
-		failed[nfailed++] = &dyn;
-	if (!compile_tool_finish(&user))
-		failed[nfailed++] = &user;
-	if (nfailed) {
-		report_failure(s, failed, nfailed, dir);
-		return -1;
-	}
-	tidy_log(s, &dyn);
-	tidy_log(s, &user);
-	return 0;
+	return side_and_user(s, dir, cc, &dyn, "compiled script.dyn.c", NULL, NULL);
 }
 
 /*
@@ -568,9 +581,8 @@ static bool kmod_kbuild_file(struct session *s, const char *dir)
 
 int compile_program_kmod(struct session *s, const char *dir, const char *root)
 {
-	struct tool kb = { .name = "kbuild" }, user, *failed[2];
+	struct tool kb = { .name = "kbuild" };
 	const char *cc, *make, *headers;
-	int nfailed = 0;
 
 	(void)root;
 	if (!check_runtime(s) || !(cc = find_tool("PMSTAP_CC", "cc")) ||
@@ -587,25 +599,7 @@ int compile_program_kmod(struct session *s, const char *dir, const char *root)
 	compile_tool_arg(&kb, arena_printf("M=%s", dir));
 	compile_tool_arg(&kb, "modules");
 	kb.out = kb.err = arena_printf("%s/%s.log", dir, COMPILE_KMOD_OBJECT);
-	if (!compile_tool_start(&kb))
-		return -1;
-	if (!user_start(s, dir, cc, NULL, &user)) {
-		compile_tool_finish(&kb);
-		return -1;
-	}
-	if (compile_tool_finish(&kb) &&
-	    rename(arena_printf("%s/%s.ko", dir, COMPILE_KMOD_NAME),
-		   arena_printf("%s/%s", dir, COMPILE_KMOD_OBJECT)) == 0)
-		show_time(s, &kb, "built the module from script.kmod.c");
-	else
-		failed[nfailed++] = &kb;
-	if (!compile_tool_finish(&user))
-		failed[nfailed++] = &user;
-	if (nfailed) {
-		report_failure(s, failed, nfailed, dir);
-		return -1;
-	}
-	tidy_log(s, &kb);
-	tidy_log(s, &user);
-	return 0;
+	return side_and_user(s, dir, cc, &kb, "built the module from script.kmod.c",
+			     arena_printf("%s/%s.ko", dir, COMPILE_KMOD_NAME),
+			     arena_printf("%s/%s", dir, COMPILE_KMOD_OBJECT));
 }

@@ -91,17 +91,13 @@ static bool uses_raw_args(struct emitter *E, struct derived_probe *dp)
 			   "runtime, a kernel.trace probe reads the tracepoint's arguments (as "
 			   "stap's module runtime does)", u.field->name);
 		diag_hint("the arguments of '%s': %s", dp->tp->name, tp_arg_names(dp->tp));
-		return true;
-	}
-	if (E->kmod)
-		return true;
-	if (u.field && u.arg) {
+	} else if (u.field && u.arg) {
 		diag_error(u.arg->loc, "'%s' is an argument of the raw tracepoint, but '%s' is a field "
 			   "of its record: one probe can read only one of them", u.arg->name,
 			   u.field->name);
 		diag_hint("split the probe in two, or read '%s' through the arguments", u.field->name);
 	}
-	return u.arg != NULL;
+	return E->kmod || u.arg != NULL;
 }
 
 /* ---- $vars -------------------------------------------------------------------------- */

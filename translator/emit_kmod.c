@@ -77,7 +77,7 @@ static const char *param_ctype(uint32_t id)
 }
 
 /* probe_N's typed probe for its tracepoint; false when BTF cannot type it. */
-static bool tp_probe(struct emitter *E, struct derived_probe *dp, int i, FILE *out)
+static bool tp_probe(struct derived_probe *dp, int i, FILE *out)
 {
 	const struct tracepoint *tp = dp->tp;
 	int n = tp->args.len;
@@ -105,7 +105,6 @@ static bool tp_probe(struct emitter *E, struct derived_probe *dp, int i, FILE *o
 	for (int a = 0; a < n; a++)
 		fprintf(out, "%s(uint64_t)a%d", a ? ", " : " ", a);
 	fprintf(out, " };\n\n\tstp_kmod_run_tp(site, args);\n}\n\n");
-	(void)E;
 	return true;
 }
 
@@ -126,7 +125,7 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
 
 		if (E->kernel_probe[i] && probe_class(dp) == PCLASS_TRACEPOINT)
-			ok &= tp_probe(E, dp, i, out);
+			ok &= tp_probe(dp, i, out);
 	}
 	fprintf(out, "static const struct stp_ksite stp_kmod_sites[] = {\n");
 	for (int i = 0; ok && i < E->prog->probes.len; i++) {

@@ -39,6 +39,7 @@
 #include <linux/skbuff.h>
 #include <linux/socket.h>
 #include <net/sock.h>
+
 #include <linux/fdtable.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>

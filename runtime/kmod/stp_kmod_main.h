@@ -64,31 +64,38 @@ static struct {
 
 /* ---- the handlers' entries ---- */
 
+/* A hit at probed address IP (NULL: a tracepoint's): the site's handler on CTX. */
+static void stp_kmod_hit(const struct stp_ksite *site, const void *ip, void *ctx)
+{
+	this_cpu_write(stp_kmod_func_ip, (uint64_t)(uintptr_t)ip);
+	site->handler(ctx);
+}
+
 static void stp_kmod_run_tp(void *site, uint64_t *args)
 {
-	this_cpu_write(stp_kmod_func_ip, 0);
-	((const struct stp_ksite *)site)->handler(args);
+	stp_kmod_hit(site, NULL, args);
+}
+
+/* The probe of a kretprobe's hit, or NULL when it is being unregistered. */
+static struct stp_kprobe_live *stp_kmod_live_of(struct kretprobe_instance *ri)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+
+	return rp ? container_of(rp, struct stp_kprobe_live, krp) : NULL;
 }
 
 static int stp_kmod_kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
 {
-	struct stp_kprobe_live *l = container_of(kp, struct stp_kprobe_live, kp);
-
-	this_cpu_write(stp_kmod_func_ip, (uint64_t)(uintptr_t)kp->addr);
-	l->site->handler(regs);
+	stp_kmod_hit(container_of(kp, struct stp_kprobe_live, kp)->site, kp->addr, regs);
 	return 0;
 }
 
 static int stp_kmod_kretprobe_hit(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct kretprobe *rp = get_kretprobe(ri);
-	struct stp_kprobe_live *l;
+	struct stp_kprobe_live *l = stp_kmod_live_of(ri);
 
-	if (!rp)
-		return 0;
-	l = container_of(rp, struct stp_kprobe_live, krp);
-	this_cpu_write(stp_kmod_func_ip, (uint64_t)(uintptr_t)rp->kp.addr);
-	l->site->handler(regs);
+	if (l)
+		stp_kmod_hit(l->site, l->krp.kp.addr, regs);
 	return 0;
 }
 
@@ -115,39 +122,33 @@ static int stp_kmod_kfunc_hit(struct kprobe *kp, struct pt_regs *regs)
 	uint64_t args[STP_KSITE_MAX_WORDS + 1] = { 0 };
 
 	stp_kmod_args(regs, args, l->site->words);
-	this_cpu_write(stp_kmod_func_ip, (uint64_t)(uintptr_t)kp->addr);
-	l->site->handler(args);
+	stp_kmod_hit(l->site, kp->addr, args);
 	return 0;
 }
 
 /* A kernel.function().return: the arguments kept at the entry, then the value. */
 static int stp_kmod_kfunc_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct kretprobe *rp = get_kretprobe(ri);
-	struct stp_kprobe_live *l;
+	struct stp_kprobe_live *l = stp_kmod_live_of(ri);
 
-	if (!rp)
+	if (!l)
 		return 1;
-	l = container_of(rp, struct stp_kprobe_live, krp);
 	stp_kmod_args(regs, (uint64_t *)ri->data, l->site->words);
 	return 0;
 }
 
 static int stp_kmod_kfunc_return_hit(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct kretprobe *rp = get_kretprobe(ri);
+	struct stp_kprobe_live *l = stp_kmod_live_of(ri);
 	uint64_t args[STP_KSITE_MAX_WORDS + 1];
-	struct stp_kprobe_live *l;
 	int words;
 
-	if (!rp)
+	if (!l)
 		return 0;
-	l = container_of(rp, struct stp_kprobe_live, krp);
 	words = min(l->site->words, STP_KSITE_MAX_WORDS);
 	memcpy(args, ri->data, sizeof(uint64_t) * words);
 	args[words] = regs_return_value(regs);
-	this_cpu_write(stp_kmod_func_ip, (uint64_t)(uintptr_t)rp->kp.addr);
-	l->site->handler(args);
+	stp_kmod_hit(l->site, l->krp.kp.addr, args);
 	return 0;
 }
 

@@ -13,9 +13,9 @@
  * next run, which says so.
  */
 #define _GNU_SOURCE
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,28 +64,28 @@ static void remove_leftovers(struct stp_script *s)
 
 /* ---- the module's copy ---- */
 
-/* Section NAME of the ELF image IMG (LEN bytes): its bytes, or NULL. */
+/* Section NAME of the ELF image IMG (LEN bytes): its bytes in IMG, or NULL. */
 static uint8_t *elf_section(uint8_t *img, size_t len, const char *name, size_t *size)
 {
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
-	Elf64_Shdr *sh, *strs;
+	Elf *e = elf_version(EV_CURRENT) != EV_NONE ? elf_memory((char *)img, len) : NULL;
+	Elf_Scn *scn = NULL;
+	uint8_t *at = NULL;
+	size_t strs;
+	GElf_Shdr sh;
 
-	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff > len ||
-	    eh->e_shnum > (len - eh->e_shoff) / sizeof(*sh) || eh->e_shstrndx >= eh->e_shnum)
-		return NULL;
-	sh = (Elf64_Shdr *)(img + eh->e_shoff);
-	strs = &sh[eh->e_shstrndx];
-	for (int i = 0; i < eh->e_shnum; i++) {
-		if (sh[i].sh_name >= strs->sh_size || strs->sh_offset + strs->sh_size > len ||
-		    sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset)
-			continue;
-		if (strcmp((char *)img + strs->sh_offset + sh[i].sh_name, name) == 0) {
-			*size = sh[i].sh_size;
-			return img + sh[i].sh_offset;
+	if (e && elf_getshdrstrndx(e, &strs) == 0)
+		while (!at && (scn = elf_nextscn(e, scn))) {
+			const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(e, strs, sh.sh_name) : NULL;
+
+			if (n && strcmp(n, name) == 0 && sh.sh_offset <= len &&
+			    sh.sh_size <= len - sh.sh_offset) {
+				at = img + sh.sh_offset;
+				*size = sh.sh_size;
+			}
 		}
-	}
-	return NULL;
+	if (e)
+		elf_end(e);
+	return at;
 }
 
 /* In section SEC, the string OLD (as a whole string) becomes NEW, no longer than OLD. */
