@@ -11,8 +11,12 @@
  * happened; accepts A, so that B's SYN, sent again when the client's
  * retransmission timer fires (about 1 s), is taken; accepts B; closes
  * everything.  Two connections opened and accepted, at least one SYN
- * retransmitted.  Exits 0, or 1 with a message when a step fails or
- * takes more than 10 s.
+ * retransmitted.  Then each connection is shut down from both ends and
+ * the program waits until its four sockets have reached CLOSE before it
+ * closes them and the listener: a plain close() leaves the FIN/ACK
+ * exchange to softirq work (ksoftirqd on a loaded machine) that may run
+ * after the program has exited, and after a tracing script has ended.
+ * Exits 0, or 1 with a message when a step fails or takes more than 10 s.
  *
  * The wait for the drop is what makes the retransmission certain: the
  * SYN travels through the loopback device and may be handled later, on
@@ -147,6 +151,38 @@ static void syn_dropped(int fd, long before)
 	exit(1);
 }
 
+static int tcp_state(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
+		die("getsockopt TCP_INFO");
+	return ti.tcpi_state;
+}
+
+/*
+ * Shut the connection between CLIENT and SERVER down, FIN from each end,
+ * and wait until both sockets are in CLOSE: the client's after the
+ * server's FIN (TIME_WAIT is kept by another socket), the server's after
+ * the client's last ACK.
+ */
+static void shut_down(int client, int server, const char *what)
+{
+	struct timespec ms = { 0, 1000000 };
+
+	if (shutdown(client, SHUT_WR) < 0 || shutdown(server, SHUT_WR) < 0)
+		die(what);
+	for (int i = 0; i < STEP_MS; i++) {
+		if (tcp_state(client) == TCP_CLOSE && tcp_state(server) == TCP_CLOSE)
+			return;
+		nanosleep(&ms, NULL);
+	}
+	fprintf(stderr, "metrics_tcp: %s: the sockets did not reach CLOSE\n", what);
+	exit(1);
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
@@ -180,6 +216,8 @@ int main(int argc, char **argv)
 	connected(b, "connection B");
 	sb_fd = accept_one(lfd, "accept B");
 
+	shut_down(a, sa_fd, "shutdown A");
+	shut_down(b, sb_fd, "shutdown B");
 	close(a);
 	close(b);
 	close(sa_fd);
