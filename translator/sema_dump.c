@@ -21,9 +21,10 @@
  *	(number) before (string)).  Aliases are not probe types.
  *
  * Names starting with '_' (the library's internals) are listed only with
- * -v, as stap does.  Errors met while typing the library's functions are
- * not the user's: they show only with -vv, and they do not change the
- * exit status, which is 0 unless there was nothing to list.
+ * -v, as stap does.  A syntax error in the library shows and fails the
+ * run; errors met while typing the library's functions are not the
+ * user's: they show only with -vv, and they do not change the exit
+ * status, which is 0 unless there was nothing to list.
  */
 #define _GNU_SOURCE	/* open_memstream */
 #include <inttypes.h>
@@ -344,15 +345,21 @@ static int dump_probe_types(FILE *out)
 
 int sema_dump(FILE *out, struct session *s)
 {
-	FILE *quiet = s->verbose >= 2 ? NULL : fopen("/dev/null", "w");
-	int errors = diag_error_count(), rc = 1;
+	FILE *quiet;
+	int errors, rc = 1;
 	struct sema *sm;
 
 	if (s->dump == DUMP_PROBE_TYPES)
 		return dump_probe_types(out);
+	/* the library's syntax errors are errors: they show, and fail the run */
+	sm = library_sema(s);
+	sema_library_parse_all(sm);
+	if (diag_error_count())
+		return 1;
+	errors = diag_error_count();
+	quiet = s->verbose >= 2 ? NULL : fopen("/dev/null", "w");
 	if (quiet)
 		diag_set_stream(quiet);
-	sm = library_sema(s);
 	if (s->dump == DUMP_FUNCTIONS)
 		rc = dump_functions(out, sm);
 	else if (s->dump == DUMP_PROBE_ALIASES)
