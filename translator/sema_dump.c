@@ -21,7 +21,8 @@
  *	(number) before (string)).  Aliases are not probe types.
  *
  * Names starting with '_' (the library's internals) are listed only with
- * -v, as stap does.  A syntax error in the library shows and fails the
+ * -v, and private functions never (stap lists only the functions of its
+ * global namespace).  A syntax error in the library shows and fails the
  * run; errors met while typing the library's functions are not the
  * user's: they show only with -vv, and they do not change the exit
  * status, which is 0 unless there was nothing to list.
@@ -286,7 +287,7 @@ static int dump_functions(FILE *out, struct sema *sm)
 	for (int i = 0; i < sm->pending.len; i++) {
 		struct func *fn = VEC_AT(&sm->pending, i);
 
-		if (fn->name[0] != '_' || verbose)
+		if (!fn->is_private && (fn->name[0] != '_' || verbose))
 			add_line(&lines, fn->name, func_text(fn, verbose > 0));
 	}
 	return print_lines(out, &lines) ? 0 : 1;
