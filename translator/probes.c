@@ -172,6 +172,16 @@ static void init_patterns(void)
 	}
 }
 
+struct vec probes_pattern_texts(void)
+{
+	struct vec v = { 0 };
+
+	init_patterns();
+	for (int i = 0; i < patterns.len; i++)
+		vec_push(&v, (void *)((struct pattern *)VEC_AT(&patterns, i))->text);
+	return v;
+}
+
 /* ---- point text ---- */
 
 static char *arg_text(const struct expr *a)
