@@ -13,6 +13,8 @@
 # PMSTAP_NO_GUEST=1 leaves them out; failing to install them only warns
 # (the guest tests then report that they did not run, and why).
 #
+# valgrind is for the QA: qa/118 counts the bytes pmdastap holds under it.
+#
 # The packaging tools (make deb; qa/063 builds and installs the packages)
 # come with the others: dpkg-dev, debhelper, fakeroot and lintian.
 #
@@ -24,7 +26,7 @@ set -eu
 PACKAGES="make gcc clang llvm pkg-config
 	pcp libpcp3-dev libpcp-pmda3-dev
 	libbpf-dev bpftool libdw-dev libelf-dev
-	libcunit1-dev libclang-rt-14-dev
+	libcunit1-dev libclang-rt-14-dev valgrind
 	systemtap-sdt-dev libzydis-dev g++
 	dpkg-dev debhelper fakeroot lintian"
 GUEST_PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static cpio kmod xz-utils"
