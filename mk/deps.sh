@@ -96,7 +96,7 @@ if [ ! -d /sys/kernel/tracing/events ] && [ "$(id -u)" = 0 ]; then
 fi
 
 if [ "${1:-}" = --pmcd ] && ! pmprobe pmcd.version >/dev/null 2>&1; then
-	/etc/init.d/pmcd start >/dev/null
+	"$(dirname "$0")/detached.sh" /etc/init.d/pmcd start >/dev/null
 	pmprobe pmcd.version >/dev/null || { echo "deps: pmcd did not start" >&2; exit 1; }
 fi
 exit 0
