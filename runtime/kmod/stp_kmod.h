@@ -218,6 +218,18 @@ static inline uint64_t bpf_get_func_ip(void *ctx)
 	return this_cpu_read(stp_kmod_func_ip);
 }
 
+/*
+ * The registers of a kprobe's hit (kprobe.function, kernel.function and
+ * their .return: the probed function's, for register() and int_arg()),
+ * NULL in the other probes; set by the wrappers as stp_kmod_func_ip.
+ */
+DECLARE_PER_CPU(struct pt_regs *, stp_kmod_regs);
+
+static inline struct pt_regs *stp_kmod_kregs(void)
+{
+	return this_cpu_read(stp_kmod_regs);
+}
+
 static inline uint64_t bpf_ktime_get_ns(void)
 {
 	return ktime_get_mono_fast_ns();

@@ -37,6 +37,7 @@ MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("a SystemTap script compiled by pcp-stap's pmstap");
 
 DEFINE_PER_CPU(uint64_t, stp_kmod_func_ip);
+DEFINE_PER_CPU(struct pt_regs *, stp_kmod_regs);
 DEFINE_PER_CPU(struct stp__vars_mem, stp_kmod_vars);
 
 #define STP_KMOD_NSITES (ARRAY_SIZE(stp_kmod_sites) - 1)
@@ -64,16 +65,28 @@ static struct {
 
 /* ---- the handlers' entries ---- */
 
-/* A hit at probed address IP (NULL: a tracepoint's): the site's handler on CTX. */
-static void stp_kmod_hit(const struct stp_ksite *site, const void *ip, void *ctx)
+/*
+ * A hit at probed address IP (NULL: a tracepoint's) with a kprobe's
+ * REGS (or NULL): the site's handler on CTX.  A hit inside a handler (a
+ * tracepoint it passes, skipped as re-entry) leaves the outer one's
+ * address and registers as they were.
+ */
+static void stp_kmod_hit(const struct stp_ksite *site, const void *ip, struct pt_regs *regs,
+			 void *ctx)
 {
+	uint64_t ip0 = this_cpu_read(stp_kmod_func_ip);
+	struct pt_regs *regs0 = this_cpu_read(stp_kmod_regs);
+
 	this_cpu_write(stp_kmod_func_ip, (uint64_t)(uintptr_t)ip);
+	this_cpu_write(stp_kmod_regs, regs);
 	site->handler(ctx);
+	this_cpu_write(stp_kmod_func_ip, ip0);
+	this_cpu_write(stp_kmod_regs, regs0);
 }
 
 static void stp_kmod_run_tp(void *site, uint64_t *args)
 {
-	stp_kmod_hit(site, NULL, args);
+	stp_kmod_hit(site, NULL, NULL, args);
 }
 
 /* The probe of a kretprobe's hit, or NULL when it is being unregistered. */
@@ -86,7 +99,7 @@ static struct stp_kprobe_live *stp_kmod_live_of(struct kretprobe_instance *ri)
 
 static int stp_kmod_kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
 {
-	stp_kmod_hit(container_of(kp, struct stp_kprobe_live, kp)->site, kp->addr, regs);
+	stp_kmod_hit(container_of(kp, struct stp_kprobe_live, kp)->site, kp->addr, regs, regs);
 	return 0;
 }
 
@@ -95,7 +108,7 @@ static int stp_kmod_kretprobe_hit(struct kretprobe_instance *ri, struct pt_regs 
 	struct stp_kprobe_live *l = stp_kmod_live_of(ri);
 
 	if (l)
-		stp_kmod_hit(l->site, l->krp.kp.addr, regs);
+		stp_kmod_hit(l->site, l->krp.kp.addr, regs, regs);
 	return 0;
 }
 
@@ -122,7 +135,7 @@ static int stp_kmod_kfunc_hit(struct kprobe *kp, struct pt_regs *regs)
 	uint64_t args[STP_KSITE_MAX_WORDS + 1] = { 0 };
 
 	stp_kmod_args(regs, args, l->site->words);
-	stp_kmod_hit(l->site, kp->addr, args);
+	stp_kmod_hit(l->site, kp->addr, regs, args);
 	return 0;
 }
 
@@ -148,7 +161,7 @@ static int stp_kmod_kfunc_return_hit(struct kretprobe_instance *ri, struct pt_re
 	words = min(l->site->words, STP_KSITE_MAX_WORDS);
 	memcpy(args, ri->data, sizeof(uint64_t) * words);
 	args[words] = regs_return_value(regs);
-	stp_kmod_hit(l->site, l->krp.kp.addr, args);
+	stp_kmod_hit(l->site, l->krp.kp.addr, regs, args);
 	return 0;
 }
 
