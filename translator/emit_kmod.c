@@ -11,7 +11,9 @@
  * give them (words, the return value after them).  The module makes
  * them: a tracepoint's probe here, typed by BTF as the kernel calls it;
  * a kprobe's registers; a kernel.function's arguments from the
- * registers of its kprobe (a kretprobe keeps them from the entry).
+ * registers of its kprobe (a kretprobe keeps them from the entry);
+ * timer.profile the interrupted registers as a perf event's sample, from
+ * a per-CPU hrtimer.
  */
 #include <string.h>
 #include <linux/btf.h>
@@ -26,6 +28,8 @@ static const char *site_kind(const struct derived_probe *dp)
 	switch (probe_class(dp)) {
 	case PCLASS_TRACEPOINT:
 		return "STP_KSITE_TRACEPOINT";
+	case PCLASS_SAMPLE:
+		return dp->kind == PROBE_PROFILE ? "STP_KSITE_PROFILE" : NULL;
 	case PCLASS_KPROBE:
 		if (dp->kind != PROBE_KFUNC || !dp->kfunc || dp->module)
 			return NULL;
@@ -44,8 +48,8 @@ bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp)
 		return true;
 	diag_error(dp->orig->loc, "probe point '%s' is not supported by the kernel runtime yet",
 		   dp->point);
-	diag_hint("kernel.trace, kernel.function and kprobe.function probes run in the module; "
-		  "begin, end and timer probes in pmstap");
+	diag_hint("kernel.trace, kernel.function, kprobe.function and timer.profile probes run "
+		  "in the module; begin, end and timer probes in pmstap");
 	return false;
 }
 
@@ -108,6 +112,19 @@ static bool tp_probe(struct derived_probe *dp, int i, FILE *out)
 	return true;
 }
 
+/* What the module registers: a tracepoint's or a function's name, or the probe point. */
+static const char *site_name(const struct derived_probe *dp)
+{
+	switch (probe_class(dp)) {
+	case PCLASS_TRACEPOINT:
+		return dp->tp->name;
+	case PCLASS_KPROBE:
+		return dp->kfunc;
+	default:
+		return dp->point;
+	}
+}
+
 /* The site's words: a kernel.function's argument slots; 0 for the others. */
 static int site_words(const struct derived_probe *dp)
 {
@@ -131,7 +148,7 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 	for (int i = 0; ok && i < E->prog->probes.len; i++) {
 		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
 		const char *kind = site_kind(dp);
-		const char *name = probe_class(dp) == PCLASS_TRACEPOINT ? dp->tp->name : dp->kfunc;
+		const char *name = site_name(dp);
 
 		if (!E->kernel_probe[i] || !kind)
 			continue;

@@ -548,7 +548,7 @@ static __always_inline struct pt_regs *stp__uregs(struct context *c)
 static __always_inline void stp__stack_arg(struct context *c, int64_t *v, uint64_t addr)
 {
 #ifdef STP_KMOD
-	if (stp_kmod_kregs()) {
+	if (stp_kmod_kregs_kernel()) {
 		if (bpf_probe_read_kernel(v, 8, (void *)addr))
 			stp_raise_msg(c, "cannot read the argument from the kernel stack");
 		return;

@@ -9,7 +9,8 @@
  *				dyninst/dmap.h, as the dyninst runtime's;
  *				read() tells "size N" and the last error
  *   write "start"		the probes are registered (tracepoints of the
- *				kernel, kprobes, kretprobes); a probe that
+ *				kernel, kprobes, kretprobes, per-CPU hrtimers
+ *				of timer.profile); a probe that
  *				cannot be is an error read() then gives, and
  *				none stays registered
  *   write "stop", close	unregistered; a file open or mapped holds the
@@ -21,9 +22,11 @@
  * state to running, and counts a CPU's re-entry as skipped.
  */
 #include <linux/fs.h>
+#include <linux/hrtimer.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <asm/irq_regs.h>
 #include <linux/tracepoint.h>
 #include <linux/vmalloc.h>
 
@@ -43,12 +46,20 @@ DEFINE_PER_CPU(struct stp__vars_mem, stp_kmod_vars);
 #define STP_KMOD_NSITES (ARRAY_SIZE(stp_kmod_sites) - 1)
 #define STP_KMOD_ERR 256
 
-/* One registered probe: a kprobe, a kretprobe or a tracepoint's. */
+/* A timer.profile probe's timer on one CPU. */
+struct stp_kmod_ptimer {
+	struct hrtimer t;
+	const struct stp_ksite *site;
+	bool on;			/* started: hrtimer_cancel() it */
+};
+
+/* One registered probe: a kprobe, a kretprobe, a tracepoint's or a profile's timers. */
 struct stp_kprobe_live {
 	const struct stp_ksite *site;
 	struct tracepoint *tp;
 	struct kprobe kp;
 	struct kretprobe krp;
+	struct stp_kmod_ptimer __percpu *prof;
 	bool on;
 };
 
@@ -165,6 +176,61 @@ static int stp_kmod_kfunc_return_hit(struct kretprobe_instance *ri, struct pt_re
 	return 0;
 }
 
+/*
+ * timer.profile: each CPU's hrtimer fires once a tick (TICK_NSEC) in
+ * hard interrupt context, on the registers it interrupted (the irq's),
+ * which the handler gets as a perf event's sample: user_mode(), pid()
+ * and register() are the interrupted task's, as with stap's.
+ */
+static enum hrtimer_restart stp_kmod_profile_hit(struct hrtimer *t)
+{
+	struct stp_kmod_ptimer *p = container_of(t, struct stp_kmod_ptimer, t);
+	struct pt_regs *regs = get_irq_regs();
+	struct bpf_perf_event_data d = { .sample_period = TICK_NSEC };
+
+	if (regs) {
+		d.regs = *regs;
+		stp_kmod_hit(p->site, NULL, regs, &d);
+	}
+	hrtimer_forward_now(t, ns_to_ktime(TICK_NSEC));
+	return HRTIMER_RESTART;
+}
+
+/* On each online CPU (an IPI from stp_kmod_profile_start()): start its timer. */
+static void stp_kmod_profile_cpu(void *arg)
+{
+	struct stp_kmod_ptimer *p = this_cpu_ptr(((struct stp_kprobe_live *)arg)->prof);
+
+	p->site = ((struct stp_kprobe_live *)arg)->site;
+	hrtimer_init(&p->t, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	p->t.function = stp_kmod_profile_hit;
+	p->on = true;
+	hrtimer_start(&p->t, ns_to_ktime(TICK_NSEC), HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+static int stp_kmod_profile_start(struct stp_kprobe_live *l)
+{
+	l->prof = alloc_percpu(struct stp_kmod_ptimer);
+	if (!l->prof)
+		return -ENOMEM;
+	on_each_cpu(stp_kmod_profile_cpu, l, 1);
+	return 0;
+}
+
+static void stp_kmod_profile_stop(struct stp_kprobe_live *l)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct stp_kmod_ptimer *p = per_cpu_ptr(l->prof, cpu);
+
+		if (p->on)
+			hrtimer_cancel(&p->t);
+	}
+	free_percpu(l->prof);
+	l->prof = NULL;
+}
+
 /* ---- registering ---- */
 
 struct stp_tp_find {
@@ -212,6 +278,8 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 			l->krp.handler = stp_kmod_kretprobe_hit;
 		}
 		return register_kretprobe(&l->krp);
+	case STP_KSITE_PROFILE:
+		return stp_kmod_profile_start(l);
 	}
 	return -EINVAL;
 }
@@ -232,6 +300,9 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 	case STP_KSITE_KRETPROBE:
 	case STP_KSITE_KFUNC_RETURN:
 		unregister_kretprobe(&l->krp);
+		break;
+	case STP_KSITE_PROFILE:
+		stp_kmod_profile_stop(l);
 		break;
 	}
 }
