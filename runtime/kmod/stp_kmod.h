@@ -85,6 +85,8 @@ enum stp_ksite_kind {
 	STP_KSITE_KFUNC,	/* NAME's entry: its WORDS argument words, fentry's way */
 	STP_KSITE_KFUNC_RETURN,	/* NAME's return: its arguments, then the value, fexit's way */
 	STP_KSITE_PROFILE,	/* timer.profile: a per-CPU hrtimer each tick, the sample's registers */
+	STP_KSITE_SYS_ENTER,	/* syscalls:NAME: raw_syscalls:sys_enter for its number; its record */
+	STP_KSITE_SYS_EXIT,	/* syscalls:NAME: raw_syscalls:sys_exit for its number; its record */
 };
 
 #define STP_KSITE_MAX_WORDS 12	/* arguments of a function: BPF's MAX_BPF_FUNC_ARGS */
@@ -96,7 +98,7 @@ struct stp_ksite {
 	uint64_t offset;
 	int words;
 	void *fn;			/* a tracepoint's probe: void (void *site, args...) */
-	int (*handler)(void *ctx);	/* probe_N: bpf_raw_tracepoint_args, pt_regs, bpf_perf_event_data */
+	int (*handler)(void *ctx);	/* probe_N: raw tracepoint args, a record, pt_regs, a sample */
 	bool optional;			/* probe point?: not there is no error */
 };
 

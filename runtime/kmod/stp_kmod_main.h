@@ -21,12 +21,16 @@
  * Handlers run as BPF's: stp_enter() skips them unless pmstap set the run
  * state to running, and counts a CPU's re-entry as skipped.
  */
+#include <linux/compat.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <asm/irq_regs.h>
+#include <asm/syscall.h>
+#include <trace/syscall.h>
+#include <linux/trace_events.h>
 #include <linux/tracepoint.h>
 #include <linux/vmalloc.h>
 
@@ -60,6 +64,7 @@ struct stp_kprobe_live {
 	struct kprobe kp;
 	struct kretprobe krp;
 	struct stp_kmod_ptimer __percpu *prof;
+	long nr;			/* a syscall site's syscall */
 	bool on;
 };
 
@@ -231,6 +236,68 @@ static void stp_kmod_profile_stop(struct stp_kprobe_live *l)
 	l->prof = NULL;
 }
 
+/*
+ * Syscall tracepoints: the records of syscalls:sys_enter_NAME and
+ * sys_exit_NAME as the kernel writes them (kernel/trace/trace_syscalls.c,
+ * the events' formats), built from raw_syscalls' registers for the
+ * syscall's number, which the event's metadata gives.  As the kernel's
+ * events, a compat (32-bit) syscall is none of them.
+ */
+struct stp_sys_enter_rec {
+	struct trace_entry ent;
+	int nr;
+	unsigned long args[6];
+};
+
+struct stp_sys_exit_rec {
+	struct trace_entry ent;
+	int nr;
+	long ret;
+};
+
+static void stp_kmod_sys_enter(void *data, struct pt_regs *regs, long id)
+{
+	struct stp_kprobe_live *l = data;
+	struct stp_sys_enter_rec r = { .ent.pid = current->pid, .nr = (int)id };
+
+	if (id != l->nr || in_compat_syscall())
+		return;
+	syscall_get_arguments(current, regs, r.args);
+	stp_kmod_hit(l->site, NULL, NULL, &r);
+}
+
+static void stp_kmod_sys_exit(void *data, struct pt_regs *regs, long ret)
+{
+	struct stp_kprobe_live *l = data;
+	struct stp_sys_exit_rec r = { .ent.pid = current->pid, .ret = ret };
+
+	r.nr = syscall_get_nr(current, regs);
+	if (r.nr != l->nr || in_compat_syscall())
+		return;
+	stp_kmod_hit(l->site, NULL, NULL, &r);
+}
+
+static void *stp_kmod_sys_fn(const struct stp_ksite *site)
+{
+	return site->kind == STP_KSITE_SYS_ENTER ? (void *)stp_kmod_sys_enter
+						 : (void *)stp_kmod_sys_exit;
+}
+
+/* The number of syscall EVENT (sys_enter_read...), or a negative error. */
+static long stp_kmod_syscall_nr(const char *event)
+{
+	struct trace_event_file *file = trace_get_event_file(NULL, "syscalls", event);
+	struct syscall_metadata *meta;
+	long nr;
+
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	meta = file->event_call->data;
+	nr = meta ? meta->syscall_nr : -ENOENT;
+	trace_put_event_file(file);
+	return nr < 0 ? -ENOENT : nr;
+}
+
 /* ---- registering ---- */
 
 struct stp_tp_find {
@@ -258,6 +325,17 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 			return -ENOENT;
 		l->tp = f.tp;
 		return tracepoint_probe_register(f.tp, site->fn, (void *)site);
+	case STP_KSITE_SYS_ENTER:
+	case STP_KSITE_SYS_EXIT:
+		l->nr = stp_kmod_syscall_nr(site->name);
+		if (l->nr < 0)
+			return (int)l->nr;
+		f.name = site->kind == STP_KSITE_SYS_ENTER ? "sys_enter" : "sys_exit";
+		for_each_kernel_tracepoint(stp_kmod_tp_match, &f);
+		if (!f.tp)
+			return -ENOENT;
+		l->tp = f.tp;
+		return tracepoint_probe_register(f.tp, stp_kmod_sys_fn(site), l);
 	case STP_KSITE_KPROBE:
 	case STP_KSITE_KFUNC:
 		memset(&l->kp, 0, sizeof(l->kp));
@@ -293,6 +371,10 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 	case STP_KSITE_TRACEPOINT:
 		tracepoint_probe_unregister(l->tp, l->site->fn, (void *)l->site);
 		break;
+	case STP_KSITE_SYS_ENTER:
+	case STP_KSITE_SYS_EXIT:
+		tracepoint_probe_unregister(l->tp, stp_kmod_sys_fn(l->site), l);
+		break;
 	case STP_KSITE_KPROBE:
 	case STP_KSITE_KFUNC:
 		unregister_kprobe(&l->kp);
@@ -312,7 +394,7 @@ static void stp_kmod_stop(void)
 	bool tps = false;
 
 	for (size_t i = 0; i < STP_KMOD_NSITES; i++) {
-		tps |= stp_km.live[i].on && stp_km.live[i].site->kind == STP_KSITE_TRACEPOINT;
+		tps |= stp_km.live[i].on && stp_km.live[i].tp;
 		stp_kmod_unregister(&stp_km.live[i]);
 	}
 	if (tps)
