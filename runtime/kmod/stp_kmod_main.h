@@ -65,6 +65,7 @@ struct stp_kprobe_live {
 	struct kretprobe krp;
 	struct stp_kmod_ptimer __percpu *prof;
 	long nr;			/* a syscall site's syscall */
+	struct stp_kprobe_live *next_sys;	/* the next site of that syscall and direction */
 	bool on;
 };
 
@@ -255,32 +256,112 @@ struct stp_sys_exit_rec {
 	long ret;
 };
 
+struct stp_tp_find {
+	const char *name;
+	struct tracepoint *tp;
+};
+
+static void stp_kmod_tp_match(struct tracepoint *tp, void *priv)
+{
+	struct stp_tp_find *f = priv;
+
+	if (!f->tp && strcmp(tp->name, f->name) == 0)
+		f->tp = tp;
+}
+
+/*
+ * One probe on raw_syscalls:sys_enter and one on sys_exit serve every
+ * syscall site, through a table by syscall number (a probe per site made
+ * every syscall call all of them: syscall.* is 700 sites).  The chains
+ * are built before the probes are registered and cleared after they are
+ * gone, so a hit reads them unlocked.
+ */
+static struct {
+	struct stp_kprobe_live *first[2][NR_syscalls];	/* [0] enter, [1] exit: in site order */
+	struct tracepoint *tp[2];
+	bool on[2];
+} stp_ksys;
+
+static void stp_kmod_sys_run(int dir, long nr, void *rec)
+{
+	struct stp_kprobe_live *l;
+
+	for (l = stp_ksys.first[dir][nr]; l; l = l->next_sys)
+		stp_kmod_hit(l->site, NULL, NULL, rec);
+}
+
 static void stp_kmod_sys_enter(void *data, struct pt_regs *regs, long id)
 {
-	struct stp_kprobe_live *l = data;
 	struct stp_sys_enter_rec r = { .ent.pid = current->pid, .nr = (int)id };
 
-	if (id != l->nr || in_compat_syscall())
+	if (id < 0 || id >= NR_syscalls || !stp_ksys.first[0][id] || in_compat_syscall())
 		return;
 	syscall_get_arguments(current, regs, r.args);
-	stp_kmod_hit(l->site, NULL, NULL, &r);
+	stp_kmod_sys_run(0, id, &r);
 }
 
 static void stp_kmod_sys_exit(void *data, struct pt_regs *regs, long ret)
 {
-	struct stp_kprobe_live *l = data;
 	struct stp_sys_exit_rec r = { .ent.pid = current->pid, .ret = ret };
 
 	r.nr = syscall_get_nr(current, regs);
-	if (r.nr != l->nr || in_compat_syscall())
+	if (r.nr < 0 || r.nr >= NR_syscalls || !stp_ksys.first[1][r.nr] || in_compat_syscall())
 		return;
-	stp_kmod_hit(l->site, NULL, NULL, &r);
+	stp_kmod_sys_run(1, r.nr, &r);
 }
 
-static void *stp_kmod_sys_fn(const struct stp_ksite *site)
+/* Add L, a syscall site whose number is known, at the end of its chain. */
+static void stp_kmod_sys_chain(struct stp_kprobe_live *l)
 {
-	return site->kind == STP_KSITE_SYS_ENTER ? (void *)stp_kmod_sys_enter
-						 : (void *)stp_kmod_sys_exit;
+	struct stp_kprobe_live **at = &stp_ksys.first[l->site->kind == STP_KSITE_SYS_EXIT][l->nr];
+
+	while (*at)
+		at = &(*at)->next_sys;
+	l->next_sys = NULL;
+	*at = l;
+}
+
+/* The two probes, for the directions that have sites; the error of the first that fails. */
+static int stp_kmod_sys_register(void)
+{
+	static const char *const names[2] = { "sys_enter", "sys_exit" };
+	void *const fns[2] = { (void *)stp_kmod_sys_enter, (void *)stp_kmod_sys_exit };
+
+	for (int dir = 0; dir < 2; dir++) {
+		struct stp_tp_find f = { names[dir], NULL };
+		bool any = false;
+		int err;
+
+		for (int nr = 0; nr < NR_syscalls && !any; nr++)
+			any = stp_ksys.first[dir][nr] != NULL;
+		if (!any)
+			continue;
+		for_each_kernel_tracepoint(stp_kmod_tp_match, &f);
+		if (!f.tp)
+			return -ENOENT;
+		err = tracepoint_probe_register(f.tp, fns[dir], NULL);
+		if (err)
+			return err;
+		stp_ksys.tp[dir] = f.tp;
+		stp_ksys.on[dir] = true;
+	}
+	return 0;
+}
+
+/* Unregister them; the chains are cleared after tracepoint_synchronize_unregister(). */
+static bool stp_kmod_sys_unregister(void)
+{
+	void *const fns[2] = { (void *)stp_kmod_sys_enter, (void *)stp_kmod_sys_exit };
+	bool any = false;
+
+	for (int dir = 0; dir < 2; dir++) {
+		if (!stp_ksys.on[dir])
+			continue;
+		tracepoint_probe_unregister(stp_ksys.tp[dir], fns[dir], NULL);
+		stp_ksys.on[dir] = false;
+		any = true;
+	}
+	return any;
 }
 
 /* The number of syscall EVENT (sys_enter_read...), or a negative error. */
@@ -300,19 +381,6 @@ static long stp_kmod_syscall_nr(const char *event)
 
 /* ---- registering ---- */
 
-struct stp_tp_find {
-	const char *name;
-	struct tracepoint *tp;
-};
-
-static void stp_kmod_tp_match(struct tracepoint *tp, void *priv)
-{
-	struct stp_tp_find *f = priv;
-
-	if (!f->tp && strcmp(tp->name, f->name) == 0)
-		f->tp = tp;
-}
-
 static int stp_kmod_register(struct stp_kprobe_live *l)
 {
 	const struct stp_ksite *site = l->site;
@@ -326,16 +394,14 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 		l->tp = f.tp;
 		return tracepoint_probe_register(f.tp, site->fn, (void *)site);
 	case STP_KSITE_SYS_ENTER:
-	case STP_KSITE_SYS_EXIT:
+	case STP_KSITE_SYS_EXIT:	/* chained now, served once all are (stp_kmod_start()) */
 		l->nr = stp_kmod_syscall_nr(site->name);
 		if (l->nr < 0)
 			return (int)l->nr;
-		f.name = site->kind == STP_KSITE_SYS_ENTER ? "sys_enter" : "sys_exit";
-		for_each_kernel_tracepoint(stp_kmod_tp_match, &f);
-		if (!f.tp)
-			return -ENOENT;
-		l->tp = f.tp;
-		return tracepoint_probe_register(f.tp, stp_kmod_sys_fn(site), l);
+		if (l->nr >= NR_syscalls)
+			return -ERANGE;
+		stp_kmod_sys_chain(l);
+		return 0;
 	case STP_KSITE_KPROBE:
 	case STP_KSITE_KFUNC:
 		memset(&l->kp, 0, sizeof(l->kp));
@@ -372,8 +438,7 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 		tracepoint_probe_unregister(l->tp, l->site->fn, (void *)l->site);
 		break;
 	case STP_KSITE_SYS_ENTER:
-	case STP_KSITE_SYS_EXIT:
-		tracepoint_probe_unregister(l->tp, stp_kmod_sys_fn(l->site), l);
+	case STP_KSITE_SYS_EXIT:	/* the shared probes: stp_kmod_sys_unregister() */
 		break;
 	case STP_KSITE_KPROBE:
 	case STP_KSITE_KFUNC:
@@ -393,21 +458,24 @@ static void stp_kmod_stop(void)
 {
 	bool tps = false;
 
+	tps = stp_kmod_sys_unregister();
 	for (size_t i = 0; i < STP_KMOD_NSITES; i++) {
-		tps |= stp_km.live[i].on && stp_km.live[i].tp;
+		tps |= stp_km.live[i].on && stp_km.live[i].site->kind == STP_KSITE_TRACEPOINT;
 		stp_kmod_unregister(&stp_km.live[i]);
 	}
 	if (tps)
 		tracepoint_synchronize_unregister();	/* no CPU is still in a handler */
+	memset(stp_ksys.first, 0, sizeof(stp_ksys.first));
 	stp_km.started = false;
 }
 
 /* Every probe registered, or none (the reason in stp_km.error). */
 static int stp_kmod_start(void)
 {
+	int err;
+
 	for (size_t i = 0; i < STP_KMOD_NSITES; i++) {
 		struct stp_kprobe_live *l = &stp_km.live[i];
-		int err;
 
 		l->site = &stp_kmod_sites[i];
 		err = stp_kmod_register(l);
@@ -419,6 +487,12 @@ static int stp_kmod_start(void)
 			continue;
 		snprintf(stp_km.error, sizeof(stp_km.error), "probe %d %s: error %d",
 			 l->site->probe, l->site->name, -err);
+		stp_kmod_stop();
+		return err;
+	}
+	err = stp_kmod_sys_register();
+	if (err) {
+		snprintf(stp_km.error, sizeof(stp_km.error), "raw_syscalls: error %d", -err);
 		stp_kmod_stop();
 		return err;
 	}
