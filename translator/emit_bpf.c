@@ -86,6 +86,8 @@ static bool uses_raw_args(struct emitter *E, struct derived_probe *dp)
 
 	emit_walk_stmt(dp->body, find_tp_uses, &u);
 	emit_walk_expr(dp->cond, find_tp_uses, &u);
+	if (E->kmod && emit_kmod_syscall_tp(dp))
+		return false;	/* the module builds a syscall's record (emit_kmod.c) */
 	if (E->kmod && u.field) {	/* a module's tracepoint probe has the arguments only */
 		diag_error(u.field->loc, "'%s' is a field of the tracepoint's record: on the kernel "
 			   "runtime, a kernel.trace probe reads the tracepoint's arguments (as "

@@ -292,6 +292,7 @@ void emit_dyninst_sites(struct emitter *E, FILE *out);
 
 /* emit_kmod.c */
 bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp);
+bool emit_kmod_syscall_tp(const struct derived_probe *dp);
 void emit_kmod_sites(struct emitter *E, FILE *out);
 void emit_user_loop(struct emitter *E, struct stmt *s);
 void emit_user_foreach(struct emitter *E, struct stmt *s);
