@@ -613,6 +613,29 @@ static struct expr *hist_value(struct parser *p, struct expr *h)
 	return index_of(p, h);
 }
 
+/*
+ * target_op: ('@kderef' | '@uderef') '(' number ',' expr ')'
+ *	    | ('@kregister' | '@uregister') '(' number ')'
+ * The kernel's (@k...) need guru mode, as in stap.
+ */
+static struct expr *parse_target_op(struct parser *p, enum expr_kind kind)
+{
+	struct token *kw = parse_next(p);
+	struct expr *e = ast_expr(kind, kw->loc);
+
+	e->name = kw->text;
+	if (kw->text[1] == 'k' && !p->privileged)
+		parse_fail(p, kw, "%s is only allowed in guru mode (-g)", kw->text);
+	parse_expect_op(p, "(");
+	e->num = parse_number_literal(p)->num;
+	if (kind == EXPR_DEREF) {
+		parse_expect_op(p, ",");
+		e->left = parse_expr(p);
+	}
+	parse_expect_op(p, ")");
+	return e;
+}
+
 static struct expr *parse_at_operator(struct parser *p)
 {
 	struct token *t = parse_peek(p);
@@ -628,6 +651,10 @@ static struct expr *parse_at_operator(struct parser *p)
 		return parse_op1(p, EXPR_ENTRY);
 	if (strcmp(t->text, "@perf") == 0)
 		return parse_perf(p);
+	if (strcmp(t->text, "@kderef") == 0 || strcmp(t->text, "@uderef") == 0)
+		return parse_target_op(p, EXPR_DEREF);
+	if (strcmp(t->text, "@kregister") == 0 || strcmp(t->text, "@uregister") == 0)
+		return parse_target_op(p, EXPR_REGISTER);
 	parse_fail(p, t, "unknown macro or operator '%s'", t->text);
 }
 

@@ -877,7 +877,11 @@ static void rx(struct scope *sc, struct expr **ep)
 	case EXPR_NUMBER:
 	case EXPR_STRING:
 	case EXPR_PERF:
+	case EXPR_REGISTER:
 	case EXPR_EMBEDDED:
+		break;
+	case EXPR_DEREF:
+		rx(sc, &e->left);
 		break;
 	case EXPR_SYMBOL:
 		resolve_symbol(sc, e, 0);
