@@ -368,8 +368,6 @@ static struct vardecl *dead_local(struct use *u, struct expr *e)
 
 	if (e->kind != EXPR_ASSIGN && e->kind != EXPR_PREFIX && e->kind != EXPR_POSTFIX)
 		return NULL;
-	if (e->kind == EXPR_ASSIGN && strcmp(e->op, "<<<") == 0)
-		return NULL;
 	d = e->left->kind == EXPR_SYMBOL ? e->left->decl : NULL;
 	if (!d || d->scope != VAR_LOCAL || sema_declinfo(u->sm, d)->reads)
 		return NULL;
