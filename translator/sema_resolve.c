@@ -764,7 +764,7 @@ static void rx_lvalue(struct scope *sc, struct expr *e, const char *op)
 			sema_error(e->loc, sc->sm, "tracepoint field '%s' is read-only", e->name);
 		else
 			sema_target_write(sc->sm, sc->dp, e, op);
-	} else if (e->kind == EXPR_ATVAR || e->kind == EXPR_CAST) {
+	} else if (e->kind == EXPR_ATVAR || e->kind == EXPR_CAST || e->kind == EXPR_AUTOCAST) {
 		rx(sc, &e);
 		sema_target_write(sc->sm, sc->dp, e, op);
 	} else {
