@@ -668,14 +668,39 @@ static bool prints_histograms(const char *name)
  * call: IDENT '(' [args] ')'
  * print(@hist_log(x)) and its kin take a whole histogram as the only argument.
  */
+static bool prints_delimited(const char *name)
+{
+	return strcmp(name, "printd") == 0 || strcmp(name, "printdln") == 0 ||
+	       strcmp(name, "sprintd") == 0 || strcmp(name, "sprintdln") == 0;
+}
+
+/*
+ * printd and its kin: a delimiter string literal, then at least two values
+ * (so that the delimiter is used), checked while parsing, as stap does.
+ */
+static void check_delimited(struct parser *p, struct token *name, struct expr *e)
+{
+	struct expr *first = e->args.len ? VEC_AT(&e->args, 0) : NULL;
+
+	if (first && first->kind != EXPR_STRING)
+		parse_fail_at(p, first->loc, "the delimiter of '%s' must be a literal string",
+			      name->text);
+	if (e->args.len < 3)
+		parse_fail(p, name, "'%s' needs a delimiter and at least two values to join",
+			   name->text);
+}
+
 static struct expr *parse_call(struct parser *p, struct token *name)
 {
 	struct expr *e = ast_expr(EXPR_CALL, name->loc);
 
 	e->name = name->text;
 	parse_expect_op(p, "(");
-	if (parse_accept_op(p, ")"))
+	if (parse_accept_op(p, ")")) {
+		if (prints_delimited(name->text))
+			check_delimited(p, name, e);
 		return e;
+	}
 	if (prints_histograms(name->text) && is_hist_name(parse_peek(p))) {
 		struct expr *h = parse_hist(p);
 
@@ -690,6 +715,8 @@ static struct expr *parse_call(struct parser *p, struct token *name)
 		parse_expect_op(p, ",");
 	}
 	parse_args_rest(p, &e->args);
+	if (prints_delimited(name->text))
+		check_delimited(p, name, e);
 	return e;
 }
 
