@@ -1080,6 +1080,26 @@ static void rs(struct scope *sc, struct stmt **sp)
 
 /* ---- entry points ---- */
 
+/*
+ * A probe point condition is tested where the probe is armed: it may read
+ * globals, but neither change a variable nor call a function (stap 4.8's
+ * rules and texts).
+ */
+static void check_condition(struct sema *sm, struct expr *e)
+{
+	if (!e)
+		return;
+	if (e->kind == EXPR_ASSIGN || e->kind == EXPR_PREFIX || e->kind == EXPR_POSTFIX)
+		sema_error(e->loc, sm, "probe condition must not modify any variables");
+	else if (e->kind == EXPR_CALL)
+		sema_error(e->loc, sm, "probe condition must not call function '%s'", e->name);
+	check_condition(sm, e->left);
+	check_condition(sm, e->right);
+	check_condition(sm, e->cond);
+	for (int i = 0; i < e->args.len; i++)
+		check_condition(sm, VEC_AT(&e->args, i));
+}
+
 void sema_resolve_probe(struct sema *sm, struct derived_probe *dp)
 {
 	struct scope sc = { .sm = sm, .locals = &dp->locals, .dp = dp };
@@ -1089,6 +1109,7 @@ void sema_resolve_probe(struct sema *sm, struct derived_probe *dp)
 		struct vec none = { 0 };
 		struct scope cs = { .sm = sm, .locals = &none, .globals_only = true };
 
+		check_condition(sm, dp->cond);
 		rx(&cs, &dp->cond);
 	}
 }
