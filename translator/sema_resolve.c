@@ -946,6 +946,56 @@ static void rx(struct scope *sc, struct expr **ep)
 	}
 }
 
+/* Is E made of reads and operators only, with a $var among them (*TARGET)? */
+static bool pure_reads(const struct expr *e, bool *target)
+{
+	switch (e->kind) {
+	case EXPR_NUMBER:
+	case EXPR_STRING:
+	case EXPR_SYMBOL:
+		return true;
+	case EXPR_TARGET:
+		for (int i = 0; i < e->comps.len; i++)
+			if (((struct target_comp *)VEC_AT(&e->comps, i))->index_expr)
+				return false;
+		*target = true;
+		return true;
+	case EXPR_UNARY:
+		return pure_reads(e->left, target);
+	case EXPR_BINARY:
+	case EXPR_COMPARE:
+	case EXPR_LOGICAL:
+		return pure_reads(e->left, target) && pure_reads(e->right, target);
+	case EXPR_TERNARY:
+		return pure_reads(e->cond, target) && pure_reads(e->left, target) &&
+		       pure_reads(e->right, target);
+	default:
+		return false;
+	}
+}
+
+/*
+ * A statement that only reads, and reads a $var, has no effect: it goes
+ * before its $vars are checked, as stap's optimizer drops it first (its
+ * semok/optimize.stp, transok/ten.stp), so a $var the point lacks is no
+ * error there.  Elision (sema_use.c) drops the other statements with no
+ * effect, once everything is resolved.
+ */
+static bool drop_pure_target_stmt(struct scope *sc, struct stmt **sp)
+{
+	struct stmt *s = *sp;
+	bool target = false;
+	struct stapfile *f;
+
+	if (!pure_reads(s->expr, &target) || !target)
+		return false;
+	f = sema_file_of(sc->sm, s->loc);
+	if (f && !f->is_tapset)
+		diag_warning(s->loc, "statement has no effect");
+	*sp = ast_stmt(STMT_NULL, s->loc);
+	return true;
+}
+
 /* ---- statements ---- */
 
 static void rs_foreach_array(struct scope *sc, struct stmt *s)
@@ -1036,6 +1086,8 @@ static void rs(struct scope *sc, struct stmt **sp)
 			rs(sc, (struct stmt **)&s->body.items[i]);
 		break;
 	case STMT_EXPR:
+		if (drop_pure_target_stmt(sc, sp))
+			break;
 		rx(sc, &s->expr);
 		break;
 	case STMT_IF:
