@@ -403,6 +403,23 @@ static void refuse_unavailable(struct scope *sc, struct expr *e)
 			   (int)(end - why - (sizeof(mark) - 1)), why + sizeof(mark) - 1);
 }
 
+/*
+ * A tapset function whose embedded code says guru (its "guru" comment, as
+ * in stap's tapsets) may be called from a script only in guru mode; the
+ * tapsets themselves call it freely.
+ */
+static void refuse_guru_only(struct scope *sc, struct expr *e, struct stapfile *from)
+{
+	const struct func *f = e->func;
+
+	if (sc->sm->s->guru || !f->embedded || !f->file || !f->file->is_tapset ||
+	    !strstr(f->embedded, "/* guru */") || (from && from->is_tapset))
+		return;
+	if (sema_error(e->loc, sc->sm, "function '%s' may not be used unless -g is specified",
+		       e->name))
+		diag_hint("it changes the kernel or the probed process: only guru mode calls it");
+}
+
 static void resolve_call(struct scope *sc, struct expr *e)
 {
 	struct sema *sm = sc->sm;
@@ -432,6 +449,7 @@ static void resolve_call(struct scope *sc, struct expr *e)
 	}
 	e->func = VEC_AT(chain, 0);
 	refuse_unavailable(sc, e);
+	refuse_guru_only(sc, e, from);
 	for (int i = 0; i < chain->len; i++) {
 		struct func *f = VEC_AT(chain, i);
 
