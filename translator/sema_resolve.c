@@ -625,7 +625,14 @@ static void resolve_kfunc_target(struct scope *sc, struct expr *e)
 	char *why = NULL;
 	const char *near = NULL;
 
-	if (kfunc_target_type(sc->dp, e, &why, &near) || !target_fail(sc))
+	if (kfunc_target_type(sc->dp, e, &why, &near)) {
+		/* at the entry, parameters are in registers, as is $return at the exit */
+		if (e->addr_of && !e->comps.len && e->name[1] != '$' && target_fail(sc))
+			sema_error(e->loc, sc->sm, "cannot take address of object in register: '%s'",
+				   e->name);
+		return;
+	}
+	if (!target_fail(sc))
 		return;
 	if (sema_error(e->loc, sc->sm, "%s", why) && near)
 		diag_hint("did you mean '%s'?", near);
