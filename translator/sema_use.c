@@ -47,6 +47,11 @@ static bool expr_escapes(struct sema *sm, const struct expr *e)
 		return false;
 	switch (e->kind) {
 	case EXPR_ASSIGN:
+		/* '<<<' into a parameter is kept, for pass 2 to refuse (no stats there) */
+		if (strcmp(e->op, "<<<") == 0 && e->left->kind == EXPR_SYMBOL && e->left->decl &&
+		    e->left->decl->scope == VAR_PARAM)
+			return true;
+		/* fall through */
 	case EXPR_PREFIX:
 	case EXPR_POSTFIX:
 		if (writes_outside(e->left))
