@@ -11,6 +11,7 @@
  *	unary - + ! ~ ++ --, postfix ++ --
  *	&$var, $var->m[i], @cast, @var, values
  */
+#define _GNU_SOURCE	/* strverscmp */
 #include <string.h>
 #include "parse_int.h"
 
@@ -392,6 +393,12 @@ static bool is_target_kind(const struct expr *e)
 
 static struct expr *parse_value(struct parser *p);
 
+/* --compatible=V with V older than 2.6: no autocasts, as in stap (parse.cxx) */
+static bool no_autocast(const struct parser *p)
+{
+	return p->s->compatible && strverscmp(p->s->compatible, "2.6") < 0;
+}
+
 /*
  * dwarf_value: ['&'] (TARGET | cast | atvar | value) [components]
  * A value followed by '->' or '[' (or taken with '&') becomes an autocast.
@@ -411,11 +418,13 @@ static struct expr *parse_dwarf_value(struct parser *p)
 	} else if (lex_tok_is(t, TOK_IDENT, "@var")) {
 		e = parse_atvar(p);
 	} else {
+		if (amp && no_autocast(p))
+			parse_fail_expected(p, t, "@cast, @var or $var");
 		e = parse_value(p);
 		if (amp && is_target_kind(e) && e->addr_of)
 			parse_fail(p, amp, "cannot take the address of an address");
 	}
-	if (!is_target_kind(e) && (amp || at_components(p))) {
+	if (!is_target_kind(e) && (amp || at_components(p)) && !no_autocast(p)) {
 		struct expr *cast = ast_expr(EXPR_AUTOCAST, amp ? amp->loc : parse_peek(p)->loc);
 
 		cast->left = e;

@@ -58,7 +58,7 @@ static char **make_argv(int argc, char **argv, const char *prog)
 	int n = 0, i;
 
 	v[n++] = (char *)prog;
-	for (w = strtok(pre ? strdup(pre) : NULL, " "); w && n < 15; w = strtok(NULL, " "))
+	for (w = pre ? strtok(strdup(pre), " ") : NULL; w && n < 15; w = strtok(NULL, " "))
 		v[n++] = w;
 	for (i = 1; i < argc; i++)
 		v[n++] = argv[i];
