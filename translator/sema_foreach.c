@@ -1,7 +1,7 @@
 /*
  * sema_foreach.c - pass 2: an array may not change while foreach walks it,
  * neither in the loop's body nor in a function the body calls (at any
- * depth), as stap 4.8 rules (its semko thirteen, fourteen, fifteen), with
+ * depth), as stap 4.8 rules: a write, or the delete of an element (its semko thirteen, fourteen, fifteen), with
  * its texts.  Runs after resolution, before elision.
  */
 #include "arena.h"
@@ -70,7 +70,7 @@ static void collect_stmt(struct fe *w, struct stmt *s, struct vec *out)
 		return;
 	for (int i = 0; i < s->body.len; i++)
 		collect_stmt(w, VEC_AT(&s->body, i), out);
-	if (s->kind == STMT_DELETE && (d = target_decl(s->expr)) && d->scope == VAR_GLOBAL)
+	if (s->kind == STMT_DELETE && s->expr->kind == EXPR_INDEX && (d = target_decl(s->expr)))
 		add_unique(out, d);
 	collect_expr(w, s->expr, out);
 	collect_expr(w, s->init, out);
@@ -150,7 +150,9 @@ static void check_stmt(struct fe *w, struct stmt *s)
 		return;
 	for (int i = 0; i < s->body.len; i++)
 		check_stmt(w, VEC_AT(&s->body, i));
-	if (s->kind == STMT_DELETE && w->walking.len && (d = target_decl(s->expr)) && walking(w, d))
+	/* an element's delete, as stap: deleting the whole array is allowed */
+	if (s->kind == STMT_DELETE && s->expr->kind == EXPR_INDEX && w->walking.len &&
+	    (d = target_decl(s->expr)) && walking(w, d))
 		sema_error(name_loc(s->expr), w->sm, "variable '%s' modified during 'foreach' iteration",
 			   d->name);
 	check_expr(w, s->expr);
