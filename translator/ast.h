@@ -76,6 +76,8 @@ enum expr_kind {
 	EXPR_DEFINED,		/* @defined(left) */
 	EXPR_ENTRY,		/* @entry(left) */
 	EXPR_PERF,		/* @perf("name") */
+	EXPR_DEREF,		/* name(num, left): @kderef/@uderef, num bytes at address left */
+	EXPR_REGISTER,		/* name(num): @kregister/@uregister, register number num */
 	EXPR_AUTOCAST,		/* left comps: ->member / [i] on a value that is not a $var */
 	EXPR_EMBEDDED,		/* %{ code %} used as an expression (guru) */
 };

@@ -347,6 +347,9 @@ struct program *sema_elaborate(struct session *s, struct stapfile *script)
 	verbose_report(sm);
 	if (diag_error_count() > errors)
 		return NULL;
+	sema_foreach_check(sm);
+	if (diag_error_count() > errors)
+		return NULL;
 	sema_use_elide_and_collect(sm);
 	if (diag_error_count() > errors)
 		return NULL;

@@ -124,6 +124,9 @@ void sema_resolve_func(struct sema *sm, struct func *f);
 /* sema_entry.c: @entry in return probes, saved by a companion at the entry */
 void sema_entry_rewrite(struct sema *sm, struct derived_probe *dp);
 
+/* sema_foreach.c: no array changes while foreach walks it */
+void sema_foreach_check(struct sema *sm);
+
 /* sema_use.c */
 bool sema_expr_has_side_effects(struct sema *sm, struct expr *e);
 void sema_use_elide_and_collect(struct sema *sm);

@@ -403,6 +403,23 @@ static void refuse_unavailable(struct scope *sc, struct expr *e)
 			   (int)(end - why - (sizeof(mark) - 1)), why + sizeof(mark) - 1);
 }
 
+/*
+ * A tapset function whose embedded code says guru (its "guru" comment, as
+ * in stap's tapsets) may be called from a script only in guru mode; the
+ * tapsets themselves call it freely.
+ */
+static void refuse_guru_only(struct scope *sc, struct expr *e, struct stapfile *from)
+{
+	const struct func *f = e->func;
+
+	if (sc->sm->s->guru || !f->embedded || !f->file || !f->file->is_tapset ||
+	    !strstr(f->embedded, "/* guru */") || (from && from->is_tapset))
+		return;
+	if (sema_error(e->loc, sc->sm, "function '%s' may not be used unless -g is specified",
+		       e->name))
+		diag_hint("it changes the kernel or the probed process: only guru mode calls it");
+}
+
 static void resolve_call(struct scope *sc, struct expr *e)
 {
 	struct sema *sm = sc->sm;
@@ -432,6 +449,7 @@ static void resolve_call(struct scope *sc, struct expr *e)
 	}
 	e->func = VEC_AT(chain, 0);
 	refuse_unavailable(sc, e);
+	refuse_guru_only(sc, e, from);
 	for (int i = 0; i < chain->len; i++) {
 		struct func *f = VEC_AT(chain, i);
 
@@ -607,7 +625,14 @@ static void resolve_kfunc_target(struct scope *sc, struct expr *e)
 	char *why = NULL;
 	const char *near = NULL;
 
-	if (kfunc_target_type(sc->dp, e, &why, &near) || !target_fail(sc))
+	if (kfunc_target_type(sc->dp, e, &why, &near)) {
+		/* at the entry, parameters are in registers, as is $return at the exit */
+		if (e->addr_of && !e->comps.len && e->name[1] != '$' && target_fail(sc))
+			sema_error(e->loc, sc->sm, "cannot take address of object in register: '%s'",
+				   e->name);
+		return;
+	}
+	if (!target_fail(sc))
 		return;
 	if (sema_error(e->loc, sc->sm, "%s", why) && near)
 		diag_hint("did you mean '%s'?", near);
@@ -764,7 +789,7 @@ static void rx_lvalue(struct scope *sc, struct expr *e, const char *op)
 			sema_error(e->loc, sc->sm, "tracepoint field '%s' is read-only", e->name);
 		else
 			sema_target_write(sc->sm, sc->dp, e, op);
-	} else if (e->kind == EXPR_ATVAR || e->kind == EXPR_CAST) {
+	} else if (e->kind == EXPR_ATVAR || e->kind == EXPR_CAST || e->kind == EXPR_AUTOCAST) {
 		rx(sc, &e);
 		sema_target_write(sc->sm, sc->dp, e, op);
 	} else {
@@ -877,7 +902,11 @@ static void rx(struct scope *sc, struct expr **ep)
 	case EXPR_NUMBER:
 	case EXPR_STRING:
 	case EXPR_PERF:
+	case EXPR_REGISTER:
 	case EXPR_EMBEDDED:
+		break;
+	case EXPR_DEREF:
+		rx(sc, &e->left);
 		break;
 	case EXPR_SYMBOL:
 		resolve_symbol(sc, e, 0);
@@ -940,6 +969,56 @@ static void rx(struct scope *sc, struct expr **ep)
 		rx_entry(sc, e);
 		break;
 	}
+}
+
+/* Is E made of reads and operators only, with a $var among them (*TARGET)? */
+static bool pure_reads(const struct expr *e, bool *target)
+{
+	switch (e->kind) {
+	case EXPR_NUMBER:
+	case EXPR_STRING:
+	case EXPR_SYMBOL:
+		return true;
+	case EXPR_TARGET:
+		for (int i = 0; i < e->comps.len; i++)
+			if (((struct target_comp *)VEC_AT(&e->comps, i))->index_expr)
+				return false;
+		*target = true;
+		return true;
+	case EXPR_UNARY:
+		return pure_reads(e->left, target);
+	case EXPR_BINARY:
+	case EXPR_COMPARE:
+	case EXPR_LOGICAL:
+		return pure_reads(e->left, target) && pure_reads(e->right, target);
+	case EXPR_TERNARY:
+		return pure_reads(e->cond, target) && pure_reads(e->left, target) &&
+		       pure_reads(e->right, target);
+	default:
+		return false;
+	}
+}
+
+/*
+ * A statement that only reads, and reads a $var, has no effect: it goes
+ * before its $vars are checked, as stap's optimizer drops it first (its
+ * semok/optimize.stp, transok/ten.stp), so a $var the point lacks is no
+ * error there.  Elision (sema_use.c) drops the other statements with no
+ * effect, once everything is resolved.
+ */
+static bool drop_pure_target_stmt(struct scope *sc, struct stmt **sp)
+{
+	struct stmt *s = *sp;
+	bool target = false;
+	struct stapfile *f;
+
+	if (!pure_reads(s->expr, &target) || !target)
+		return false;
+	f = sema_file_of(sc->sm, s->loc);
+	if (f && !f->is_tapset)
+		diag_warning(s->loc, "statement has no effect");
+	*sp = ast_stmt(STMT_NULL, s->loc);
+	return true;
 }
 
 /* ---- statements ---- */
@@ -1032,6 +1111,8 @@ static void rs(struct scope *sc, struct stmt **sp)
 			rs(sc, (struct stmt **)&s->body.items[i]);
 		break;
 	case STMT_EXPR:
+		if (drop_pure_target_stmt(sc, sp))
+			break;
 		rx(sc, &s->expr);
 		break;
 	case STMT_IF:
@@ -1076,6 +1157,26 @@ static void rs(struct scope *sc, struct stmt **sp)
 
 /* ---- entry points ---- */
 
+/*
+ * A probe point condition is tested where the probe is armed: it may read
+ * globals, but neither change a variable nor call a function (stap 4.8's
+ * rules and texts).
+ */
+static void check_condition(struct sema *sm, struct expr *e)
+{
+	if (!e)
+		return;
+	if (e->kind == EXPR_ASSIGN || e->kind == EXPR_PREFIX || e->kind == EXPR_POSTFIX)
+		sema_error(e->loc, sm, "probe condition must not modify any variables");
+	else if (e->kind == EXPR_CALL)
+		sema_error(e->loc, sm, "probe condition must not call function '%s'", e->name);
+	check_condition(sm, e->left);
+	check_condition(sm, e->right);
+	check_condition(sm, e->cond);
+	for (int i = 0; i < e->args.len; i++)
+		check_condition(sm, VEC_AT(&e->args, i));
+}
+
 void sema_resolve_probe(struct sema *sm, struct derived_probe *dp)
 {
 	struct scope sc = { .sm = sm, .locals = &dp->locals, .dp = dp };
@@ -1085,6 +1186,7 @@ void sema_resolve_probe(struct sema *sm, struct derived_probe *dp)
 		struct vec none = { 0 };
 		struct scope cs = { .sm = sm, .locals = &none, .globals_only = true };
 
+		check_condition(sm, dp->cond);
 		rx(&cs, &dp->cond);
 	}
 }

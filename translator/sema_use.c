@@ -47,6 +47,11 @@ static bool expr_escapes(struct sema *sm, const struct expr *e)
 		return false;
 	switch (e->kind) {
 	case EXPR_ASSIGN:
+		/* '<<<' into a parameter is kept, for pass 2 to refuse (no stats there) */
+		if (strcmp(e->op, "<<<") == 0 && e->left->kind == EXPR_SYMBOL && e->left->decl &&
+		    e->left->decl->scope == VAR_PARAM)
+			return true;
+		/* fall through */
 	case EXPR_PREFIX:
 	case EXPR_POSTFIX:
 		if (writes_outside(e->left))
@@ -367,8 +372,6 @@ static struct vardecl *dead_local(struct use *u, struct expr *e)
 	struct vardecl *d;
 
 	if (e->kind != EXPR_ASSIGN && e->kind != EXPR_PREFIX && e->kind != EXPR_POSTFIX)
-		return NULL;
-	if (e->kind == EXPR_ASSIGN && strcmp(e->op, "<<<") == 0)
 		return NULL;
 	d = e->left->kind == EXPR_SYMBOL ? e->left->decl : NULL;
 	if (!d || d->scope != VAR_LOCAL || sema_declinfo(u->sm, d)->reads)
