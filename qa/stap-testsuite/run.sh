@@ -20,8 +20,9 @@
 #     "-r KVER" of that same kernel (it needs that kernel's headers and its
 #     debuginfo vmlinux; see README.md).  The tests it passes are written
 #     to stap-4.8-passes.txt here.
-# A pmstap run that does not stop before pass 5 (no -pN, -l, -L, -V,
-# -h) could load BPF programs: it runs under flock /tmp/bpf.lock.
+# STAP_TS_LOCK=FILE: a pmstap run that does not stop before pass 5 (no
+# -pN, -l, -L, -V, -h) holds flock FILE, for a machine where BPF loads
+# must take turns with other work; unset (make check) takes no lock.
 # The wrapper is a compiled program (wrapper.c), as stap is: tests that
 # probe process("stap") see it, with real stap as with pmstap.
 #
@@ -66,7 +67,7 @@ make_wrapper() {
 		# with -r for another kernel stap stops after pass 4: no lock
 		STAP_TS_EXEC=${STAP:-/usr/bin/stap} STAP_TS_PRE="-r $kver" STAP_TS_LOCK=
 	else
-		STAP_TS_EXEC=$build/bin/pmstap STAP_TS_PRE= STAP_TS_LOCK=/tmp/bpf.lock
+		STAP_TS_EXEC=$build/bin/pmstap STAP_TS_PRE= STAP_TS_LOCK=${STAP_TS_LOCK-}
 		export PMSTAP_SYSROOT=$sysroot
 	fi
 	export STAP_TS_EXEC STAP_TS_PRE STAP_TS_LOCK
