@@ -185,6 +185,25 @@ static struct vardecl *new_local(struct scope *sc, struct expr *e)
 	return d;
 }
 
+/*
+ * stap's rule (elaborate.cxx, find_var): a name that a function or probe
+ * uses without declaring it is a global if one of that name is visible,
+ * the script's included, and only otherwise a new local.  So a tapset's
+ * undeclared helper variable binds to a script's global of the same name;
+ * stap warns then, in the same words, and its tapsets name such locals
+ * with a leading "__", which scripts leave to them.
+ */
+static void warn_cross_file(struct scope *sc, struct expr *e, struct vardecl *d)
+{
+	struct stapfile *from = sema_file_of(sc->sm, e->loc);
+
+	if (!from || !from->is_tapset || !d->file || d->file->is_tapset)
+		return;
+	if (sema_warning(e->loc, sc->sm, "cross-file global variable reference to '%s' from a tapset",
+			 e->name))
+		diag_note(d->loc, "the script's global '%s' is declared here", d->name);
+}
+
 /* Bind symbol E, used as USE says, to a local, parameter or global. */
 static void resolve_symbol(struct scope *sc, struct expr *e, int use)
 {
@@ -208,8 +227,10 @@ static void resolve_symbol(struct scope *sc, struct expr *e, int use)
 	if (!d)
 		d = new_local(sc, e);
 	e->decl = d;
-	if (d->scope == VAR_GLOBAL)
+	if (d->scope == VAR_GLOBAL) {
+		warn_cross_file(sc, e, d);
 		check_global_use(sc, e, d, use);
+	}
 }
 
 /* ---- calls ---- */
