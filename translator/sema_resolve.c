@@ -831,12 +831,17 @@ static void rx_logical(struct scope *sc, struct expr **ep)
 	struct expr *e = *ep;
 	bool and = strcmp(e->op, "&&") == 0;
 
-	if (rx_cond(sc, &e->left) && (e->left->num != 0) != and) {
-		*ep = number(e->loc, !and);
-		sc->folds++;
+	if (!rx_cond(sc, &e->left)) {
+		rx(sc, &e->right);
 		return;
 	}
-	rx(sc, &e->right);
+	if ((e->left->num != 0) != and) {	/* the left decides */
+		*ep = number(e->loc, !and);
+		sc->folds++;
+	} else if (rx_cond(sc, &e->right)) {	/* so does the right, then */
+		*ep = number(e->loc, e->right->num != 0);
+		sc->folds++;
+	}
 }
 
 static void rx_unary(struct scope *sc, struct expr **ep)
@@ -1030,12 +1035,18 @@ static void rs_if(struct scope *sc, struct stmt **sp)
 		rs(sc, &s->otherwise);
 }
 
-static void rs_loop(struct scope *sc, struct stmt *s)
+/* while/for; one that @defined() rules out leaves its initializer only, the rest unresolved */
+static void rs_loop(struct scope *sc, struct stmt **sp)
 {
+	struct stmt *s = *sp;
+
 	if (s->init)
 		rx(sc, &s->init);
-	if (s->expr)
-		rx(sc, &s->expr);
+	if (s->expr && rx_cond(sc, &s->expr) && !s->expr->num) {
+		*sp = ast_stmt(s->init ? STMT_EXPR : STMT_NULL, s->loc);
+		(*sp)->expr = s->init;
+		return;
+	}
 	if (s->incr)
 		rx(sc, &s->incr);
 	sc->loops++;
@@ -1060,7 +1071,7 @@ static void rs(struct scope *sc, struct stmt **sp)
 		break;
 	case STMT_WHILE:
 	case STMT_FOR:
-		rs_loop(sc, s);
+		rs_loop(sc, sp);
 		break;
 	case STMT_FOREACH:
 		rs_foreach(sc, s);
