@@ -6,6 +6,7 @@
 static FILE *diag_stream;
 static int n_errors, n_warnings;
 static bool warnings_off;
+static bool warnings_fatal;	/* -W: warnings count as errors, as stap's */
 static bool last_suppressed;	/* a suppressed warning also hides its notes */
 
 static FILE *stream(void)
@@ -101,7 +102,7 @@ void diag_hint(const char *fmt, ...)
 
 int diag_error_count(void)
 {
-	return n_errors;
+	return n_errors + (warnings_fatal ? n_warnings : 0);
 }
 
 int diag_warning_count(void)
@@ -117,6 +118,11 @@ void diag_set_stream(FILE *f)
 void diag_suppress_warnings(bool on)
 {
 	warnings_off = on;
+}
+
+void diag_fatal_warnings(bool on)
+{
+	warnings_fatal = on;
 }
 
 void diag_reset(void)

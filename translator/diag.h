@@ -46,6 +46,7 @@ int diag_error_count(void);
 int diag_warning_count(void);
 void diag_set_stream(FILE *f);
 void diag_suppress_warnings(bool on);	/* pmstap -w */
+void diag_fatal_warnings(bool on);	/* pmstap -W: warnings count as errors */
 void diag_reset(void);			/* for tests: zero the counts */
 
 /* Edit (Levenshtein) distance; 999 for strings over 128 characters. */

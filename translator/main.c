@@ -52,6 +52,7 @@ static const char usage_text[] =
 	"  -g             guru mode: allow embedded C (%{ %}) in the script\n"
 	"  -v             verbose: per-pass times and counts (repeat for more)\n"
 	"  -w             suppress warnings\n"
+	"  -W             treat warnings as errors\n"
 	"  -o FILE        write the script's output to FILE\n"
 	"  -c CMD         start CMD once probes are attached; stop when it exits\n"
 	"  -x PID         set target() to PID (--runtime=dyninst: probe that process)\n"
@@ -260,6 +261,7 @@ static void parse_option(struct session *s, int c, int long_index)
 	case 'g': s->guru = true; break;
 	case 'v': s->verbose++; break;
 	case 'w': s->no_warnings = true; break;
+	case 'W': s->fatal_warnings = true; break;
 	case 'o': s->output_path = optarg; break;
 	case 'c': s->target_cmd = optarg; break;
 	case 'x': s->target_pid = parse_number(optarg, 1, 0x7fffffff, "invalid process id '%s'"); break;
@@ -309,7 +311,7 @@ static void parse_options(struct session *s, int argc, char **argv)
 {
 	int c, long_index = 0;
 
-	while ((c = getopt_long(argc, argv, "e:p:I:D:G:gvwo:c:x:T:l:L:r:a:hVbktuPFs:S:B:R:m:d:",
+	while ((c = getopt_long(argc, argv, "e:p:I:D:G:gvwWo:c:x:T:l:L:r:a:hVbktuPFs:S:B:R:m:d:",
 				long_options, &long_index)) != -1)
 		parse_option(s, c, long_index);
 	if (!s->script_text) {
@@ -548,6 +550,7 @@ int main(int argc, char **argv)
 	session_defaults(&s);
 	parse_options(&s, argc, argv);
 	diag_suppress_warnings(s.no_warnings);
+	diag_fatal_warnings(s.fatal_warnings);
 
 	script = pass1_parse(&s);
 	if (!script)

@@ -31,6 +31,7 @@ struct session {
 	int verbose;			/* -v count */
 	bool guru;			/* -g: embedded C allowed */
 	bool no_warnings;		/* -w */
+	bool fatal_warnings;		/* -W */
 
 	/* what %( %) conditionals test, from the running system unless overridden */
 	const char *kernel_release;	/* uname -r, or -r */
