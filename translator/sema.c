@@ -70,19 +70,42 @@ struct stapfile *sema_file_of(struct sema *sm, struct srcloc loc)
  * into many derived probes) prints only the first time.  Returns whether it
  * printed, so that callers add their notes only then.
  */
+static bool first_time(struct sema *sm, struct srcloc loc, const char *msg)
+{
+	char *key = arena_printf("%p:%d:%d:%s", (const void *)loc.src, loc.line, loc.col, msg);
+
+	if (hmap_get(&sm->seen, key))
+		return false;
+	hmap_put(&sm->seen, key, key);
+	return true;
+}
+
 bool sema_error(struct srcloc loc, struct sema *sm, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg, *key;
+	char *msg;
 
 	va_start(ap, fmt);
 	msg = arena_vprintf(fmt, ap);
 	va_end(ap);
-	key = arena_printf("%p:%d:%d:%s", (const void *)loc.src, loc.line, loc.col, msg);
-	if (hmap_get(&sm->seen, key))
+	if (!first_time(sm, loc, msg))
 		return false;
-	hmap_put(&sm->seen, key, key);
 	diag_error(loc, "%s", msg);
+	return true;
+}
+
+/* A warning, once per place, as sema_error (-w hides it and its notes). */
+bool sema_warning(struct srcloc loc, struct sema *sm, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = arena_vprintf(fmt, ap);
+	va_end(ap);
+	if (!first_time(sm, loc, arena_printf("warning:%s", msg)))
+		return false;
+	diag_warning(loc, "%s", msg);
 	return true;
 }
 

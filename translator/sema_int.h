@@ -104,6 +104,8 @@ void sema_pull_func(struct sema *sm, struct func *f);
 void sema_pull_file(struct sema *sm, struct stapfile *f);
 bool sema_error(struct srcloc loc, struct sema *sm, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+bool sema_warning(struct srcloc loc, struct sema *sm, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* sema_library.c */
 void sema_load_library(struct sema *sm);

@@ -185,6 +185,25 @@ static struct vardecl *new_local(struct scope *sc, struct expr *e)
 	return d;
 }
 
+/*
+ * stap's rule (elaborate.cxx, find_var): a name that a function or probe
+ * uses without declaring it is a global if one of that name is visible,
+ * the script's included, and only otherwise a new local.  So a tapset's
+ * undeclared helper variable binds to a script's global of the same name;
+ * stap warns then, in the same words, and its tapsets name such locals
+ * with a leading "__", which scripts leave to them.
+ */
+static void warn_cross_file(struct scope *sc, struct expr *e, struct vardecl *d)
+{
+	struct stapfile *from = sema_file_of(sc->sm, e->loc);
+
+	if (!from || !from->is_tapset || !d->file || d->file->is_tapset)
+		return;
+	if (sema_warning(e->loc, sc->sm, "cross-file global variable reference to '%s' from a tapset",
+			 e->name))
+		diag_note(d->loc, "the script's global '%s' is declared here", d->name);
+}
+
 /* Bind symbol E, used as USE says, to a local, parameter or global. */
 static void resolve_symbol(struct scope *sc, struct expr *e, int use)
 {
@@ -208,8 +227,10 @@ static void resolve_symbol(struct scope *sc, struct expr *e, int use)
 	if (!d)
 		d = new_local(sc, e);
 	e->decl = d;
-	if (d->scope == VAR_GLOBAL)
+	if (d->scope == VAR_GLOBAL) {
+		warn_cross_file(sc, e, d);
 		check_global_use(sc, e, d, use);
+	}
 }
 
 /* ---- calls ---- */
@@ -835,12 +856,17 @@ static void rx_logical(struct scope *sc, struct expr **ep)
 	struct expr *e = *ep;
 	bool and = strcmp(e->op, "&&") == 0;
 
-	if (rx_cond(sc, &e->left) && (e->left->num != 0) != and) {
-		*ep = number(e->loc, !and);
-		sc->folds++;
+	if (!rx_cond(sc, &e->left)) {
+		rx(sc, &e->right);
 		return;
 	}
-	rx(sc, &e->right);
+	if ((e->left->num != 0) != and) {	/* the left decides */
+		*ep = number(e->loc, !and);
+		sc->folds++;
+	} else if (rx_cond(sc, &e->right)) {	/* so does the right, then */
+		*ep = number(e->loc, e->right->num != 0);
+		sc->folds++;
+	}
 }
 
 static void rx_unary(struct scope *sc, struct expr **ep)
@@ -1088,12 +1114,18 @@ static void rs_if(struct scope *sc, struct stmt **sp)
 		rs(sc, &s->otherwise);
 }
 
-static void rs_loop(struct scope *sc, struct stmt *s)
+/* while/for; one that @defined() rules out leaves its initializer only, the rest unresolved */
+static void rs_loop(struct scope *sc, struct stmt **sp)
 {
+	struct stmt *s = *sp;
+
 	if (s->init)
 		rx(sc, &s->init);
-	if (s->expr)
-		rx(sc, &s->expr);
+	if (s->expr && rx_cond(sc, &s->expr) && !s->expr->num) {
+		*sp = ast_stmt(s->init ? STMT_EXPR : STMT_NULL, s->loc);
+		(*sp)->expr = s->init;
+		return;
+	}
 	if (s->incr)
 		rx(sc, &s->incr);
 	sc->loops++;
@@ -1120,7 +1152,7 @@ static void rs(struct scope *sc, struct stmt **sp)
 		break;
 	case STMT_WHILE:
 	case STMT_FOR:
-		rs_loop(sc, s);
+		rs_loop(sc, sp);
 		break;
 	case STMT_FOREACH:
 		rs_foreach(sc, s);

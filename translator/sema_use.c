@@ -545,8 +545,11 @@ static void collect_globals(struct use *u)
 	for (int i = 0; i < sm->script->globals.len; i++) {
 		struct vardecl *d = VEC_AT(&sm->script->globals, i);
 		struct declinfo *di = sema_declinfo(sm, d);
+		bool made = d->file && d->file->is_tapset;	/* by pass 2 (@entry) */
 
-		if (!di->reads && !di->writes)
+		if (made)
+			;
+		else if (!di->reads && !di->writes)
 			diag_warning(d->loc, "global '%s' is never used", d->name);
 		else if (di->reads && !di->writes && !d->init)
 			diag_warning(di->first_read, "global '%s' is read but never assigned", d->name);
