@@ -11,7 +11,8 @@
 #   programs  BPF programs loaded (bpf(BPF_PROG_LOAD) calls of the script's
 #             programs that succeeded, counted by strace)
 #   insns     instructions the verifier processed, summed over them
-#             (bpftool prog show: verified_insns, while the script runs)
+#             (verified_insns in /proc/PID/fdinfo of pmstap's program
+#             descriptors, while the script runs)
 #   verifier  time in those BPF_PROG_LOAD calls, summed (strace -T): the
 #             kernel's verification and JIT
 #   pass 4    pmstap -p4 wall time with PMSTAP_CACHE an empty directory
@@ -41,7 +42,7 @@ if [ ! -f "$examples/strace.stp" ]; then
 		dpkg -x "$work"/systemtap-doc_*.deb "$build/systemtap-doc" ||
 		{ echo "bench/compile.sh: cannot fetch systemtap-doc" >&2; exit 2; }
 fi
-for t in strace bpftool flock; do
+for t in strace flock; do
 	command -v $t >/dev/null || { echo "bench/compile.sh: needs $t" >&2; exit 2; }
 done
 echo 'global counts; probe syscall.* { counts[name]++ }' >"$work/oneliner.stp"
@@ -63,14 +64,11 @@ pass4() {
 	echo "$t0 $t1" | awk '{ printf("%.2f", $2 - $1) }'
 }
 
-# insns PID: verified instructions of the programs pmstap PID loaded.
+# insns PID: "verified_instructions programs" of the BPF programs PID holds
+# open (/proc/PID/fdinfo: verified_insns, Linux 5.16 and later).
 insns() {
-	bpftool prog show --json 2>/dev/null | python3 -c '
-import json, sys
-pid = int(sys.argv[1])
-progs = [p for p in json.load(sys.stdin)
-         if any(q.get("pid") == pid for q in p.get("pids", []))]
-print(sum(p.get("verified_insns", 0) for p in progs), len(progs))' "$1"
+	cat /proc/"$1"/fdinfo/* 2>/dev/null |
+	awk '/^prog_type:/ { n++ } /^verified_insns:/ { v += $2 } END { print v + 0, n + 0 }'
 }
 
 # run PMSTAP CACHE SCRIPT: "programs insns verifier_ms" of a short run.
@@ -126,7 +124,7 @@ load() {
 	local pmstap=$2/bin/pmstap s
 
 	for s in strace errsnoop oneliner; do
-		echo "$s $(cd "$work" && run "$pmstap" "$work/load-$1" "$s.stp")"
+		echo "$s $(run "$pmstap" "$work/load-$1" "$work/$s.stp")"
 	done >"$work/$1.load"
 }
 
