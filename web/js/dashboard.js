@@ -99,6 +99,9 @@
 			for (const [key, p] of this.panels)
 				if (!metas.has(key))
 					this.gone(key, p);
+			const order = [...this.panels.keys()].sort().map((k) => this.panels.get(k).panel.root);
+			if (order.some((e, i) => this.grid.children[i] !== e))
+				this.grid.replaceChildren(...order);
 		}
 
 		make(key, list) {
