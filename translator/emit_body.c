@@ -143,7 +143,8 @@ int emit_body_locals(struct derived_probe *dp, struct stmt *inner, struct vec *o
 		if (used[i])
 			vec_push(ordered, VEC_AT(&dp->locals, i));
 	n = ordered->len;
-	qsort(ordered->items, (size_t)n, sizeof(void *), by_name);
+	if (n > 1)	/* items is NULL when nothing was pushed */
+		qsort(ordered->items, (size_t)n, sizeof(void *), by_name);
 	for (int i = 0; i < dp->locals.len; i++)
 		if (!used[i])
 			vec_push(ordered, VEC_AT(&dp->locals, i));
