@@ -76,7 +76,8 @@ static const struct field probe_fields[] = {
 	P(W_STR, tp_system), P(W_STR, tp_name), P(W_STR, target), P(W_BOOL, optional),
 	P(W_STR, uprobe_path), P(W_64, uprobe_offset), P(W_BOOL, uprobe_return),
 	P(W_64, uprobe_ref_ctr_offset), P(W_64, uprobe_pid), P(W_32, uprobe_file),
-	P(W_BOOL, kprobe), P(W_BOOL, kprobe_return),
+	P(W_BOOL, kprobe), P(W_BOOL, kprobe_return), P(W_STR, procfs_path),
+	P(W_BOOL, procfs_write), P(W_32, procfs_mode), P(W_64, procfs_maxsize),
 };
 
 static const struct field format_fields[] = {
