@@ -872,8 +872,10 @@ static bool check_probe(struct ck *c, int i)
 
 	if (!p->point)
 		return rbad(c, REC_PROBE, i, "no probe point");
-	if (p->kind < STP_PROBE_BEGIN || p->kind > STP_PROBE_PROCESS_END)
+	if (p->kind < STP_PROBE_BEGIN || p->kind > STP_PROBE_PROCFS)
 		return rbad(c, REC_PROBE, i, "kind %d is no probe kind", (int)p->kind);
+	if (p->kind == STP_PROBE_PROCFS && (!p->procfs_path || p->procfs_maxsize <= 0))
+		return rbad(c, REC_PROBE, i, "a procfs file with no name or no room");
 	if (p->context != STP_CTX_KERNEL && p->context != STP_CTX_USER)
 		return rbad(c, REC_PROBE, i, "context %d is neither kernel nor user",
 			    (int)p->context);
