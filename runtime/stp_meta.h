@@ -107,6 +107,7 @@ enum stp_probe_kind {
 	STP_PROBE_UPROBE,
 	STP_PROBE_PROCESS_BEGIN,
 	STP_PROBE_PROCESS_END,
+	STP_PROBE_PROCFS,	/* user context: a FIFO the runner serves (runtime/user/procfs.c) */
 };
 
 struct stp_uctx;
@@ -138,6 +139,11 @@ struct stp_meta_probe {
 	/* STP_PROBE_KFUNC: kernel.function, module().function, kprobe.function (target: the function) */
 	bool kprobe;			/* a kprobe at target; else fentry/fexit, as the program's section says */
 	bool kprobe_return;		/* a .return: kretprobe or fexit */
+	/* STP_PROBE_PROCFS: procfs("NAME").read/.write */
+	const char *procfs_path;	/* NAME: the FIFO's name in the run's folder */
+	bool procfs_write;		/* .write: a reader of what is written; else .read */
+	uint32_t procfs_mode;		/* the FIFO's mode: 0444 or 0222 less .umask(N) */
+	int64_t procfs_maxsize;		/* .read: the answer's buffer, its NUL included */
 };
 
 /*

@@ -420,4 +420,15 @@ STP_SERVICE void stp_regex_matched(struct context *c, char *out, int64_t n);
 /* The last match's groups, the whole match included (1 + its '(' groups); errors as above. */
 STP_SERVICE int64_t stp_regex_ngroups(struct context *c);
 
+/*
+ * $value of procfs probes (tapset/procfs.stp), user context only
+ * (runtime/user/procfs.c).  In a .read handler: the answer becomes V, or
+ * V is appended to it, cut at .maxsize(N) - 1 bytes with stap's error
+ * "buffer size exceeded, consider .maxsize(N)."; in a .write handler: OUT
+ * gets the piece written.
+ */
+STP_SERVICE void stp_procfs_value_set(struct context *c, const char *v);
+STP_SERVICE void stp_procfs_value_append(struct context *c, const char *v);
+STP_SERVICE void stp_procfs_value_get(struct context *c, char *out);
+
 #endif

@@ -321,6 +321,7 @@ const char *emit_target(struct emitter *E, struct expr *e)
 	case TARGETS_TRACEPOINT:
 		return tp_target(E, e, dp->tp);
 	case TARGETS_NONE:
+	case TARGETS_PROCFS:	/* rewritten in pass 2 */
 		break;
 	}
 	emit_unsupported(E, e->loc, arena_printf("target variable '%s' in a %s probe", e->name,

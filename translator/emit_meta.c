@@ -107,7 +107,7 @@ static const char *probe_kind(struct emitter *E, struct derived_probe *dp, int i
 	static const char *const user[] = {
 		[PROBE_BEGIN] = "STP_PROBE_BEGIN", [PROBE_END] = "STP_PROBE_END",
 		[PROBE_ERROR] = "STP_PROBE_ERROR", [PROBE_NEVER] = "STP_PROBE_NEVER",
-		[PROBE_TIMER] = "STP_PROBE_TIMER",
+		[PROBE_TIMER] = "STP_PROBE_TIMER", [PROBE_PROCFS] = "STP_PROBE_PROCFS",
 	};
 
 	if (!E->kernel_probe[i])
@@ -121,7 +121,19 @@ static const char *probe_kind(struct emitter *E, struct derived_probe *dp, int i
 	}
 }
 
-static void probe_params(FILE *out, struct derived_probe *dp)
+static void procfs_params(struct emitter *E, FILE *out, struct derived_probe *dp)
+{
+	int64_t maxsize = dp->procfs_maxsize ? dp->procfs_maxsize : E->maxstringlen;
+
+	fprintf(out, "\t\t.procfs_path = %s,\n", str_or_null(dp->procfs_path));
+	if (dp->procfs_write)
+		fprintf(out, "\t\t.procfs_write = true,\n");
+	fprintf(out, "\t\t.procfs_mode = 0%o,\n\t\t.procfs_maxsize = %lld,\n",
+		(unsigned)((dp->procfs_write ? 0222 : 0444) & ~dp->procfs_umask),
+		(long long)maxsize);
+}
+
+static void probe_params(struct emitter *E, FILE *out, struct derived_probe *dp)
 {
 	if (dp->priority)
 		fprintf(out, "\t\t.priority = %lld,\n", (long long)dp->priority);
@@ -143,6 +155,8 @@ static void probe_params(FILE *out, struct derived_probe *dp)
 	}
 	emit_uprobe_meta(out, dp);
 	emit_kprobe_meta(out, dp);
+	if (dp->kind == PROBE_PROCFS)
+		procfs_params(E, out, dp);
 	if (probe_class(dp) == PCLASS_TRACEPOINT)
 		fprintf(out, "\t\t.tp_system = \"%s\",\n\t\t.tp_name = \"%s\",\n", dp->tp->system,
 			dp->tp->name);
@@ -162,7 +176,7 @@ static void probes(struct emitter *E, FILE *out)
 				E->prog_of[i]);
 		else
 			fprintf(out, "\t\t.context = STP_CTX_USER,\n\t\t.handler = probe_%d,\n", i);
-		probe_params(out, dp);
+		probe_params(E, out, dp);
 		if (dp->orig && dp->orig->optional)
 			fprintf(out, "\t\t.optional = true,\n");
 		fprintf(out, "\t},\n");

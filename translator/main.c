@@ -61,6 +61,8 @@ static const char usage_text[] =
 	"  -c CMD         start CMD once probes are attached; stop when it exits\n"
 	"  -x PID         set target() to PID (--runtime=dyninst: probe that process)\n"
 	"  -T SECONDS     stop after SECONDS\n"
+	"  -m NAME        name the run's procfs folder /var/tmp/systemtap-USER/NAME\n"
+	"                 (default: the script's name)\n"
 	"  -l PATTERN     list probe points matching PATTERN\n"
 	"  -L PATTERN     list probe points and their variables\n"
 	"  -r RELEASE     kernel release that %( kernel_v %) tests (default: uname -r)\n"
@@ -87,7 +89,7 @@ static const char usage_text[] =
 	"  -h, --help     print this help and exit\n"
 	"\n"
 	"Script arguments are $1, $2, ... (as tokens) and @1, @2, ... (as strings).\n"
-	"stap's module-runtime options (-b -s -S -B -R -m -d -k -t -u -F --ldd\n"
+	"stap's module-runtime options (-b -s -S -B -R -d -k -t -u -F --ldd\n"
 	"--all-modules ...) are accepted and have no effect.\n"
 	"See pmstap(1).\n";
 
@@ -249,6 +251,16 @@ static void ignored_option(struct session *s, const char *name)
 		fprintf(stderr, "pmstap: option %s has no effect with the bpf runtime\n", name);
 }
 
+/* -m NAME: stap's rule, letters, digits and '_' (it names a folder). */
+static const char *module_name(const char *name)
+{
+	size_t n = strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+
+	if (!*name || name[n] || strlen(name) > 64)
+		usage_error("invalid module name '%s' (letters, digits and '_', at most 64)", name);
+	return name;
+}
+
 static void print_version(void)
 {
 	printf("pmstap (pcp-stap) %s, SystemTap language %s\n", PMSTAP_VERSION,
@@ -344,7 +356,8 @@ static void parse_option(struct session *s, int c, int long_index)
 	case 'b': case 'k': case 't': case 'u': case 'F':
 		ignored_option(s, (char[]){ '-', (char)c, 0 });
 		break;
-	case 's': case 'S': case 'B': case 'R': case 'm': case 'd':
+	case 'm': s->module_name = module_name(optarg); break;
+	case 's': case 'S': case 'B': case 'R': case 'd':
 		ignored_option(s, (char[]){ '-', (char)c, 0 });
 		break;
 	case OPT_IGNORED: case OPT_IGNORED_ARG:

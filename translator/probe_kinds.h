@@ -47,6 +47,7 @@ enum probe_class {
 	PCLASS_KPROBE,		/* kernel functions and statements */
 	PCLASS_PROC,		/* process/thread begin and end: sched tracepoints */
 	PCLASS_UPROBE,		/* an address in a user-space ELF file */
+	PCLASS_PROCFS,		/* procfs("NAME").read/.write: a FIFO the runner serves */
 };
 
 /* Where $vars come from, and when they are checked. */
@@ -57,6 +58,7 @@ enum probe_targets {
 	TARGETS_KFUNC,		/* BTF parameters (pass 2) where BTF has the function */
 	TARGETS_DWARF,		/* the probed file's debuginfo: pass 3 */
 	TARGETS_PLT,		/* $$name, the imported function's name: pass 2 */
+	TARGETS_PROCFS,		/* $value, rewritten to calls in pass 2 (probes_procfs.c) */
 };
 
 struct probe_kind_info {
@@ -65,6 +67,7 @@ struct probe_kind_info {
 	enum probe_targets targets;
 	bool function_return;		/* .return of a function: $return, @entry, $params at entry */
 	enum probe_context context[RUNTIME_COUNT];
+	const char *refusal;		/* why a runtime with PCTX_NONE lacks it; NULL: by context */
 };
 
 const struct probe_kind_info *probe_kind_info(enum probe_kind k);

@@ -22,6 +22,7 @@
 #include "sema_int.h"
 #include "probes.h"
 #include "probes_btf.h"
+#include "probes_procfs.h"
 #include "probes_sys.h"
 #include "probes_user.h"
 
@@ -108,6 +109,14 @@ static const struct {
 	{ "process(a).library(s).plt(s).return", PROBE_UPLT },
 	{ "process.plt", PROBE_UPLT }, { "process.plt.return", PROBE_UPLT },
 	{ "process.plt(s)", PROBE_UPLT }, { "process.plt(s).return", PROBE_UPLT },
+	{ "procfs.read", PROBE_PROCFS }, { "procfs.umask(n).read", PROBE_PROCFS },
+	{ "procfs.read.maxsize(n)", PROBE_PROCFS },
+	{ "procfs.umask(n).read.maxsize(n)", PROBE_PROCFS },
+	{ "procfs(s).read", PROBE_PROCFS }, { "procfs(s).umask(n).read", PROBE_PROCFS },
+	{ "procfs(s).read.maxsize(n)", PROBE_PROCFS },
+	{ "procfs(s).umask(n).read.maxsize(n)", PROBE_PROCFS },
+	{ "procfs.write", PROBE_PROCFS }, { "procfs.umask(n).write", PROBE_PROCFS },
+	{ "procfs(s).write", PROBE_PROCFS }, { "procfs(s).umask(n).write", PROBE_PROCFS },
 };
 
 static const char *const timer_units[] = {
@@ -685,6 +694,8 @@ static int build(struct expand *x, const struct pattern *p, struct vec *comps)
 	case PCLASS_PROC:
 	case PCLASS_UPROBE:
 		return build_process(x, comps, p->kind);
+	case PCLASS_PROCFS:
+		return probes_procfs_resolve(x->sm, make_probe(x, comps, p->kind), comps);
 	case PCLASS_LIFECYCLE:
 		break;
 	}

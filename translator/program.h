@@ -94,6 +94,7 @@ enum probe_kind {
 	PROBE_USTATEMENT,	/* process(..).statement(..) */
 	PROBE_UMARK,		/* process(..)[.provider(..)].mark(..) (SDT) */
 	PROBE_UPLT,		/* process(..)[.library(..)].plt[(..)][.return]: a PLT entry */
+	PROBE_PROCFS,		/* procfs[("NAME")][.umask(N)].read[.maxsize(N)] / .write: a FIFO */
 	PROBE_KIND_COUNT,	/* each kind has its row in probe_kinds.c */
 };
 
@@ -152,6 +153,12 @@ struct derived_probe {
 	/* kernel functions (PROBE_KFUNC), once resolved (probes_btf.h) */
 	const char *kfunc;	/* the function probed, no wildcard: "ksys_read"; NULL if unresolved */
 	bool kfunc_kprobe;	/* a kprobe/kretprobe (kprobe.function, module(), no BTF); else fentry/fexit */
+
+	/* PROBE_PROCFS (probes_procfs.c) */
+	const char *procfs_path;	/* the file's name in the module's folder: "command" by default */
+	bool procfs_write;	/* .write: the handler gets what was written; else .read */
+	int64_t procfs_umask;	/* .umask(N); stap's default: 0044 (.read), 0022 (.write) */
+	int64_t procfs_maxsize;	/* .maxsize(N): the read buffer's bytes; 0: MAXSTRINGLEN */
 };
 
 /* Functions of one name and arity, in the order next walks them (priority). */

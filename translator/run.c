@@ -33,6 +33,7 @@ static void session_opts(const struct session *s, struct stp_script_opts *o)
 		.verbose = s->verbose,
 		.prog_name = "pmstap",
 		.pmda_name = s->pmda_name,
+		.module_name = s->module_name,
 	};
 }
 

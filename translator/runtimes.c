@@ -73,9 +73,11 @@ static void refuse_probe(const struct session *s, const struct derived_probe *dp
 {
 	enum runtime_id other = first_runtime(dp);
 
+	const char *why = probe_kind_info(dp->kind)->refusal;
+
 	diag_error(dp->orig ? dp->orig->loc : dp->probe->loc,
 		   "probe point '%s' cannot run on the %s runtime: %s", dp->point, s->runtime,
-		   needs(probe_context(dp, other)));
+		   why ? why : needs(probe_context(dp, other)));
 	diag_hint("the %s runtime runs it (--runtime=%s)", runtimes[other].name,
 		  runtimes[other].name);
 }

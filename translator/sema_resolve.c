@@ -15,6 +15,7 @@
 #include "sema_int.h"
 #include "sema_write.h"
 #include "probes.h"
+#include "probes_procfs.h"
 #include "probes_btf.h"
 #include "probes_sdt.h"
 
@@ -694,6 +695,12 @@ static void resolve_target(struct scope *sc, struct expr *e)
 			sema_error(e->loc, sc->sm, "a .plt probe has only $$name (the function "
 				   "called), not '%s'", e->name);
 		return;
+	case TARGETS_PROCFS:	/* only inside @defined(): uses were rewritten */
+		if (strcmp(e->name, "$value") == 0 && !e->comps.len) {
+			e->type = TYPE_STRING;
+			return;
+		}
+		/* fall through */
 	case TARGETS_NONE:
 		if (target_fail(sc))
 			sema_error(e->loc, sc->sm, "target variable '%s' is not available at probe point '%s'",
@@ -922,8 +929,12 @@ static void rx_comps(struct scope *sc, struct expr *e)
 
 static void rx(struct scope *sc, struct expr **ep)
 {
-	struct expr *e = *ep;
+	struct expr *e;
 
+	/* procfs probes: $value becomes a call (probes_procfs.h) */
+	if (sc->dp && probe_targets(sc->dp) == TARGETS_PROCFS)
+		probes_procfs_value(sc->sm, sc->dp, ep);
+	e = *ep;
 	switch (e->kind) {
 	case EXPR_NUMBER:
 	case EXPR_STRING:

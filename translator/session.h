@@ -23,6 +23,7 @@ struct session {
 	const char *output_path;	/* -o FILE */
 	const char *target_cmd;		/* -c CMD */
 	const char *pmda_name;		/* --pmda[=NAME]: "" for the script's name; NULL: none */
+	const char *module_name;	/* -m NAME: the procfs folder's name; NULL: the script's */
 	long target_pid;		/* -x PID; 0 when not given */
 	long timeout_s;			/* -T SECONDS; 0 when not given */
 	bool suppress_handler_errors;	/* --suppress-handler-errors */

@@ -34,6 +34,7 @@
 #include "script_int.h"
 #include "uctx_glue.h"
 #include "proc_attach.h"
+#include "procfs.h"
 
 #define MAX_TIMER_RUNS 64	/* handler runs for one wakeup of an overrun timer */
 
@@ -45,6 +46,7 @@ enum {
 	EV_TIMER,		/* low half: index in s->timers */
 	EV_DYN_POLL,		/* the dyninst runtime's timer to read its ring buffer */
 	EV_DYN_REPORT,		/* the dyninst runtime's loader in the -c command */
+	EV_PROCFS,		/* low half: a procfs file's thread asks for its handlers */
 };
 
 void stp_request_stop(struct stp_script *s, enum stp_state state)
@@ -184,6 +186,11 @@ static void on_timer(struct stp_script *s, struct stp_timer *t)
 	}
 }
 
+static int watch_procfs(struct stp_script *s, int fd, int i)
+{
+	return watch(s, fd, EV_PROCFS, (uint32_t)i);
+}
+
 /* ---- signals and the deadline ---- */
 
 static void stop_signals(sigset_t *set)
@@ -269,6 +276,9 @@ static void dispatch(struct stp_script *s, const struct epoll_event *ev)
 		break;
 	case EV_TIMER:
 		on_timer(s, &s->timers[index]);
+		break;
+	case EV_PROCFS:
+		stp_procfs_on_request(s, (int)index);
 		break;
 	case EV_DYN_REPORT:
 		if (stp_dyn_on_report(s) < 0) {
@@ -359,6 +369,7 @@ static void loop_close(struct stp_script *s)
 static void finish(struct stp_script *s)
 {
 	stp_request_stop(s, STP_STATE_STOPPING);
+	stp_procfs_stop(s);	/* readers now find no file, as after stap's module exit */
 	stp_detach_all(s);
 	drain(s);
 	run_phase(s, STP_PROBE_END, STP_STATE_STOPPING);
@@ -383,6 +394,10 @@ int stp_script__run(struct stp_script *s)
 		s->state = STP_STATE_RUNNING;
 		if (stp_control_set(s, STP_STATE_RUNNING) < 0 || timers_start(s) < 0)
 			stp_request_stop(s, STP_STATE_STOPPING);
+		if (s->state == STP_STATE_RUNNING && stp_procfs_start(s, watch_procfs) < 0) {
+			s->internal_error = true;
+			stp_request_stop(s, STP_STATE_STOPPING);
+		}
 		stp_proc_existing(s);
 		stp_dyn_begin_pid(s);	/* the same for the dyninst runtime's -x */
 		stp_out_flush(s);

@@ -155,7 +155,10 @@ static int open_shared_object(struct stp_script *s)
 
 static int check_probe(const struct stp_script *s, const struct stp_meta_probe *p)
 {
-	if (p->kind < STP_PROBE_BEGIN || p->kind > STP_PROBE_PROCESS_END || !p->point)
+	if (p->kind < STP_PROBE_BEGIN || p->kind > STP_PROBE_PROCFS || !p->point)
+		return -1;
+	if (p->kind == STP_PROBE_PROCFS && (p->context != STP_CTX_USER || !p->procfs_path ||
+					    p->procfs_maxsize <= 0))
 		return -1;
 	if (p->context == STP_CTX_KERNEL && !p->prog)
 		return -1;

@@ -51,6 +51,7 @@ struct stp_script_opts {
 	int verbose;			/* -v count */
 	const char *prog_name;		/* prefix of runner messages; NULL: "pmstap" */
 	const char *pmda_name;		/* --pmda: pmdastap serves it as stap.NAME (handover.h) */
+	const char *module_name;	/* -m NAME: names the procfs folder; NULL: the script's name */
 };
 
 struct stp_script *stp_script__open(const char *dir, const struct stp_script_opts *opts);

@@ -15,6 +15,7 @@
 struct bpf_link;
 struct ring_buffer;
 struct stp_uctx;
+struct stp_procfs;
 
 /* Where a run is: stap's session states, in order. */
 enum stp_state {
@@ -85,6 +86,7 @@ struct stp_script {
 	struct ring_buffer *rb;
 	struct stp_timer *timers;
 	int ntimers;
+	struct stp_procfs *procfs;		/* procfs probes' FIFOs (procfs.c), or NULL */
 	long errors;				/* reported */
 	long suppressed;			/* --suppress-handler-errors: counted only */
 	long kernel_error_records;
