@@ -16,6 +16,9 @@
 # The packaging tools (make deb; qa/063 builds and installs the packages)
 # come with the others: dpkg-dev, debhelper, fakeroot and lintian.
 #
+# redis-server, jq, curl and iproute2 are for the fleet on one machine
+# (make demo-hosts, qa/150): pmproxy loads archives into Redis.
+#
 # Idempotent and quiet when everything is present.  pcp's postinst calls
 # systemctl, which fails when systemd is not PID 1 (containers, CI VMs):
 # a stub systemctl that exits 0 goes first in the PATH that apt gives dpkg.
@@ -26,7 +29,8 @@ PACKAGES="make gcc clang llvm pkg-config
 	libbpf-dev bpftool libdw-dev libelf-dev
 	libcunit1-dev libclang-rt-14-dev
 	systemtap-sdt-dev libzydis-dev g++
-	dpkg-dev debhelper fakeroot lintian"
+	dpkg-dev debhelper fakeroot lintian
+	redis-server jq curl iproute2"
 GUEST_PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static cpio kmod xz-utils"
 [ -n "${PMSTAP_NO_GUEST:-}" ] && GUEST_PACKAGES=""
 [ "${1:-}" = --deb ] && GUEST_PACKAGES=""
