@@ -13,11 +13,19 @@
 # PMSTAP_NO_GUEST=1 leaves them out; failing to install them only warns
 # (the guest tests then report that they did not run, and why).
 #
+# valgrind is for the QA: qa/118 counts the bytes pmdastap holds under it.
+#
 # The packaging tools (make deb; qa/063 builds and installs the packages)
 # come with the others: dpkg-dev, debhelper, fakeroot and lintian.
 #
-# redis-server, jq, curl and iproute2 are for the fleet on one machine
-# (make demo-hosts, qa/150): pmproxy loads archives into Redis.
+# The browser test of the dashboard (qa/151: web/ in headless Chromium,
+# driven by chromium-driver and python3-selenium) needs about 100 MB of
+# packages: PMSTAP_NO_WEB=1 leaves them out, and failing to install them
+# only warns (qa/151 then says it did not run, and why).  curl and jq read
+# pmproxy's REST API in the tests (qa/150).
+#
+# redis-server and iproute2 are for the fleet on one machine
+# (make demo-hosts, qa/152): pmproxy loads archives into Redis.
 #
 # Idempotent and quiet when everything is present.  pcp's postinst calls
 # systemctl, which fails when systemd is not PID 1 (containers, CI VMs):
@@ -27,13 +35,16 @@ set -eu
 PACKAGES="make gcc clang llvm pkg-config
 	pcp libpcp3-dev libpcp-pmda3-dev
 	libbpf-dev bpftool libdw-dev libelf-dev
-	libcunit1-dev libclang-rt-14-dev
+	libcunit1-dev libclang-rt-14-dev valgrind
 	systemtap-sdt-dev libzydis-dev g++
 	dpkg-dev debhelper fakeroot lintian
-	redis-server jq curl iproute2"
+	curl jq redis-server iproute2"
 GUEST_PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static cpio kmod xz-utils"
 [ -n "${PMSTAP_NO_GUEST:-}" ] && GUEST_PACKAGES=""
 [ "${1:-}" = --deb ] && GUEST_PACKAGES=""
+WEB_PACKAGES="chromium chromium-driver python3-selenium"
+[ -n "${PMSTAP_NO_WEB:-}" ] && WEB_PACKAGES=""
+[ "${1:-}" = --deb ] && WEB_PACKAGES=""
 
 # the packages of $* not installed, each with a leading space
 missing_of()
@@ -52,8 +63,13 @@ if [ -n "$guest_missing" ] && [ -z "$missing" ] && [ "$(id -u)" != 0 ]; then
 	echo "deps: warning: the qa guest's packages are missing:$guest_missing; run 'make deps' as root" >&2
 	guest_missing=""
 fi
+web_missing=$(missing_of $WEB_PACKAGES)
+if [ -n "$web_missing" ] && [ -z "$missing" ] && [ "$(id -u)" != 0 ]; then
+	echo "deps: warning: the browser test's packages are missing:$web_missing; run 'make deps' as root" >&2
+	web_missing=""
+fi
 
-if [ -n "$missing$guest_missing" ] || [ -n "$(dpkg --audit 2>/dev/null)" ]; then
+if [ -n "$missing$guest_missing$web_missing" ] || [ -n "$(dpkg --audit 2>/dev/null)" ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "deps: missing Debian packages:$missing; run 'make deps' as root" >&2
 		exit 1
@@ -64,7 +80,7 @@ if [ -n "$missing$guest_missing" ] || [ -n "$(dpkg --audit 2>/dev/null)" ]; then
 	chmod 755 "$stub/systemctl"
 	dpath="$stub:/usr/sbin:/usr/bin:/sbin:/bin"
 	export DEBIAN_FRONTEND=noninteractive
-	[ -z "$missing$guest_missing" ] || apt-get update -qq
+	[ -z "$missing$guest_missing$web_missing" ] || apt-get update -qq
 	if [ -n "$missing" ]; then
 		echo "deps: installing$missing"
 		apt-get install -y -qq --no-install-recommends \
@@ -75,6 +91,12 @@ if [ -n "$missing$guest_missing" ] || [ -n "$(dpkg --audit 2>/dev/null)" ]; then
 		apt-get install -y -qq --no-install-recommends \
 			-o DPkg::Path="$dpath" $guest_missing >/dev/null ||
 			echo "deps: warning: cannot install the qa guest's packages: the guest tests will not run" >&2
+	fi
+	if [ -n "$web_missing" ]; then
+		echo "deps: installing the browser test's$web_missing (PMSTAP_NO_WEB=1 leaves them out)"
+		apt-get install -y -qq --no-install-recommends \
+			-o DPkg::Path="$dpath" $web_missing >/dev/null ||
+			echo "deps: warning: cannot install the browser test's packages: qa/151 will not run" >&2
 	fi
 	# a pcp left half-configured by an earlier install without the stub
 	PATH="$dpath" dpkg --configure -a
@@ -98,7 +120,7 @@ if [ ! -d /sys/kernel/tracing/events ] && [ "$(id -u)" = 0 ]; then
 fi
 
 if [ "${1:-}" = --pmcd ] && ! pmprobe pmcd.version >/dev/null 2>&1; then
-	/etc/init.d/pmcd start >/dev/null
+	"$(dirname "$0")/detached.sh" /etc/init.d/pmcd start >/dev/null
 	pmprobe pmcd.version >/dev/null || { echo "deps: pmcd did not start" >&2; exit 1; }
 fi
 exit 0

@@ -160,6 +160,16 @@ static struct bpf_program *loaded_prog(struct bpf_object *obj, const struct stp_
 	return prog && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0 ? prog : NULL;
 }
 
+/* The first kernel probe that runs probe I's program. */
+static int first_of_prog(const struct stp_meta *m, int i)
+{
+	for (int j = 0; j < i; j++)
+		if (m->probes[j].context == STP_CTX_KERNEL && m->probes[j].prog &&
+		    strcmp(m->probes[j].prog, m->probes[i].prog) == 0)
+			return j;
+	return i;
+}
+
 /* Each kernel probe's loaded program: the PMDA reads its recursion misses. */
 static int send_progs(struct stp_script *s)
 {
@@ -170,7 +180,8 @@ static int send_progs(struct stp_script *s)
 		struct bpf_program *prog = loaded_prog(obj, &m->probes[i]);
 		char index[16];
 
-		if (!prog)
+		/* a program that several probes share: its misses count once, for the first */
+		if (!prog || first_of_prog(m, i) != i)
 			continue;
 		snprintf(index, sizeof(index), "%d", i);
 		if (stp_msg_send(CTL_FD, STAP_MSG_PROG, index, strlen(index), bpf_program__fd(prog)) < 0)

@@ -76,6 +76,7 @@ void stap_config_defaults(void)
 	c->max_script_bytes = 256 * 1024;
 	c->output_queue_bytes = 1024 * 1024;
 	c->max_line_bytes = 4096;
+	c->output_text_bytes = 65536;
 	c->start_timeout = 300;
 	c->ready_timeout = 60;
 	c->check_timeout = 3;
@@ -186,6 +187,7 @@ static int set_limit(const char *key, const char *v)
 		{ "max_script_bytes", 16, 64L << 20, NULL, &c->max_script_bytes },
 		{ "output_queue_bytes", 4096, 1L << 30, NULL, &c->output_queue_bytes },
 		{ "max_line_bytes", 80, 1L << 20, NULL, &c->max_line_bytes },
+		{ "output_text_bytes", 1024, 1L << 28, NULL, &c->output_text_bytes },
 		{ "start_timeout", 1, 86400, &c->start_timeout, NULL },
 		{ "ready_timeout", 0, 3600, &c->ready_timeout, NULL },
 		{ "check_timeout", 1, 600, &c->check_timeout, NULL },

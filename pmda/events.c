@@ -12,7 +12,8 @@
  * how many lines it lost.
  * stap.scripts.{output_lines,output_bytes,last_output} mirror the stream
  * for clients that cannot show events (pmproxy's REST API shows them as
- * null).
+ * null), and stap.scripts.output_text carries the lines themselves
+ * (outtext.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -105,6 +106,7 @@ void stap_output_close(struct stap_script *sc)
 	prune_retired();
 	free(sc->last_output);
 	sc->last_output = NULL;
+	stap_history_free(sc);
 }
 
 /* A line into the queue as {uint64_t number, text, NUL}, read at TV. */
@@ -127,6 +129,7 @@ static void emit(struct stap_script *sc, const char *line, size_t len, struct ti
 	memcpy(rec, &sc->output_lines, sizeof(uint64_t));
 	memcpy(rec + sizeof(uint64_t), line, text);
 	rec[sizeof(uint64_t) + text] = '\0';
+	stap_history_append(sc, line, text);
 	if (sc->queue >= 0)
 		pmdaEventQueueAppend(sc->queue, rec, need, tv);
 }
@@ -279,6 +282,7 @@ static struct seen *seen_get(int ctx, struct stap_script *sc)
 
 void stap_output_end_context(int ctx)
 {
+	stap_outtext_end_context(ctx);
 	for (int i = 0; i < nseen;)
 		if (seen[i].ctx == ctx)
 			seen[i] = seen[--nseen];

@@ -78,6 +78,7 @@ static unsigned int fetch_gen = 1;
 void stap_fetch_begin(void)
 {
 	fetch_gen++;
+	stap_outtext_begin();
 }
 
 /* ---- the data a child sent ---- */
@@ -607,6 +608,8 @@ void stap_fetch_prepare(pmID pmid)
 	struct stap_metric *m;
 
 	if (cluster == STAP_CLUSTER_SCRIPTS) {
+		if (pmID_item(pmid) == STAP_SCRIPTS_OUTPUT_TEXT)
+			stap_outtext_prepare();
 		for (int i = 0; i < stap_nscripts; i++) {
 			refresh_counters(stap_scripts[i]);
 			refresh_probe_stats(stap_scripts[i]);	/* user-context errors */
@@ -812,6 +815,8 @@ static int script_status_value(struct stap_script *sc, int item, pmAtomValue *at
 	case STAP_SCRIPTS_OUTPUT_LINES: atom->ull = sc->output_lines; break;
 	case STAP_SCRIPTS_OUTPUT_BYTES: atom->ull = sc->output_bytes; break;
 	case STAP_SCRIPTS_LAST_OUTPUT: atom->cp = sc->last_output ? sc->last_output : ""; break;
+	case STAP_SCRIPTS_OUTPUT_TEXT:
+	case STAP_SCRIPTS_OUTPUT_MISSED: return stap_outtext_fetch(sc, item, atom);
 	case STAP_SCRIPTS_RESTARTS: atom->ul = sc->restarts; break;
 	case STAP_SCRIPTS_PID:		/* its child's, or the pmstap that handed it over */
 		if ((sc->pid > 0 ? sc->pid : sc->peer_pid) <= 0)

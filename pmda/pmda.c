@@ -106,6 +106,29 @@ static int stap_label(int ident, int type, pmLabelSet **lp, pmdaExt *pmda)
 	return pmdaLabel(ident, type, lp, pmda);
 }
 
+/*
+ * libpcp 6.0.3 (Debian 12's pcp; upstream's libpcp_pmda/src/mainloop.c is
+ * unchanged through 7.2.0) leaks a PDU buffer on every store, refused or
+ * not, in every daemon PMDA.  __pmdaMainPDU decodes a PDU_RESULT with
+ * __pmDecodeResult, which puts the value sets in a PDU buffer of their own
+ * and pins it; the next PDU_RESULT frees that result after setting its
+ * numpmid to 0, so __pmFreeResult never unpins the buffer: about 100 bytes
+ * a store, held for good (qa/118).  Free the values here as __pmFreeResult
+ * would (unpin their buffer, or free them if they are not in one) and leave
+ * numpmid 0: libpcp, this one or one that frees the values itself, then has
+ * nothing left to free.  Only __pmdaMainPDU calls a daemon's store.
+ */
+extern void __pmFreeResultValues(pmResult *result);	/* libpcp's, not in its headers */
+
+static int stap_store_release(pmResult *result, pmdaExt *pmda)
+{
+	int rc = stap_store(result, pmda);
+
+	__pmFreeResultValues(result);
+	result->numpmid = 0;
+	return rc;
+}
+
 static void setup_dispatch(pmdaInterface *d)
 {
 	d->version.seven.fetch = stap_fetch;
@@ -113,7 +136,7 @@ static void setup_dispatch(pmdaInterface *d)
 	d->version.seven.profile = stap_profile;
 	d->version.seven.desc = stap_desc;
 	d->version.seven.text = stap_text;
-	d->version.seven.store = stap_store;
+	d->version.seven.store = stap_store_release;
 	d->version.seven.pmid = stap_pmid;
 	d->version.seven.name = stap_name;
 	d->version.seven.children = stap_children;

@@ -8,6 +8,7 @@
  *	metrics.c	metric tables and names built from each script's stp_meta
  *	fetch.c		per-fetch snapshots of the maps, values, instances, labels
  *	events.c	printf output: pipes drained into per-script event queues
+ *	outtext.c	the same output as text, for clients that cannot read events
  *	identity.c	PMIDs and instance ids kept across restarts (pmdaCache)
  *	control.c	stap.control.*: register and deregister, per-client state
  *	watch.c		restarts a script whose probed files were rebuilt or upgraded
@@ -67,6 +68,8 @@ enum {
 	STAP_SCRIPTS_LINE,		/* the event records' parameter */
 	STAP_SCRIPTS_RESTARTS,
 	STAP_SCRIPTS_PID,
+	STAP_SCRIPTS_OUTPUT_TEXT,	/* the lines since this context's last fetch */
+	STAP_SCRIPTS_OUTPUT_MISSED,	/* lines this context's output_text skipped */
 };
 enum { STAP_PROBES_HITS, STAP_PROBES_RUN_TIME, STAP_PROBES_ATTACHED, STAP_PROBES_SKIPPED };
 
@@ -105,6 +108,7 @@ struct stap_config {
 	size_t max_script_bytes;
 	size_t output_queue_bytes;	/* per script, for stap.scripts.output */
 	size_t max_line_bytes;
+	size_t output_text_bytes;	/* per script, for stap.scripts.output_text */
 	int start_timeout;		/* seconds a child may take to start */
 	int ready_timeout;		/* seconds autostart scripts may delay readiness */
 	int check_timeout;		/* seconds for pmstap -p2 at registration */
@@ -140,6 +144,13 @@ enum stap_origin {
 struct stap_text {			/* a growing string; keeps its tail past max */
 	char *buf;
 	size_t len, size, max;
+};
+
+/* A script's newest output lines (outtext.c). */
+struct stap_history {
+	char *buf;			/* lines [start, end), each ended by '\n'; buf[end] is '\0' */
+	size_t start, end, cap;		/* cap: bytes held at most (2 * cap + 1 allocated) */
+	uint64_t first;			/* the number of the line at start */
 };
 
 struct stap_metric;
@@ -208,6 +219,7 @@ struct stap_script {
 	char *queue_name;
 	uint64_t output_lines, output_bytes;
 	char *last_output;
+	struct stap_history history;	/* for stap.scripts.output_text (outtext.c) */
 };
 
 struct stap_mapfd {
@@ -366,6 +378,16 @@ void stap_output_drain(struct stap_script *sc);	/* the child ended: read to the 
 void stap_output_flush(struct stap_script *sc);	/* at EOF: the line not ended */
 int stap_output_fetch(struct stap_script *sc, pmAtomValue *atom);
 void stap_output_end_context(int ctx);
+
+/* ---- outtext.c ---- */
+
+/* Line number sc->output_lines, LEN bytes at LINE, into sc's history. */
+void stap_history_append(struct stap_script *sc, const char *line, size_t len);
+void stap_history_free(struct stap_script *sc);	/* and every context's place in it */
+void stap_outtext_begin(void);			/* a fetch starts */
+void stap_outtext_prepare(void);		/* it asks for stap.scripts.output_text */
+int stap_outtext_fetch(struct stap_script *sc, int item, pmAtomValue *atom);
+void stap_outtext_end_context(int ctx);
 
 /* ---- identity.c ---- */
 

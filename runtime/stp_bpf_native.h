@@ -111,7 +111,10 @@ static inline long bpf_loop(uint32_t n, long (*cb)(uint64_t i, void *ctx), void 
 /*
  * A string at SRC, read by READ (a fault-safe copy) page by page, so that
  * its end may lie before a page that faults; the length with the NUL,
- * as bpf_probe_read_*_str() give it, or -EFAULT.
+ * as bpf_probe_read_*_str() give it, or -EFAULT.  Bytes of DST past the
+ * NUL are zero or as they were, never the source's: a key column is
+ * compared and hashed whole (a literal "x" read a page chunk of the
+ * literals after it into the key, and user context never found it).
  */
 static inline long stp__read_str(char *dst, uint32_t n, const void *src,
 				 long (*read)(void *, uint32_t, const void *))
@@ -133,8 +136,11 @@ static inline long stp__read_str(char *dst, uint32_t n, const void *src,
 			break;
 		}
 		end = memchr(dst + done, '\0', chunk);
-		if (end)
+		if (end) {
+			/* what the chunk read past the NUL is the source's, not the string's */
+			memset(end + 1, 0, dst + done + chunk - (end + 1));
 			return end - dst + 1;
+		}
 		done += chunk;
 	}
 	dst[done] = '\0';

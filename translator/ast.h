@@ -46,6 +46,7 @@ struct vardecl {
 	bool is_export;		/* "export global" (pcp-stap) */
 	const char *doc;	/* preceding doc comment body, or NULL */
 	struct stapfile *file;
+	bool systemtap_v;	/* its declaration passed a %( systemtap_v %) condition */
 
 	int refs;		/* pass 2: how many uses resolved to this */
 	bool written;		/* pass 2: assigned somewhere */
@@ -75,6 +76,8 @@ enum expr_kind {
 	EXPR_DEFINED,		/* @defined(left) */
 	EXPR_ENTRY,		/* @entry(left) */
 	EXPR_PERF,		/* @perf("name") */
+	EXPR_DEREF,		/* name(num, left): @kderef/@uderef, num bytes at address left */
+	EXPR_REGISTER,		/* name(num): @kregister/@uregister, register number num */
 	EXPR_AUTOCAST,		/* left comps: ->member / [i] on a value that is not a $var */
 	EXPR_EMBEDDED,		/* %{ code %} used as an expression (guru) */
 };
@@ -206,6 +209,7 @@ struct probe {
 	const char *doc;
 	bool is_private;
 	struct stapfile *file;
+	bool systemtap_v;	/* its declaration passed a %( systemtap_v %) condition */
 };
 
 /* probe NAME[, NAME] = POINTS { prologue }   or   += POINTS { epilogue } */
@@ -218,6 +222,7 @@ struct probe_alias {
 	struct stmt *body2;	/* "= POINTS { prologue }, { epilogue }": the epilogue, else NULL */
 	const char *doc;
 	struct stapfile *file;
+	bool systemtap_v;	/* its declaration passed a %( systemtap_v %) condition */
 };
 
 struct func {
@@ -232,6 +237,7 @@ struct func {
 	bool is_private;
 	const char *doc;
 	struct stapfile *file;
+	bool systemtap_v;	/* its declaration passed a %( systemtap_v %) condition */
 
 	struct vec locals;	/* pass 2: struct vardecl * */
 	int refs;		/* pass 2 */

@@ -187,6 +187,12 @@ static void print_expr(FILE *out, const struct expr *e, bool top)
 	case EXPR_PERF: fprintf(out, "@perf(\"%s\")", e->str); break;
 	case EXPR_DEFINED: print_call_like(out, "@defined", e->left); break;
 	case EXPR_ENTRY: print_call_like(out, "@entry", e->left); break;
+	case EXPR_REGISTER: fprintf(out, "%s(%" PRId64 ")", e->name, e->num); break;
+	case EXPR_DEREF:
+		fprintf(out, "%s(%" PRId64 ", ", e->name, e->num);
+		print_expr(out, e->left, true);
+		fputc(')', out);
+		break;
 	case EXPR_HIST: print_hist(out, e); break;
 	case EXPR_INDEX:
 		print_expr(out, e->left, false);

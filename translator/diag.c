@@ -6,6 +6,7 @@
 static FILE *diag_stream;
 static int n_errors, n_warnings;
 static bool warnings_off;
+static bool warnings_fatal;	/* -W: a warning is an error */
 static bool last_suppressed;	/* a suppressed warning also hides its notes */
 
 static FILE *stream(void)
@@ -69,9 +70,12 @@ void diag_warning(struct srcloc loc, const char *fmt, ...)
 	last_suppressed = warnings_off;
 	if (warnings_off)
 		return;
-	n_warnings++;
+	if (warnings_fatal)
+		n_errors++;
+	else
+		n_warnings++;
 	va_start(ap, fmt);
-	report("warning", loc, fmt, ap);
+	report(warnings_fatal ? "error" : "warning", loc, fmt, ap);
 	va_end(ap);
 }
 
@@ -117,6 +121,19 @@ void diag_set_stream(FILE *f)
 void diag_suppress_warnings(bool on)
 {
 	warnings_off = on;
+}
+
+void diag_warnings_are_errors(bool on)
+{
+	warnings_fatal = on;
+}
+
+void diag_demote_errors(int since)
+{
+	if (n_errors > since) {
+		n_warnings += n_errors - since;
+		n_errors = since;
+	}
 }
 
 void diag_reset(void)

@@ -46,6 +46,12 @@ int diag_error_count(void);
 int diag_warning_count(void);
 void diag_set_stream(FILE *f);
 void diag_suppress_warnings(bool on);	/* pmstap -w */
+void diag_warnings_are_errors(bool on);	/* pmstap -W: warnings print and count as errors */
+/*
+ * The errors reported since the error count was SINCE do not stop the
+ * run (a tapset file that is skipped): count them as warnings.
+ */
+void diag_demote_errors(int since);
 void diag_reset(void);			/* for tests: zero the counts */
 
 /* Edit (Levenshtein) distance; 999 for strings over 128 characters. */

@@ -367,8 +367,14 @@ static int emit_files(struct session *s, struct program *prog, const char *dir,
 	E.kernel_probe = arena_alloc(sizeof(bool) * (size_t)(prog->probes.len + 1));
 	E.probe_kinds = arena_alloc(sizeof(int) * (size_t)(prog->probes.len + 1));
 	E.frame_empty = arena_alloc(sizeof(bool) * (size_t)(prog->probes.len + 1));
-	for (int i = 0; i < prog->probes.len; i++)
+	E.prog_of = arena_alloc(sizeof(int) * (size_t)(prog->probes.len + 1));
+	E.member_of = arena_alloc(sizeof(int) * (size_t)(prog->probes.len + 1));
+	E.no_merge = getenv("PMSTAP_NO_MERGE") != NULL;	/* a control for tests (qa/077) */
+	for (int i = 0; i < prog->probes.len; i++) {
 		E.kernel_probe[i] = emit_probe_in_kernel(VEC_AT(&prog->probes, i));
+		E.prog_of[i] = i;
+		E.member_of[i] = 0;
+	}
 	emit_data_setup(&E);
 	emit_funcs_analyze(&E);
 	if (diag_error_count() > errors)

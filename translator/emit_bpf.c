@@ -86,6 +86,8 @@ static bool uses_raw_args(struct emitter *E, struct derived_probe *dp)
 
 	emit_walk_stmt(dp->body, find_tp_uses, &u);
 	emit_walk_expr(dp->cond, find_tp_uses, &u);
+	if (E->kmod && emit_kmod_syscall_tp(dp))
+		return false;	/* the module builds a syscall's record (emit_kmod.c) */
 	if (E->kmod && u.field) {	/* a module's tracepoint probe has the arguments only */
 		diag_error(u.field->loc, "'%s' is a field of the tracepoint's record: on the kernel "
 			   "runtime, a kernel.trace probe reads the tracepoint's arguments (as "
@@ -580,33 +582,29 @@ static void probe_body(struct emitter *E, struct derived_probe *dp)
 	emit_stmt(E, dp->body);
 }
 
-static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
+/* A tracepoint program that any other probe of the same C can run (emit_merge.c). */
+static bool mergeable(struct emitter *E, struct derived_probe *dp, const struct section *sec)
 {
-	struct section sec = { 0 };
-	struct cfunc *cf;
-	char *body;
-	FILE *out = E->defs;
+	return sec->kind == STP_PROBE_TRACEPOINT && !sec->prologue && !E->kmod && !E->dyninst &&
+	       !E->no_merge && !emit_proc_existing(E, dp);
+}
 
-	if (!probe_section(E, dp, &sec))
-		return;
-	E->dp = dp;
-	E->ctx_ctype = sec.ctype;
-	E->probe_kinds[index] = sec.kind;
-	E->frame = emit_frame_new(E, arena_printf("frame_probe_%d", index));
-	cf = emit_cfunc_begin(E);
-	probe_body(E, dp);
-	emit_cfunc_end(E, cf, &body);
-	emit_drop_final_jump(body);
-	emit_frame_decl(E, E->frame, true);
-	fprintf(out, "/* probe %s at %s */\n", dp->point, emit_loc_text(dp->probe->loc));
-	if (emit_proc_existing(E, dp))
-		fprintf(out, "static __always_inline int probe_%d_run(%sctx)\n{\n", index, sec.ctype);
-	else
-		fprintf(out, "SEC(\"%s\")\nint probe_%d(%sctx)\n{\n", sec.sec, index, sec.ctype);
-	if (sec.prologue)
-		fputs(sec.prologue, out);
-	E->frame_empty[index] = E->frame->empty;
-	fprintf(out, "\tstruct context *c = stp_enter(%d);\n", index);
+/* FR's struct, declared; its text too (NULL: the frame is empty). */
+static const char *frame_decl(struct emitter *E, struct frame *fr)
+{
+	size_t at;
+
+	fflush(E->decls);
+	at = E->decls_len;
+	emit_frame_decl(E, fr, true);
+	fflush(E->decls);
+	return E->decls_len > at ? arena_strndup(E->decls_buf + at, E->decls_len - at) : NULL;
+}
+
+/* A program's declarations and entry: C, whose first line gets the context (stp_enter...). */
+static void program_head(struct emitter *E, FILE *out, struct cfunc *cf, const char *enter)
+{
+	fprintf(out, "\tstruct context *c = %s;\n", enter);
 	if (!E->frame->empty)
 		fprintf(out, "\tstruct %s *f;\n", E->frame->name);
 	if (cf->uses_g)
@@ -620,17 +618,123 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 		fprintf(out, "\tf = stp_frame(c, %s);\n", E->frame->off);
 	if (cf->uses_g)
 		fprintf(out, "\tg = STP_GLOBALS(c);\n\tif (!g)\n\t\tgoto out;\n");
+}
+
+static const char program_tail[] = "out: __attribute__((unused));\n\tstp_leave(c);\n"
+				   "\treturn 0;\n}\n\n";
+
+/* The prologue of a split handler: its locals (INNER's first), then all but INNER. */
+static int split_prologue(struct emitter *E, struct derived_probe *dp, struct stmt *inner,
+			  struct vec *prologue, struct vec *ordered)
+{
+	int shared = emit_body_locals(dp, inner, ordered);
+
+	emit_locals_init(E, ordered);
+	if (dp->cond) {
+		emit_line(E, "if (!%s)", emit_cond(E, dp->cond));
+		emit_line(E, "\tgoto out;");
+	}
+	for (int i = 0; i < prologue->len; i++)
+		emit_stmt(E, VEC_AT(prologue, i));
+	return shared;
+}
+
+/* INNER as probe INDEX's body program, over the first SHARED locals of ORDERED. */
+static void body_program(struct emitter *E, struct derived_probe *dp, int index,
+			 struct stmt *inner, struct vec *ordered, int shared)
+{
+	struct cfunc *cf;
+	const char *decl;
+	char *body, *text;
+	size_t len;
+	FILE *out;
+
+	E->frame = emit_frame_new(E, arena_printf("frame_probe_%d_body", index));
+	for (int i = 0; i < shared; i++)
+		emit_frame_local(E, E->frame, VEC_AT(ordered, i));
+	cf = emit_cfunc_begin(E);
+	emit_stmt(E, inner);
+	emit_cfunc_end(E, cf, &body);
+	emit_drop_final_jump(body);
+	decl = frame_decl(E, E->frame);
+	out = open_memstream(&text, &len);
+	fprintf(out, "/* the body of the probe at %s, jumped to by the handlers of its points */\n"
+		"SEC(\"tp\")\nint probe_%d_body(void *ctx)\n{\n", emit_loc_text(dp->probe->loc),
+		index);
+	program_head(E, out, cf, "stp_resume()");
+	fputs(body, out);
+	fputs(program_tail, out);
+	fclose(out);
+	free(body);
+	emit_body_add(E, index, arena_strndup(text, len), decl);
+	free(text);
+}
+
+static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
+{
+	struct section sec = { 0 };
+	struct vec ordered = { 0 }, prologue = { 0 };
+	struct stmt *inner;
+	struct cfunc *cf;
+	const char *decl;
+	char *body, *text;
+	size_t len;
+	int shared = 0;
+	FILE *out;
+
+	if (!probe_section(E, dp, &sec))
+		return;
+	E->dp = dp;
+	E->ctx_ctype = sec.ctype;
+	E->probe_kinds[index] = sec.kind;
+	inner = mergeable(E, dp, &sec) ? emit_body_inner(E, dp, index, &prologue) : NULL;
+	E->frame = emit_frame_new(E, arena_printf("frame_probe_%d", index));
+	cf = emit_cfunc_begin(E);
+	if (inner)
+		shared = split_prologue(E, dp, inner, &prologue, &ordered);
+	else
+		probe_body(E, dp);
+	emit_cfunc_end(E, cf, &body);
+	if (!inner)
+		emit_drop_final_jump(body);
+	decl = frame_decl(E, E->frame);
+	out = open_memstream(&text, &len);
+	fprintf(out, "/* probe %s at %s */\n", dp->point, emit_loc_text(dp->probe->loc));
+	if (emit_proc_existing(E, dp))
+		fprintf(out, "static __always_inline int probe_%d_run(%sctx)\n{\n", index, sec.ctype);
+	else
+		fprintf(out, "SEC(\"%s\")\nint probe_%d(%sctx)\n{\n", sec.sec, index, sec.ctype);
+	if (sec.prologue)
+		fputs(sec.prologue, out);
+	E->frame_empty[index] = E->frame->empty;
+	program_head(E, out, cf, arena_printf("stp_enter(%d)", index));
 	fputs(body, out);
 	free(body);
-	fprintf(out, "out: __attribute__((unused));\n\tstp_leave(c);\n\treturn 0;\n}\n\n");
+	if (inner)
+		fputs("\tstp_tail_body(ctx, c);\n", out);
+	fputs(program_tail, out);
 	if (emit_proc_existing(E, dp))
 		emit_proc_programs(out, sec.sec, index);
+	fclose(out);
+	emit_merge_add(E, index, arena_strndup(text, len), decl, mergeable(E, dp, &sec));
+	free(text);
+	if (inner)
+		body_program(E, dp, index, inner, &ordered, shared);
 	E->dp = NULL;
 }
 
 /* ---- the file ------------------------------------------------------------------------------------ */
 
 /* Frame offsets: handlers at 0, a function past the frames of everything that calls it. */
+/* The frame of probe_ID at 0, and the largest so far. */
+static const char *frame_max(FILE *out, const char *prev, const char *id)
+{
+	fprintf(out, "\tFRAME_probe_%s = 0,\n", id);
+	fprintf(out, "\tSTP_PROBE_FRAMES_%s = STP_MAX(%s, sizeof(struct frame_probe_%s)),\n", id,
+		prev, id);
+	return arena_printf("STP_PROBE_FRAMES_%s", id);
+}
+
 static void frame_offsets(struct emitter *E, FILE *out)
 {
 	const char *prev = "0";
@@ -639,12 +743,10 @@ static void frame_offsets(struct emitter *E, FILE *out)
 	for (int i = 0; i < E->prog->probes.len; i++) {
 		if (!E->kernel_probe[i])
 			continue;
-		if (E->frame_empty[i])
-			continue;
-		fprintf(out, "\tFRAME_probe_%d = 0,\n", i);
-		fprintf(out, "\tSTP_PROBE_FRAMES_%d = STP_MAX(%s, sizeof(struct frame_probe_%d)),\n",
-			i, prev, i);
-		prev = arena_printf("STP_PROBE_FRAMES_%d", i);
+		if (!E->frame_empty[i])
+			prev = frame_max(out, prev, arena_printf("%d", i));
+		if (emit_body_has_frame(E, i))	/* a split handler's body (emit_body.c) */
+			prev = frame_max(out, prev, arena_printf("%d_body", i));
 	}
 	fprintf(out, "\tSTP_PROBE_FRAMES = %s,\n", prev);
 	emit_func_offsets(E, out);
@@ -707,6 +809,8 @@ int emit_bpf_file(struct emitter *E, FILE *out)
 	for (int i = 0; i < E->prog->probes.len; i++)
 		if (E->kernel_probe[i])
 			bpf_probe(E, VEC_AT(&E->prog->probes, i), i);
+	emit_merge_flush(E, E->defs);
+	emit_body_programs(E, E->defs);
 	fclose(E->decls);
 	fclose(E->protos);
 	fclose(E->defs);
@@ -730,6 +834,7 @@ int emit_bpf_file(struct emitter *E, FILE *out)
 	probe_points(E, out);
 	fprintf(out, "#include \"bpf/tapset.bpf.h\"\n\n");
 	fputs(E->protos_buf, out);
+	emit_body_decls(E, out);
 	fputs(E->defs_buf, out);
 	if (E->dyninst)
 		emit_dyninst_sites(E, out);

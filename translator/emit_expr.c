@@ -424,6 +424,8 @@ static const char *expr(struct emitter *E, struct expr *e, bool used)
 		break;
 	case EXPR_ENTRY: emit_unsupported(E, e->loc, "@entry", NULL); break;
 	case EXPR_PERF: emit_unsupported(E, e->loc, "@perf", NULL); break;
+	case EXPR_DEREF:
+	case EXPR_REGISTER: emit_unsupported(E, e->loc, e->name, NULL); break;
 	case EXPR_AUTOCAST: emit_unsupported(E, e->loc, "'->' on a value", NULL); break;
 	case EXPR_EMBEDDED: emit_unsupported(E, e->loc, "embedded C in an expression", NULL); break;
 	}

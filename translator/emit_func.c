@@ -44,6 +44,7 @@ void emit_walk_stmt(struct stmt *s, emit_walk_fn fn, void *arg)
 	emit_walk_expr(s->value, fn, arg);
 	emit_walk_expr(s->array, fn, arg);
 	emit_walk_expr(s->limit, fn, arg);
+	emit_walk_expr(s->catch_var, fn, arg);
 	emit_walk_stmt(s->then, fn, arg);
 	emit_walk_stmt(s->otherwise, fn, arg);
 }

@@ -14,6 +14,8 @@
  *	emit_uprobe.c	kernel context: user-space probes, SDT $argN (emit_uprobe.h)
  *	emit_dwarf.c	kernel context: user-space $vars through DWARF (emit_dwarf.h)
  *	emit_proc.c	kernel context: process and thread begin/end (emit_proc.h)
+ *	emit_merge.c	kernel context: handlers alike but for names, one program
+ *	emit_body.c	kernel context: a probe's body on many points, one program
  *	emit_user.c	user context: script.c's probe functions
  *	emit_dyninst.c	script.dyn.c: kernel context run natively in the probed process
  *	emit_kmod.c	script.kmod.c: kernel context in a kernel module
@@ -162,6 +164,11 @@ struct emitter {
 	struct vec kmaps;		/* kernel side: the names of the maps the file declares */
 	int *probe_kinds;		/* per probe: enum stp_probe_kind */
 	bool *frame_empty;		/* per probe: its handler has no frame (no locals, temporaries) */
+	int *prog_of;			/* per probe: the probe whose program it runs (itself, or merged) */
+	int *member_of;			/* per probe: its row in a merged program's tables */
+	struct merge *merge;		/* handlers held to be merged (emit_merge.c) */
+	struct body_state *bodies;	/* split handlers' bodies (emit_body.c) */
+	bool no_merge;			/* PMSTAP_NO_MERGE: one program per probe, none split */
 	struct efunc *fn;		/* the function, or NULL in a handler */
 	struct frame *frame;
 	struct cfunc *cf;
@@ -279,6 +286,22 @@ bool emit_probe_in_kernel(const struct derived_probe *dp);
 /* A string temporary holding S (a constant), for kernel-context code. */
 const char *emit_string_const(struct emitter *E, const char *s);
 
+/* emit_merge.c */
+void emit_merge_add(struct emitter *E, int index, const char *text, const char *decl,
+		    bool mergeable);
+void emit_merge_flush(struct emitter *E, FILE *out);
+/* TEXT without its first two lines, comments, INDEX and copied literals (into LITS). */
+char *emit_merge_canonical(const char *text, int index, struct vec *lits);
+
+/* emit_body.c */
+struct stmt *emit_body_inner(struct emitter *E, struct derived_probe *dp, int index,
+			     struct vec *prologue);
+int emit_body_locals(struct derived_probe *dp, struct stmt *inner, struct vec *ordered);
+void emit_body_add(struct emitter *E, int index, const char *text, const char *decl);
+void emit_body_decls(struct emitter *E, FILE *out);
+void emit_body_programs(struct emitter *E, FILE *out);
+bool emit_body_has_frame(struct emitter *E, int index);
+
 /* emit_btf.c */
 const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_arg *a, int index);
 const char *emit_btf_cast(struct emitter *E, struct expr *e);
@@ -292,6 +315,7 @@ void emit_dyninst_sites(struct emitter *E, FILE *out);
 
 /* emit_kmod.c */
 bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp);
+bool emit_kmod_syscall_tp(const struct derived_probe *dp);
 void emit_kmod_sites(struct emitter *E, FILE *out);
 void emit_user_loop(struct emitter *E, struct stmt *s);
 void emit_user_foreach(struct emitter *E, struct stmt *s);

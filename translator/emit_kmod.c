@@ -11,7 +11,10 @@
  * give them (words, the return value after them).  The module makes
  * them: a tracepoint's probe here, typed by BTF as the kernel calls it;
  * a kprobe's registers; a kernel.function's arguments from the
- * registers of its kprobe (a kretprobe keeps them from the entry).
+ * registers of its kprobe (a kretprobe keeps them from the entry);
+ * timer.profile the interrupted registers as a perf event's sample, from
+ * a per-CPU hrtimer; a syscall tracepoint the record of its event, built
+ * from raw_syscalls' registers.
  */
 #include <string.h>
 #include <linux/btf.h>
@@ -20,12 +23,33 @@
 #include "probe_kinds.h"
 #include "probes_btf.h"
 
+/*
+ * A syscalls:sys_enter_NAME or sys_exit_NAME probe (the syscall tapset's):
+ * not tracepoints of the kernel's API but events that raw_syscalls'
+ * sys_enter/sys_exit feed, with a record and no arguments.  The module
+ * probes raw_syscalls for the syscall's number and builds the record
+ * (stp_kmod_main.h), so the handler reads its fields as BPF's does.
+ */
+bool emit_kmod_syscall_tp(const struct derived_probe *dp)
+{
+	const struct tracepoint *tp = dp->tp;
+
+	return dp->kind == PROBE_TRACE && tp && tp->system && tp->name &&
+	       !strcmp(tp->system, "syscalls") &&
+	       (!strncmp(tp->name, "sys_enter_", 10) || !strncmp(tp->name, "sys_exit_", 9));
+}
+
 /* Where a handler runs in the module: its site's kind, or NULL when it has none yet. */
 static const char *site_kind(const struct derived_probe *dp)
 {
 	switch (probe_class(dp)) {
 	case PCLASS_TRACEPOINT:
+		if (emit_kmod_syscall_tp(dp))
+			return dp->tp->name[4] == 'e' && dp->tp->name[5] == 'n' ? "STP_KSITE_SYS_ENTER"
+										  : "STP_KSITE_SYS_EXIT";
 		return "STP_KSITE_TRACEPOINT";
+	case PCLASS_SAMPLE:
+		return dp->kind == PROBE_PROFILE ? "STP_KSITE_PROFILE" : NULL;
 	case PCLASS_KPROBE:
 		if (dp->kind != PROBE_KFUNC || !dp->kfunc || dp->module)
 			return NULL;
@@ -44,8 +68,8 @@ bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp)
 		return true;
 	diag_error(dp->orig->loc, "probe point '%s' is not supported by the kernel runtime yet",
 		   dp->point);
-	diag_hint("kernel.trace, kernel.function and kprobe.function probes run in the module; "
-		  "begin, end and timer probes in pmstap");
+	diag_hint("kernel.trace, kernel.function, kprobe.function and timer.profile probes run "
+		  "in the module; begin, end and timer probes in pmstap");
 	return false;
 }
 
@@ -108,6 +132,19 @@ static bool tp_probe(struct derived_probe *dp, int i, FILE *out)
 	return true;
 }
 
+/* What the module registers: a tracepoint's or a function's name, or the probe point. */
+static const char *site_name(const struct derived_probe *dp)
+{
+	switch (probe_class(dp)) {
+	case PCLASS_TRACEPOINT:
+		return dp->tp->name;
+	case PCLASS_KPROBE:
+		return dp->kfunc;
+	default:
+		return dp->point;
+	}
+}
+
 /* The site's words: a kernel.function's argument slots; 0 for the others. */
 static int site_words(const struct derived_probe *dp)
 {
@@ -124,21 +161,22 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 	for (int i = 0; i < E->prog->probes.len; i++) {
 		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
 
-		if (E->kernel_probe[i] && probe_class(dp) == PCLASS_TRACEPOINT)
+		if (E->kernel_probe[i] && probe_class(dp) == PCLASS_TRACEPOINT &&
+		    !emit_kmod_syscall_tp(dp))
 			ok &= tp_probe(dp, i, out);
 	}
 	fprintf(out, "static const struct stp_ksite stp_kmod_sites[] = {\n");
 	for (int i = 0; ok && i < E->prog->probes.len; i++) {
 		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
 		const char *kind = site_kind(dp);
-		const char *name = probe_class(dp) == PCLASS_TRACEPOINT ? dp->tp->name : dp->kfunc;
+		const char *name = site_name(dp);
 
 		if (!E->kernel_probe[i] || !kind)
 			continue;
 		fprintf(out, "\t{ %d, %s, %s, 0, %d, %s, (void *)probe_%d, %s },\n", i, kind,
 			emit_c_string(name, strlen(name)), site_words(dp),
-			probe_class(dp) == PCLASS_TRACEPOINT ? arena_printf("(void *)stp_tp_%d", i)
-							     : "NULL",
+			probe_class(dp) == PCLASS_TRACEPOINT && !emit_kmod_syscall_tp(dp)
+				? arena_printf("(void *)stp_tp_%d", i) : "NULL",
 			i, dp->orig && dp->orig->optional ? "true" : "false");
 	}
 	fprintf(out, "\t{ -1 }\n};\n\n");

@@ -158,7 +158,8 @@ static void probes(struct emitter *E, FILE *out)
 		fprintf(out, "\t\t.loc = %s,\n", loc_init(dp->probe->loc));
 		fprintf(out, "\t\t.kind = %s,\n", probe_kind(E, dp, i));
 		if (E->kernel_probe[i])
-			fprintf(out, "\t\t.context = STP_CTX_KERNEL,\n\t\t.prog = \"probe_%d\",\n", i);
+			fprintf(out, "\t\t.context = STP_CTX_KERNEL,\n\t\t.prog = \"probe_%d\",\n",
+				E->prog_of[i]);
 		else
 			fprintf(out, "\t\t.context = STP_CTX_USER,\n\t\t.handler = probe_%d,\n", i);
 		probe_params(out, dp);

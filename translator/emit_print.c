@@ -26,6 +26,8 @@ struct directive {
 	size_t len;
 };
 
+#define EMIT_PRINT_MAX_ARGS 32
+
 static int number_or_star(const char **p)
 {
 	int v = 0;
@@ -471,6 +473,12 @@ const char *emit_print_call(struct emitter *E, struct expr *e, bool used)
 		delim = delimited ? body : NULL;
 	}
 	n = e->args.len - first;
+	if (n > EMIT_PRINT_MAX_ARGS) {	/* stap's limit (its PR10750), in every runtime */
+		diag_error(e->loc, "'%s' takes at most %d values to print, not %d", e->name,
+			   EMIT_PRINT_MAX_ARGS, n);
+		E->errors_reported++;
+		return "0";
+	}
 	vals = arena_alloc(sizeof(char *) * (size_t)(n + 1));
 	emit_exprs_ordered(E, E->ctx == ECTX_KERNEL && !str ? emit_symdefer_args(args + first, n)
 						     : args + first, n, vals);

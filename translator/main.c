@@ -5,8 +5,10 @@
  * elaborate (pass 2), and so on, stopping after the pass -p names or at
  * the first pass that reports an error.
  */
+#define _GNU_SOURCE	/* strverscmp */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,7 @@
 #include "sema.h"
 #include "session.h"
 #include "sysroot.h"
+#include "tapset_path.h"
 
 #ifndef PMSTAP_TAPSET_DIR
 #define PMSTAP_TAPSET_DIR "/usr/local/share/pmstap/tapset"
@@ -39,6 +42,7 @@
 static const char usage_text[] =
 	"Usage: pmstap [OPTIONS] FILE [ARGS...]\n"
 	"       pmstap [OPTIONS] -e SCRIPT [ARGS...]\n"
+	"       pmstap [OPTIONS] --dump-functions | --dump-probe-aliases | --dump-probe-types\n"
 	"Run a SystemTap script; its globals can also be served as PCP metrics\n"
 	"by pmdastap.  FILE '-' reads the script from standard input.\n"
 	"\n"
@@ -52,6 +56,7 @@ static const char usage_text[] =
 	"  -g             guru mode: allow embedded C (%{ %}) in the script\n"
 	"  -v             verbose: per-pass times and counts (repeat for more)\n"
 	"  -w             suppress warnings\n"
+	"  -W             turn warnings into errors\n"
 	"  -o FILE        write the script's output to FILE\n"
 	"  -c CMD         start CMD once probes are attached; stop when it exits\n"
 	"  -x PID         set target() to PID (--runtime=dyninst: probe that process)\n"
@@ -66,6 +71,14 @@ static const char usage_text[] =
 	"  --pmda[=NAME]  --runtime=dyninst: pmdastap serves the script's globals as\n"
 	"                 stap.NAME.* while it runs (NAME: the script's; see pmdastap(1))\n"
 	"  -G NAME=VALUE  set the initial value of global NAME\n"
+	"  --compatible=VERSION  what %( systemtap_v %) tests: the SystemTap\n"
+	"                 version whose language and tapsets the script expects\n"
+	"                 (default " PMSTAP_STAP_COMPAT "; a later one is refused)\n"
+	"  --check-version  warn where the script uses tapset code that depends on\n"
+	"                 the systemtap version\n"
+	"  --dump-functions  list the tapset functions with their types, and exit\n"
+	"  --dump-probe-aliases  list the tapsets' probe aliases, and exit\n"
+	"  --dump-probe-types  list the shapes of builtin probe points, and exit\n"
 	"  -P, --prologue-searching[=WHEN]  put process function probes after the\n"
 	"                 prologue: always (-P), auto (the default: unoptimized code\n"
 	"                 only, as stap), never\n"
@@ -85,6 +98,11 @@ enum {
 	OPT_PROLOGUE,
 	OPT_SUPPRESS_HANDLER_ERRORS,
 	OPT_SKIP_BADVARS,
+	OPT_COMPATIBLE,
+	OPT_CHECK_VERSION,
+	OPT_DUMP_FUNCTIONS,
+	OPT_DUMP_PROBE_ALIASES,
+	OPT_DUMP_PROBE_TYPES,
 	OPT_IGNORED,		/* stap options with no effect here, see ignored_option() */
 	OPT_IGNORED_ARG,
 };
@@ -97,6 +115,11 @@ static const struct option long_options[] = {
 	{ "pmda", optional_argument, NULL, OPT_PMDA },
 	{ "suppress-handler-errors", no_argument, NULL, OPT_SUPPRESS_HANDLER_ERRORS },
 	{ "skip-badvars", no_argument, NULL, OPT_SKIP_BADVARS },
+	{ "compatible", required_argument, NULL, OPT_COMPATIBLE },
+	{ "check-version", no_argument, NULL, OPT_CHECK_VERSION },
+	{ "dump-functions", no_argument, NULL, OPT_DUMP_FUNCTIONS },
+	{ "dump-probe-aliases", no_argument, NULL, OPT_DUMP_PROBE_ALIASES },
+	{ "dump-probe-types", no_argument, NULL, OPT_DUMP_PROBE_TYPES },
 	{ "ldd", no_argument, NULL, OPT_IGNORED },
 	{ "all-modules", no_argument, NULL, OPT_IGNORED },
 	{ "disable-cache", no_argument, NULL, OPT_IGNORED },
@@ -233,9 +256,30 @@ static void print_version(void)
 	exit(0);
 }
 
+static bool pass_given;	/* -p: stap refuses it with -l, -L and --dump-* */
+
+/* --compatible=VERSION: stap's words for a version later than ours. */
+static void compatible_option(struct session *s, const char *version)
+{
+	if (strverscmp(version, PMSTAP_STAP_COMPAT) > 0)
+		usage_error("systemtap version " PMSTAP_STAP_COMPAT
+			    " cannot be compatible with future version %s", version);
+	s->compatible = version;
+}
+
+/* --dump-*: one of them, and not with -l or -L (as stap). */
+static void dump_option(struct session *s, int which)
+{
+	if (s->dump || s->list_pattern)
+		usage_error("%s", "only one of the -l/-L/--dump-* switches may be specified");
+	s->dump = which;
+}
+
 /* -l / -L PATTERN: elaborate "probe PATTERN {}" and list what it became, as stap does. */
 static void listing_option(struct session *s, bool vars)
 {
+	if (s->dump)
+		usage_error("%s", "only one of the -l/-L/--dump-* switches may be specified");
 	if (s->list_pattern || s->script_text)
 		usage_error("%s", "only one script can be given (-l, -L or -e)");
 	s->list_pattern = optarg;
@@ -253,13 +297,17 @@ static void parse_option(struct session *s, int c, int long_index)
 			usage_error("%s", "only one script can be given (-l, -L or -e)");
 		s->script_text = optarg;
 		break;
-	case 'p': s->last_pass = (int)parse_number(optarg, 1, 5, "invalid pass number '%s' (expected 1 to 5)"); break;
+	case 'p':
+		s->last_pass = (int)parse_number(optarg, 1, 5, "invalid pass number '%s' (expected 1 to 5)");
+		pass_given = true;
+		break;
 	case 'I': vec_push(&s->tapset_dirs, optarg); break;
 	case 'D': check_assignment(optarg, false, "invalid -D '%s' (expected NAME or NAME=VALUE)"); vec_push(&s->defines, optarg); break;
 	case 'G': check_assignment(optarg, true, "invalid -G '%s' (expected NAME=VALUE)"); vec_push(&s->global_sets, optarg); break;
 	case 'g': s->guru = true; break;
 	case 'v': s->verbose++; break;
 	case 'w': s->no_warnings = true; break;
+	case 'W': s->warnings_are_errors = true; break;
 	case 'o': s->output_path = optarg; break;
 	case 'c': s->target_cmd = optarg; break;
 	case 'x': s->target_pid = parse_number(optarg, 1, 0x7fffffff, "invalid process id '%s'"); break;
@@ -275,6 +323,11 @@ static void parse_option(struct session *s, int c, int long_index)
 	case OPT_PMDA: s->pmda_name = optarg ? optarg : ""; break;
 	case OPT_SUPPRESS_HANDLER_ERRORS: s->suppress_handler_errors = true; break;
 	case OPT_SKIP_BADVARS: ignored_option(s, "--skip-badvars"); break;
+	case OPT_COMPATIBLE: compatible_option(s, optarg); break;
+	case OPT_CHECK_VERSION: s->check_version = true; break;
+	case OPT_DUMP_FUNCTIONS: dump_option(s, DUMP_FUNCTIONS); break;
+	case OPT_DUMP_PROBE_ALIASES: dump_option(s, DUMP_PROBE_ALIASES); break;
+	case OPT_DUMP_PROBE_TYPES: dump_option(s, DUMP_PROBE_TYPES); break;
 	case 'l': case 'L': listing_option(s, c == 'L'); break;
 	case 'P': s->prologue = PROLOGUE_ALWAYS; break;
 	case OPT_PROLOGUE:
@@ -305,14 +358,28 @@ static void parse_option(struct session *s, int c, int long_index)
 	}
 }
 
+/* A --dump-* option lists and exits: no script, no -p (stap's rules). */
+static void check_dump_options(struct session *s, int left)
+{
+	if (s->script_text || left > 0)
+		usage_error("%s", "cannot specify a script with -l/-L/--dump-* switches");
+	if (pass_given)
+		usage_error("%s", "cannot specify -p with -l/-L/--dump-* switches");
+	/* stap lists functions and aliases quietly; -vv shows the warnings */
+	if (s->dump != DUMP_PROBE_TYPES && s->verbose < 2)
+		s->no_warnings = true;
+}
+
 static void parse_options(struct session *s, int argc, char **argv)
 {
 	int c, long_index = 0;
 
-	while ((c = getopt_long(argc, argv, "e:p:I:D:G:gvwo:c:x:T:l:L:r:a:hVbktuPFs:S:B:R:m:d:",
+	while ((c = getopt_long(argc, argv, "e:p:I:D:G:gvwWo:c:x:T:l:L:r:a:hVbktuPFs:S:B:R:m:d:",
 				long_options, &long_index)) != -1)
 		parse_option(s, c, long_index);
-	if (!s->script_text) {
+	if (s->dump)
+		check_dump_options(s, argc - optind);
+	else if (!s->script_text) {
 		if (optind >= argc)
 			usage_error("%s", "no script given (a FILE or -e SCRIPT)");
 		s->script_path = argv[optind++];
@@ -323,6 +390,7 @@ static void parse_options(struct session *s, int argc, char **argv)
 		usage_error("--pmda hands a --runtime=dyninst script to pmdastap; scripts of the "
 			    "%s runtime run in pmdastap itself (its autostart directory or "
 			    "stap.control.register, see pmdastap(1))", s->runtime);
+	s->include_dirs = s->tapset_dirs.len;
 	vec_push(&s->tapset_dirs, (void *)default_tapset_dir());
 	s->runtime_dir = default_runtime_dir();
 }
@@ -334,9 +402,25 @@ static int is_stpm(const struct dirent *d)
 	return n > 5 && strcmp(d->d_name + n - 5, ".stpm") == 0;
 }
 
+/* Was PATH loaded already through another directory (stap: by inode)? */
+static bool seen_file(struct hmap *seen, const char *path)
+{
+	struct stat st;
+	char *id;
+
+	if (stat(path, &st) != 0)
+		return false;
+	id = arena_printf("%ju:%ju", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
+	if (hmap_get(seen, id))
+		return true;
+	hmap_put(seen, id, id);
+	return false;
+}
+
 /* Library macros: every *.stpm in the tapset path, before the script. */
 static int load_library_macros(struct session *s)
 {
+	struct hmap seen = { .str_keys = true };
 	int files = 0;
 
 	for (int i = 0; i < s->tapset_dirs.len; i++) {
@@ -345,8 +429,9 @@ static int load_library_macros(struct session *s)
 		int n = scandir(dir, &list, is_stpm, alphasort);
 
 		for (int j = 0; j < n; j++) {
-			struct source *src = lex_source_read_file(
-				arena_printf("%s/%s", dir, list[j]->d_name), true);
+			const char *path = arena_printf("%s/%s", dir, list[j]->d_name);
+			struct source *src = seen_file(&seen, path) ? NULL
+					     : lex_source_read_file(path, true);
 
 			if (src) {
 				preproc_load_library(s, src);
@@ -381,6 +466,7 @@ static struct stapfile *pass1_parse(struct session *s)
 {
 	double t0 = now_ms();
 	int macro_files = load_library_macros(s);
+	int include_files = tapset_path_parse_includes(s);
 	struct source *src;
 	struct stapfile *file;
 
@@ -394,8 +480,9 @@ static struct stapfile *pass1_parse(struct session *s)
 		return NULL;
 	file = parse_file(s, src);
 	if (s->verbose)
-		fprintf(stderr, "Pass 1: parsed user script and %d library macro file%s in %.0f ms.\n",
-			macro_files, macro_files == 1 ? "" : "s", now_ms() - t0);
+		fprintf(stderr, "Pass 1: parsed user script, %d library macro file%s and %d -I tapset file%s in %.0f ms.\n",
+			macro_files, macro_files == 1 ? "" : "s", include_files,
+			include_files == 1 ? "" : "s", now_ms() - t0);
 	return diag_error_count() ? NULL : file;
 }
 
@@ -405,7 +492,7 @@ static struct program *pass2_elaborate(struct session *s, struct stapfile *scrip
 	struct program *prog = sema_elaborate(s, script);
 	int probes, funcs, globals;
 
-	if (!prog)
+	if (!prog || diag_error_count())	/* -W: a warning after the last check */
 		return NULL;
 	if (!s->list_pattern && !runtime_check_program(s, prog))
 		return NULL;
@@ -538,6 +625,16 @@ static int finish(int status)
 	return status;
 }
 
+/* --dump-*: the library (with the -I directories, parsed as pass 1 does), listed. */
+static int dump(struct session *s)
+{
+	load_library_macros(s);
+	tapset_path_parse_includes(s);
+	if (diag_error_count())
+		return 1;
+	return sema_dump(stdout, s);
+}
+
 int main(int argc, char **argv)
 {
 	struct session s;
@@ -548,6 +645,9 @@ int main(int argc, char **argv)
 	session_defaults(&s);
 	parse_options(&s, argc, argv);
 	diag_suppress_warnings(s.no_warnings);
+	diag_warnings_are_errors(s.warnings_are_errors);
+	if (s.dump)
+		return finish(dump(&s));
 
 	script = pass1_parse(&s);
 	if (!script)

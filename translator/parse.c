@@ -701,6 +701,24 @@ static void parse_decl(struct parser *p)
 }
 
 /* file: { decl } */
+/*
+ * The declarations parse_decl() added to F since BEFORE passed a
+ * %( systemtap_v %) condition on their way (--check-version warns about
+ * them, as stap does: the condition read while the declaration was parsed,
+ * or just before it).
+ */
+static void mark_systemtap_v(struct stapfile *f, const struct stapfile *before)
+{
+	for (int i = before->globals.len; i < f->globals.len; i++)
+		((struct vardecl *)VEC_AT(&f->globals, i))->systemtap_v = true;
+	for (int i = before->funcs.len; i < f->funcs.len; i++)
+		((struct func *)VEC_AT(&f->funcs, i))->systemtap_v = true;
+	for (int i = before->probes.len; i < f->probes.len; i++)
+		((struct probe *)VEC_AT(&f->probes, i))->systemtap_v = true;
+	for (int i = before->aliases.len; i < f->aliases.len; i++)
+		((struct probe_alias *)VEC_AT(&f->aliases, i))->systemtap_v = true;
+}
+
 struct stapfile *parse_file(struct session *s, const struct source *src)
 {
 	struct parser *p = ARENA_NEW(struct parser);
@@ -720,8 +738,14 @@ struct stapfile *parse_file(struct session *s, const struct source *src)
 		while (!at_decl_start(p))
 			parse_next(p);
 	}
-	while (parse_peek(p)->type != TOK_EOF)
+	for (int seen = preproc_systemtap_v_seen(p->pp); parse_peek(p)->type != TOK_EOF;
+	     seen = preproc_systemtap_v_seen(p->pp)) {
+		struct stapfile before = *f;
+
 		parse_decl(p);
+		if (preproc_systemtap_v_seen(p->pp) != seen)
+			mark_systemtap_v(f, &before);
+	}
 	if (!src->is_tapset && diag_error_count() == errors &&
 	    !f->globals.len && !f->funcs.len && !f->probes.len &&
 	    !f->aliases.len && !f->embeds.len)

@@ -11,6 +11,7 @@
  *	unary - + ! ~ ++ --, postfix ++ --
  *	&$var, $var->m[i], @cast, @var, values
  */
+#define _GNU_SOURCE	/* strverscmp */
 #include <string.h>
 #include "parse_int.h"
 
@@ -392,6 +393,12 @@ static bool is_target_kind(const struct expr *e)
 
 static struct expr *parse_value(struct parser *p);
 
+/* --compatible=V with V older than 2.6: no autocasts, as in stap (parse.cxx) */
+static bool no_autocast(const struct parser *p)
+{
+	return p->s->compatible && strverscmp(p->s->compatible, "2.6") < 0;
+}
+
 /*
  * dwarf_value: ['&'] (TARGET | cast | atvar | value) [components]
  * A value followed by '->' or '[' (or taken with '&') becomes an autocast.
@@ -411,11 +418,13 @@ static struct expr *parse_dwarf_value(struct parser *p)
 	} else if (lex_tok_is(t, TOK_IDENT, "@var")) {
 		e = parse_atvar(p);
 	} else {
+		if (amp && no_autocast(p))
+			parse_fail_expected(p, t, "@cast, @var or $var");
 		e = parse_value(p);
 		if (amp && is_target_kind(e) && e->addr_of)
 			parse_fail(p, amp, "cannot take the address of an address");
 	}
-	if (!is_target_kind(e) && (amp || at_components(p))) {
+	if (!is_target_kind(e) && (amp || at_components(p)) && !no_autocast(p)) {
 		struct expr *cast = ast_expr(EXPR_AUTOCAST, amp ? amp->loc : parse_peek(p)->loc);
 
 		cast->left = e;
@@ -613,6 +622,29 @@ static struct expr *hist_value(struct parser *p, struct expr *h)
 	return index_of(p, h);
 }
 
+/*
+ * target_op: ('@kderef' | '@uderef') '(' number ',' expr ')'
+ *	    | ('@kregister' | '@uregister') '(' number ')'
+ * The kernel's (@k...) need guru mode, as in stap.
+ */
+static struct expr *parse_target_op(struct parser *p, enum expr_kind kind)
+{
+	struct token *kw = parse_next(p);
+	struct expr *e = ast_expr(kind, kw->loc);
+
+	e->name = kw->text;
+	if (kw->text[1] == 'k' && !p->privileged)
+		parse_fail(p, kw, "%s is only allowed in guru mode (-g)", kw->text);
+	parse_expect_op(p, "(");
+	e->num = parse_number_literal(p)->num;
+	if (kind == EXPR_DEREF) {
+		parse_expect_op(p, ",");
+		e->left = parse_expr(p);
+	}
+	parse_expect_op(p, ")");
+	return e;
+}
+
 static struct expr *parse_at_operator(struct parser *p)
 {
 	struct token *t = parse_peek(p);
@@ -628,6 +660,10 @@ static struct expr *parse_at_operator(struct parser *p)
 		return parse_op1(p, EXPR_ENTRY);
 	if (strcmp(t->text, "@perf") == 0)
 		return parse_perf(p);
+	if (strcmp(t->text, "@kderef") == 0 || strcmp(t->text, "@uderef") == 0)
+		return parse_target_op(p, EXPR_DEREF);
+	if (strcmp(t->text, "@kregister") == 0 || strcmp(t->text, "@uregister") == 0)
+		return parse_target_op(p, EXPR_REGISTER);
 	parse_fail(p, t, "unknown macro or operator '%s'", t->text);
 }
 
@@ -641,14 +677,39 @@ static bool prints_histograms(const char *name)
  * call: IDENT '(' [args] ')'
  * print(@hist_log(x)) and its kin take a whole histogram as the only argument.
  */
+static bool prints_delimited(const char *name)
+{
+	return strcmp(name, "printd") == 0 || strcmp(name, "printdln") == 0 ||
+	       strcmp(name, "sprintd") == 0 || strcmp(name, "sprintdln") == 0;
+}
+
+/*
+ * printd and its kin: a delimiter string literal, then at least two values
+ * (so that the delimiter is used), checked while parsing, as stap does.
+ */
+static void check_delimited(struct parser *p, struct token *name, struct expr *e)
+{
+	struct expr *first = e->args.len ? VEC_AT(&e->args, 0) : NULL;
+
+	if (first && first->kind != EXPR_STRING)
+		parse_fail_at(p, first->loc, "the delimiter of '%s' must be a literal string",
+			      name->text);
+	if (e->args.len < 3)
+		parse_fail(p, name, "'%s' needs a delimiter and at least two values to join",
+			   name->text);
+}
+
 static struct expr *parse_call(struct parser *p, struct token *name)
 {
 	struct expr *e = ast_expr(EXPR_CALL, name->loc);
 
 	e->name = name->text;
 	parse_expect_op(p, "(");
-	if (parse_accept_op(p, ")"))
+	if (parse_accept_op(p, ")")) {
+		if (prints_delimited(name->text))
+			check_delimited(p, name, e);
 		return e;
+	}
 	if (prints_histograms(name->text) && is_hist_name(parse_peek(p))) {
 		struct expr *h = parse_hist(p);
 
@@ -663,6 +724,8 @@ static struct expr *parse_call(struct parser *p, struct token *name)
 		parse_expect_op(p, ",");
 	}
 	parse_args_rest(p, &e->args);
+	if (prints_delimited(name->text))
+		check_delimited(p, name, e);
 	return e;
 }
 

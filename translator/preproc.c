@@ -73,6 +73,7 @@ struct pp {
 	bool too_big;			/* ... too many: expand nothing more */
 	bool dropped;			/* the expansion stack was abandoned */
 	const char *doc;		/* of a dropped %(, for the next token */
+	int systemtap_v_seen;		/* conditionals on systemtap_v evaluated */
 };
 
 struct pp_shared {
@@ -815,8 +816,10 @@ static bool cmp_name(struct cond *c, const struct token *l,
 	if (!strcmp(n, "kernel_v"))
 		return cmp_version(c, l, op, r,
 				   arena_strndup(rel, strcspn(rel, "-")));
-	if (!strcmp(n, "systemtap_v"))
-		return cmp_version(c, l, op, r, PMSTAP_STAP_COMPAT);
+	if (!strcmp(n, "systemtap_v")) {
+		c->pp->systemtap_v_seen++;
+		return cmp_version(c, l, op, r, s->compatible ? s->compatible : PMSTAP_STAP_COMPAT);
+	}
 	if (!strcmp(n, "arch"))
 		return cmp_glob(c, l, op, r, s->arch ? s->arch : "");
 	if (!strcmp(n, "runtime"))
@@ -1116,4 +1119,10 @@ void preproc_load_library(struct session *s, const struct source *stpm)
 		m->library = true;
 		vec_push(&sh->library, m);
 	}
+}
+
+/* How many %( systemtap_v ... %) conditions the file has evaluated so far (--check-version). */
+int preproc_systemtap_v_seen(const struct pp *pp)
+{
+	return pp->systemtap_v_seen;
 }

@@ -15,5 +15,6 @@ struct pp;
 struct pp *preproc_open(struct session *s, const struct source *src);
 struct token *preproc_next(struct pp *pp);
 void preproc_load_library(struct session *s, const struct source *stpm);
+int preproc_systemtap_v_seen(const struct pp *pp);
 
 #endif

@@ -76,6 +76,9 @@ static inline enum probe_class probe_class(const struct derived_probe *dp)
 
 static inline enum probe_targets probe_targets(const struct derived_probe *dp)
 {
+	/* kernel.statement(ADDRESS).absolute: no function, so no debuginfo scope */
+	if (dp->kind == PROBE_KSTATEMENT && !dp->statement && !dp->function)
+		return TARGETS_NONE;
 	return probe_kind_info(dp->kind)->targets;
 }
 

@@ -160,7 +160,9 @@ static void init_patterns(void)
 		add_pattern(fixed_patterns[i].text, fixed_patterns[i].kind);
 	for (int i = 0; i < COUNT(timer_units); i++) {
 		add_pattern(arena_printf("timer.%s(n)", timer_units[i]), PROBE_TIMER);
-		add_pattern(arena_printf("timer.%s(n).randomize(n)", timer_units[i]), PROBE_TIMER);
+		if (strcmp(timer_units[i], "hz") != 0)	/* stap 4.8 has no timer.hz().randomize */
+			add_pattern(arena_printf("timer.%s(n).randomize(n)", timer_units[i]),
+				    PROBE_TIMER);
 	}
 	for (int i = 0; i < COUNT(perf_sw); i++) {
 		add_pattern(arena_printf("perf.sw.%s", perf_sw[i]), PROBE_PERF);
@@ -170,6 +172,16 @@ static void init_patterns(void)
 		add_pattern(arena_printf("perf.hw.%s", perf_hw[i]), PROBE_PERF);
 		add_pattern(arena_printf("perf.hw.%s.sample(n)", perf_hw[i]), PROBE_PERF);
 	}
+}
+
+struct vec probes_pattern_texts(void)
+{
+	struct vec v = { 0 };
+
+	init_patterns();
+	for (int i = 0; i < patterns.len; i++)
+		vec_push(&v, (void *)((struct pattern *)VEC_AT(&patterns, i))->text);
+	return v;
 }
 
 /* ---- point text ---- */
@@ -629,6 +641,28 @@ static int build_process(struct expand *x, struct vec *comps, enum probe_kind k)
 	return process_probe(x, comps, k, path);
 }
 
+/*
+ * stap 4.8's limits on kprobe-class points: .maxactive(N) within
+ * [0,32767]; .absolute (an address) only in guru mode or a tapset.
+ */
+static bool kprobe_comps_ok(struct expand *x, struct vec *comps)
+{
+	struct probe_comp *max = probes_comp_named(comps, "maxactive");
+	struct probe_comp *abs = probes_comp_named(comps, "absolute");
+
+	if (max && (max->arg->num < 0 || max->arg->num > 32767)) {
+		sema_error(max->arg->loc, x->sm, "maxactive value out of range [0,32767]");
+		return false;
+	}
+	if (abs && !x->sm->s->guru && !(abs->loc.src && abs->loc.src->is_tapset)) {
+		if (sema_error(abs->loc, x->sm, "absolute statement probe in unprivileged script; "
+			       "need pmstap -g"))
+			diag_hint("an address may be anywhere in the kernel: only guru mode probes it");
+		return false;
+	}
+	return true;
+}
+
 static int build(struct expand *x, const struct pattern *p, struct vec *comps)
 {
 	struct derived_probe *dp;
@@ -643,6 +677,8 @@ static int build(struct expand *x, const struct pattern *p, struct vec *comps)
 	case PCLASS_TRACEPOINT:
 		return build_trace(x, comps);
 	case PCLASS_KPROBE:
+		if (!kprobe_comps_ok(x, comps))
+			return -1;
 		if (p->kind == PROBE_KFUNC)
 			return build_kfunc(x, comps);
 		return build_function(x, comps, p->kind);

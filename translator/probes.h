@@ -16,4 +16,10 @@ char *probes_point_text(struct vec *comps);
 /* The component of a probe point called NAME, or NULL. */
 struct probe_comp *probes_comp_named(struct vec *comps, const char *name);
 
+/*
+ * The shapes of the builtin probe points, as "process(a).statement(a)":
+ * (n) a number, (s) a string, (a) either (--dump-probe-types).
+ */
+struct vec probes_pattern_texts(void);
+
 #endif

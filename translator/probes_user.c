@@ -727,6 +727,12 @@ static int resolve_function(struct resolver *r)
 {
 	bool needs_lines = r->spec.file || r->spec.has_line;
 
+	/* stap 4.8 blocklists it: _start calls exit, it never returns */
+	if (r->t->is_return && strcmp(r->spec.name, "_start") == 0) {
+		if (user_error(r->at->arg->loc, r->sm, "function _start return probe is blocklisted"))
+			diag_hint("_start never returns: it ends the process with exit()");
+		return -1;
+	}
 	if (!r->ue->dw && (needs_lines || probes_comp_named(r->comps, "inline")))
 		return no_debuginfo(r, arena_printf("probe point '%s'", r->t->point));
 	if (r->ue->dw)

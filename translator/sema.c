@@ -70,19 +70,42 @@ struct stapfile *sema_file_of(struct sema *sm, struct srcloc loc)
  * into many derived probes) prints only the first time.  Returns whether it
  * printed, so that callers add their notes only then.
  */
+static bool first_time(struct sema *sm, struct srcloc loc, const char *msg)
+{
+	char *key = arena_printf("%p:%d:%d:%s", (const void *)loc.src, loc.line, loc.col, msg);
+
+	if (hmap_get(&sm->seen, key))
+		return false;
+	hmap_put(&sm->seen, key, key);
+	return true;
+}
+
 bool sema_error(struct srcloc loc, struct sema *sm, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg, *key;
+	char *msg;
 
 	va_start(ap, fmt);
 	msg = arena_vprintf(fmt, ap);
 	va_end(ap);
-	key = arena_printf("%p:%d:%d:%s", (const void *)loc.src, loc.line, loc.col, msg);
-	if (hmap_get(&sm->seen, key))
+	if (!first_time(sm, loc, msg))
 		return false;
-	hmap_put(&sm->seen, key, key);
 	diag_error(loc, "%s", msg);
+	return true;
+}
+
+/* A warning, once per place, as sema_error (-w hides it and its notes). */
+bool sema_warning(struct srcloc loc, struct sema *sm, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = arena_vprintf(fmt, ap);
+	va_end(ap);
+	if (!first_time(sm, loc, arena_printf("warning:%s", msg)))
+		return false;
+	diag_warning(loc, "%s", msg);
 	return true;
 }
 
@@ -233,7 +256,7 @@ void sema_pull_func(struct sema *sm, struct func *f)
 
 /* ---- the pass ---- */
 
-static struct sema *sema_new(struct session *s, struct stapfile *script)
+struct sema *sema_new(struct session *s, struct stapfile *script)
 {
 	struct sema *sm = ARENA_NEW(struct sema);
 
@@ -286,6 +309,52 @@ static void verbose_report(struct sema *sm)
 		fprintf(stderr, "Pass 2: the script needed no tapsets.\n");
 }
 
+/* --check-version: warn once per declaration. */
+static void warn_version(struct hmap *done, const void *decl, struct srcloc loc, const char *what)
+{
+	if (hmap_get(done, decl))
+		return;
+	hmap_put(done, decl, (void *)decl);
+	diag_warning(loc, "this %s uses tapset constructs that are dependent on systemtap version",
+		     what);
+}
+
+/*
+ * --check-version: what the program uses whose declaration depended on
+ * %( systemtap_v %), as stap says it (globals, functions, then each
+ * probe and the aliases it came through).
+ */
+static void check_version(struct sema *sm)
+{
+	struct program *prog = sm->prog;
+	struct hmap done = { 0 };
+
+	for (int i = 0; i < prog->globals.len; i++) {
+		struct vardecl *d = VEC_AT(&prog->globals, i);
+
+		if (d->systemtap_v)
+			warn_version(&done, d, d->loc, "global");
+	}
+	for (int i = 0; i < prog->funcs.len; i++) {
+		struct func *f = VEC_AT(&prog->funcs, i);
+
+		if (f->systemtap_v)
+			warn_version(&done, f, f->loc, "function");
+	}
+	for (int i = 0; i < prog->probes.len; i++) {
+		struct derived_probe *dp = VEC_AT(&prog->probes, i);
+
+		if (dp->probe->systemtap_v)
+			warn_version(&done, dp->probe, dp->probe->loc, "probe");
+		for (int j = 0; j < dp->aliases.len; j++) {
+			struct probe_alias *a = VEC_AT(&dp->aliases, j);
+
+			if (a->systemtap_v)
+				warn_version(&done, a, a->loc, "alias");
+		}
+	}
+}
+
 struct program *sema_elaborate(struct session *s, struct stapfile *script)
 {
 	struct sema *sm = sema_new(s, script);
@@ -301,6 +370,9 @@ struct program *sema_elaborate(struct session *s, struct stapfile *script)
 	verbose_report(sm);
 	if (diag_error_count() > errors)
 		return NULL;
+	sema_foreach_check(sm);
+	if (diag_error_count() > errors)
+		return NULL;
 	sema_use_elide_and_collect(sm);
 	if (diag_error_count() > errors)
 		return NULL;
@@ -308,6 +380,8 @@ struct program *sema_elaborate(struct session *s, struct stapfile *script)
 	if (diag_error_count() > errors)
 		return NULL;
 	sema_use_finish(sm);
+	if (s->check_version)
+		check_version(sm);
 	return sm->prog;
 }
 

@@ -35,6 +35,20 @@
  * function, $param means @entry($param), as in stap: every target
  * variable but $return and $$return is read at entry.
  *
+ * A value read under an @defined() choice is saved and fetched under the
+ * same choice: in
+ *
+ *	probe kernel.function("do_filp_open").return
+ *	{ println(@defined($pathname) ? $pathname : $filename) }
+ *
+ * the companion saves $pathname only if @defined($pathname) and $filename
+ * only if !@defined($pathname), so that the entry probe never reads a
+ * parameter the function lacks (stap never expands one: its @defined
+ * folds first).  The guard is what a branch's being taken implies of the
+ * enclosing ?:, if, while, for, && and || conditions, kept to the
+ * @defined($param) tests that mean the same at the entry as at the
+ * return; the return probe fetches under the same guard.
+ *
  * The synthesized globals (__entry_N) belong to a file of their own that
  * counts as a tapset: they are not exported as metrics, not printed at
  * exit, and their names avoid every name the script spells.
@@ -71,6 +85,7 @@ struct ew {
 	struct stmt *fetches;		/* what goes before the return body */
 	struct vardecl *depth;		/* the depth global, when nested */
 	struct stmt *pop;		/* after the fetches, when nested */
+	struct expr *guard;		/* what @defined() choices imply here, or NULL */
 	int locals;
 };
 
@@ -129,6 +144,82 @@ static struct expr *element(struct ew *w, struct srcloc loc, struct vardecl *g, 
 	if (stacked)
 		vec_push(&e->args, element(w, loc, w->depth, false));
 	return e;
+}
+
+static struct expr *logical(struct srcloc loc, const char *op, struct expr *l, struct expr *r)
+{
+	struct expr *e = ast_expr(EXPR_LOGICAL, loc);
+
+	e->op = op;
+	e->left = l;
+	e->right = r;
+	return e;
+}
+
+/* ---- guards: the @defined() choices a value is read under ---- */
+
+static bool is_return_var(const struct expr *e);
+
+static struct expr *both(struct expr *a, struct expr *b)
+{
+	if (!a || !b)
+		return a ? a : b;
+	return logical(a->loc, "&&", a, b);
+}
+
+static struct expr *either(struct expr *a, struct expr *b)
+{
+	return a && b ? logical(a->loc, "||", a, b) : NULL;
+}
+
+/* Does @defined(IN) mean the same in the companion as in the return probe? */
+static bool same_at_entry(const struct ew *w, const struct expr *in)
+{
+	return w->implicit && in->kind == EXPR_TARGET && !is_return_var(in);
+}
+
+/*
+ * What COND being TRUE (or false) implies, as a condition made of the
+ * @defined() tests in it that the companion can evaluate too; NULL when
+ * it implies nothing of them.
+ */
+static struct expr *implied(const struct ew *w, const struct expr *cond, bool truth)
+{
+	struct expr *l, *r;
+
+	switch (cond->kind) {
+	case EXPR_DEFINED:
+		if (!same_at_entry(w, cond->left))
+			return NULL;
+		l = sema_resolve_copy_expr(cond);
+		if (truth)
+			return l;
+		r = ast_expr(EXPR_UNARY, cond->loc);
+		r->op = "!";
+		r->left = l;
+		return r;
+	case EXPR_UNARY:
+		return strcmp(cond->op, "!") ? NULL : implied(w, cond->left, !truth);
+	case EXPR_LOGICAL:
+		l = implied(w, cond->left, truth);
+		r = implied(w, cond->right, truth);
+		return (strcmp(cond->op, "&&") == 0) == truth ? both(l, r) : either(l, r);
+	default:
+		return NULL;
+	}
+}
+
+/* S under the current guard: "if (guard) S", or S itself when there is none. */
+static struct stmt *guarded(struct ew *w, struct stmt *s)
+{
+	struct stmt *i;
+
+	if (!w->guard)
+		return s;
+	i = ast_stmt(STMT_IF, s->loc);
+	i->expr = sema_resolve_copy_expr(w->guard);
+	i->then = s;
+	return i;
 }
 
 /* ---- names and globals ---- */
@@ -230,6 +321,7 @@ static void save_at_entry(struct ew *w, struct expr **ep)
 {
 	struct expr *e = *ep, *inner = e->kind == EXPR_ENTRY ? e->left : e;
 	struct srcloc loc = e->loc;
+	struct stmt *fetch, *del;
 	struct vardecl *g;
 	const char *local;
 
@@ -240,16 +332,16 @@ static void save_at_entry(struct ew *w, struct expr **ep)
 	strip_entries(&inner);
 	g = global_for(w, loc);
 	local = arena_printf("%s_v%d", g->name, ++w->locals);
-	vec_push(&w->saves->body, expr_stmt(assign(loc, "=", element(w, loc, g, w->nested),
-						   inner)));
-	vec_push(&w->fetches->body, expr_stmt(assign(loc, "=", sym(loc, local),
-						     element(w, loc, g, w->nested))));
-	{
-		struct stmt *del = ast_stmt(STMT_DELETE, loc);
-
-		del->expr = element(w, loc, g, w->nested);
-		vec_push(&w->fetches->body, del);
-	}
+	vec_push(&w->saves->body,
+		 guarded(w, expr_stmt(assign(loc, "=", element(w, loc, g, w->nested), inner))));
+	fetch = w->guard ? ast_stmt(STMT_BLOCK, loc) : w->fetches;
+	vec_push(&fetch->body, expr_stmt(assign(loc, "=", sym(loc, local),
+						element(w, loc, g, w->nested))));
+	del = ast_stmt(STMT_DELETE, loc);
+	del->expr = element(w, loc, g, w->nested);
+	vec_push(&fetch->body, del);
+	if (w->guard)
+		vec_push(&w->fetches->body, guarded(w, fetch));
 	*ep = sym(loc, local);
 }
 
@@ -282,6 +374,25 @@ static void walk_lvalue(struct ew *w, struct expr **ep)
 	}
 }
 
+/* Walk *EP, taken only when COND is TRUTH (an @defined() choice, maybe). */
+static void walk_expr_when(struct ew *w, struct expr **ep, const struct expr *cond, bool truth)
+{
+	struct expr *outer = w->guard;
+
+	w->guard = both(outer, implied(w, cond, truth));
+	walk_expr(w, ep);
+	w->guard = outer;
+}
+
+static void walk_stmt_when(struct ew *w, struct stmt *s, const struct expr *cond, bool truth)
+{
+	struct expr *outer = w->guard;
+
+	w->guard = both(outer, implied(w, cond, truth));
+	walk_stmt(w, s);
+	w->guard = outer;
+}
+
 static void walk_expr(struct ew *w, struct expr **ep)
 {
 	struct expr *e = *ep;
@@ -289,6 +400,15 @@ static void walk_expr(struct ew *w, struct expr **ep)
 	if (!e)
 		return;
 	switch (e->kind) {
+	case EXPR_TERNARY:
+		walk_expr(w, &e->cond);
+		walk_expr_when(w, &e->left, e->cond, true);
+		walk_expr_when(w, &e->right, e->cond, false);
+		return;
+	case EXPR_LOGICAL:	/* the right side runs when the left did not decide */
+		walk_expr(w, &e->left);
+		walk_expr_when(w, &e->right, e->left, strcmp(e->op, "&&") == 0);
+		return;
 	case EXPR_ENTRY:
 		save_at_entry(w, ep);
 		return;
@@ -319,18 +439,28 @@ static void walk_expr(struct ew *w, struct expr **ep)
 
 static void walk_stmt(struct ew *w, struct stmt *s)
 {
+	bool conditional;
+
 	if (!s)
 		return;
+	conditional = s->expr && (s->kind == STMT_IF || s->kind == STMT_WHILE ||
+				  s->kind == STMT_FOR);
 	for (int i = 0; i < s->body.len; i++)
 		walk_stmt(w, VEC_AT(&s->body, i));
+	walk_expr(w, &s->init);
 	if (s->kind == STMT_DELETE)
 		walk_lvalue(w, &s->expr);
 	else
 		walk_expr(w, &s->expr);
-	walk_stmt(w, s->then);
-	walk_stmt(w, s->otherwise);
-	walk_expr(w, &s->init);
-	walk_expr(w, &s->incr);
+	if (conditional) {
+		walk_stmt_when(w, s->then, s->expr, true);
+		walk_stmt_when(w, s->otherwise, s->expr, false);
+		walk_expr_when(w, &s->incr, s->expr, true);
+	} else {
+		walk_stmt(w, s->then);
+		walk_stmt(w, s->otherwise);
+		walk_expr(w, &s->incr);
+	}
 	walk_expr(w, &s->array);
 	walk_expr(w, &s->limit);
 }

@@ -10,6 +10,7 @@
  *	sema_use.c	reachability, dead code, unused-symbol warnings
  *	sema_types.c	type inference and type checks
  *	sema_print.c	pmstap -p2 (sema.h)
+ *	sema_dump.c	--dump-functions, --dump-probe-aliases, --dump-probe-types (sema.h)
  *
  * Probe points are pass 2's too; each of their files has its own header:
  *
@@ -92,6 +93,7 @@ struct sema {
 };
 
 /* sema.c */
+struct sema *sema_new(struct session *s, struct stapfile *script);
 struct declinfo *sema_declinfo(struct sema *sm, struct vardecl *d);
 struct funcinfo *sema_funcinfo(struct sema *sm, struct func *f);
 struct stapfile *sema_file_of(struct sema *sm, struct srcloc loc);
@@ -102,6 +104,8 @@ void sema_pull_func(struct sema *sm, struct func *f);
 void sema_pull_file(struct sema *sm, struct stapfile *f);
 bool sema_error(struct srcloc loc, struct sema *sm, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+bool sema_warning(struct srcloc loc, struct sema *sm, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* sema_library.c */
 void sema_load_library(struct sema *sm);
@@ -111,6 +115,7 @@ void sema_need_aliases(struct sema *sm, struct probe_point *pt);
 int sema_library_func_names(struct sema *sm, const char ***names);
 struct vec sema_library_alias_names(struct sema *sm);
 int sema_library_files(struct sema *sm);
+void sema_library_parse_all(struct sema *sm);
 
 /* sema_resolve.c */
 struct stmt *sema_resolve_copy_stmt(const struct stmt *s);
@@ -120,6 +125,9 @@ void sema_resolve_func(struct sema *sm, struct func *f);
 
 /* sema_entry.c: @entry in return probes, saved by a companion at the entry */
 void sema_entry_rewrite(struct sema *sm, struct derived_probe *dp);
+
+/* sema_foreach.c: no array changes while foreach walks it */
+void sema_foreach_check(struct sema *sm);
 
 /* sema_use.c */
 bool sema_expr_has_side_effects(struct sema *sm, struct expr *e);

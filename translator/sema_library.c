@@ -11,24 +11,28 @@
  * it, and at most once.  The scan sees both sides of %( %? %: %) and no
  * macro expansion, so a declaration that only a macro would produce is not
  * found: tapsets must spell their declarations out.
+ *
+ * The files of the -I directories were parsed in pass 1 already
+ * (tapset_path.c): their names come from their trees, a file that had
+ * errors is left out, and none is parsed twice.  A file reached through
+ * two directories of the path (the same inode) is read once.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 #include "diag.h"
 #include "lex.h"
 #include "parse.h"
 #include "sema_int.h"
+#include "tapset_path.h"
 
 struct libfile {
 	const char *path;
-	struct source *src;
+	const struct source *src;
 	struct stapfile *parsed;	/* NULL until something needs it */
+	struct stapfile *pre;		/* parsed in pass 1 (a -I directory's), or NULL */
 	int order;			/* position in the tapset path */
 };
 
@@ -223,80 +227,59 @@ static void scan_file(struct sema *sm, struct libfile *lf)
 
 /* ---- finding the files ---- */
 
-/* Architecture subdirectories of a tapset tree that are not this machine's. */
-static bool foreign_arch_dir(struct sema *sm, const char *name)
+/* A file pass 1 parsed (a -I directory's): its names from the tree. */
+static void index_parsed(struct sema *sm, struct libfile *lf, struct stapfile *f)
 {
-	static const char *const arches[] = {
-		"x86_64", "i386", "arm", "arm64", "aarch64", "powerpc", "ppc64",
-		"s390", "s390x", "ia64", "mips", "riscv", "loongarch64",
-	};
+	for (int i = 0; i < f->funcs.len; i++)
+		index_name(&sm->lib_funcs, ((struct func *)VEC_AT(&f->funcs, i))->name, lf);
+	for (int i = 0; i < f->globals.len; i++)
+		index_name(&sm->lib_globals, ((struct vardecl *)VEC_AT(&f->globals, i))->name, lf);
+	for (int i = 0; i < f->aliases.len; i++) {
+		struct probe_alias *a = VEC_AT(&f->aliases, i);
 
-	for (size_t i = 0; i < sizeof(arches) / sizeof(arches[0]); i++)
-		if (strcmp(name, arches[i]) == 0)
-			return !sm->s->arch || strcmp(name, sm->s->arch) != 0;
-	return false;
-}
+		for (int j = 0; j < a->names.len; j++) {
+			struct probe_point *pt = VEC_AT(&a->names, j);
+			struct libalias *la = ARENA_NEW(struct libalias);
 
-static bool has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n > k && strcmp(s + n - k, suffix) == 0;
-}
-
-/* PATH relative to the working directory when it is under it (shorter messages). */
-static const char *display_path(const char *path)
-{
-	static char cwd[4096];
-	size_t n;
-
-	if (!cwd[0] && !getcwd(cwd, sizeof(cwd) - 1))
-		return path;
-	n = strlen(cwd);
-	if (strncmp(path, cwd, n) == 0 && path[n] == '/')
-		return path + n + 1;
-	return path;
+			la->comps = arena_alloc(sizeof(char *) * (size_t)pt->comps.len);
+			for (int k = 0; k < pt->comps.len; k++)
+				la->comps[k] = ((struct probe_comp *)VEC_AT(&pt->comps, k))->name;
+			la->n = pt->comps.len;
+			la->file = lf;
+			vec_push(&sm->lib_aliases, la);
+		}
+	}
 }
 
 static void add_file(struct sema *sm, const char *path)
 {
 	struct libfile *lf = ARENA_NEW(struct libfile);
+	bool known;
+	struct stapfile *pre = tapset_path_parsed(sm->s, path, &known);
 
-	path = display_path(path);
-	lf->src = lex_source_read_file(path, true);
+	if (known && !pre)
+		return;		/* pass 1 found errors in it and skipped it */
+	path = tapset_path_display(path);
+	lf->src = pre ? pre->src : lex_source_read_file(path, true);
 	if (!lf->src)
 		return;
 	lf->path = path;
+	lf->pre = pre;
 	lf->order = sm->libfiles.len;
 	vec_push(&sm->libfiles, lf);
-	scan_file(sm, lf);
+	if (pre)
+		index_parsed(sm, lf, pre);
+	else
+		scan_file(sm, lf);
 }
 
-/* Every *.stp under DIR, in name order, subdirectories after files. */
-static void scan_dir(struct sema *sm, const char *dir, int depth)
+static void scan_dir(struct sema *sm, const char *dir, struct hmap *seen)
 {
-	struct dirent **list;
-	int n = scandir(dir, &list, NULL, alphasort);
-	struct vec subdirs = { 0 };
+	struct vec paths = { 0 };
 
-	if (n < 0)
-		return;
-	for (int i = 0; i < n; i++) {
-		const char *name = list[i]->d_name;
-		char *path = arena_printf("%s/%s", dir, name);
-		struct stat st;
-
-		if (name[0] != '.' && stat(path, &st) == 0) {
-			if (S_ISDIR(st.st_mode) && !foreign_arch_dir(sm, name))
-				vec_push(&subdirs, path);
-			else if (S_ISREG(st.st_mode) && has_suffix(name, ".stp"))
-				add_file(sm, path);
-		}
-		free(list[i]);
-	}
-	free(list);
-	for (int i = 0; depth < 8 && i < subdirs.len; i++)
-		scan_dir(sm, VEC_AT(&subdirs, i), depth + 1);
+	tapset_path_files(sm->s, dir, &paths, seen);
+	for (int i = 0; i < paths.len; i++)
+		add_file(sm, VEC_AT(&paths, i));
 }
 
 static double now_ms(void)
@@ -310,6 +293,7 @@ static double now_ms(void)
 void sema_load_library(struct sema *sm)
 {
 	double t0;
+	struct hmap seen = { .str_keys = true };
 
 	if (sm->library_loaded)
 		return;
@@ -318,7 +302,7 @@ void sema_load_library(struct sema *sm)
 	sm->lib_globals.str_keys = true;
 	t0 = now_ms();
 	for (int i = 0; i < sm->s->tapset_dirs.len; i++)
-		scan_dir(sm, VEC_AT(&sm->s->tapset_dirs, i), 0);
+		scan_dir(sm, VEC_AT(&sm->s->tapset_dirs, i), &seen);
 	sm->library_ms += now_ms() - t0;
 }
 
@@ -331,7 +315,7 @@ static void parse_libfile(struct sema *sm, struct libfile *lf)
 	if (lf->parsed)
 		return;
 	t0 = now_ms();
-	lf->parsed = parse_file(sm->s, lf->src);
+	lf->parsed = lf->pre ? lf->pre : parse_file(sm->s, lf->src);
 	hmap_put(&sm->file_order, lf->parsed, (void *)(intptr_t)(lf->order + 1));
 	vec_push(&sm->library, lf->parsed);
 	sema_index_file(sm, lf->parsed);
@@ -409,6 +393,14 @@ struct vec sema_library_alias_names(struct sema *sm)
 		vec_push(&v, t);
 	}
 	return v;
+}
+
+/* Every file of the library, parsed (the --dump-* options list it all). */
+void sema_library_parse_all(struct sema *sm)
+{
+	sema_load_library(sm);
+	for (int i = 0; i < sm->libfiles.len; i++)
+		parse_libfile(sm, VEC_AT(&sm->libfiles, i));
 }
 
 int sema_library_files(struct sema *sm)

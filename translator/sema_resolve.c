@@ -185,6 +185,25 @@ static struct vardecl *new_local(struct scope *sc, struct expr *e)
 	return d;
 }
 
+/*
+ * stap's rule (elaborate.cxx, find_var): a name that a function or probe
+ * uses without declaring it is a global if one of that name is visible,
+ * the script's included, and only otherwise a new local.  So a tapset's
+ * undeclared helper variable binds to a script's global of the same name;
+ * stap warns then, in the same words, and its tapsets name such locals
+ * with a leading "__", which scripts leave to them.
+ */
+static void warn_cross_file(struct scope *sc, struct expr *e, struct vardecl *d)
+{
+	struct stapfile *from = sema_file_of(sc->sm, e->loc);
+
+	if (!from || !from->is_tapset || !d->file || d->file->is_tapset)
+		return;
+	if (sema_warning(e->loc, sc->sm, "cross-file global variable reference to '%s' from a tapset",
+			 e->name))
+		diag_note(d->loc, "the script's global '%s' is declared here", d->name);
+}
+
 /* Bind symbol E, used as USE says, to a local, parameter or global. */
 static void resolve_symbol(struct scope *sc, struct expr *e, int use)
 {
@@ -208,8 +227,10 @@ static void resolve_symbol(struct scope *sc, struct expr *e, int use)
 	if (!d)
 		d = new_local(sc, e);
 	e->decl = d;
-	if (d->scope == VAR_GLOBAL)
+	if (d->scope == VAR_GLOBAL) {
+		warn_cross_file(sc, e, d);
 		check_global_use(sc, e, d, use);
+	}
 }
 
 /* ---- calls ---- */
@@ -403,6 +424,23 @@ static void refuse_unavailable(struct scope *sc, struct expr *e)
 			   (int)(end - why - (sizeof(mark) - 1)), why + sizeof(mark) - 1);
 }
 
+/*
+ * A tapset function whose embedded code says guru (its "guru" comment, as
+ * in stap's tapsets) may be called from a script only in guru mode; the
+ * tapsets themselves call it freely.
+ */
+static void refuse_guru_only(struct scope *sc, struct expr *e, struct stapfile *from)
+{
+	const struct func *f = e->func;
+
+	if (sc->sm->s->guru || !f->embedded || !f->file || !f->file->is_tapset ||
+	    !strstr(f->embedded, "/* guru */") || (from && from->is_tapset))
+		return;
+	if (sema_error(e->loc, sc->sm, "function '%s' may not be used unless -g is specified",
+		       e->name))
+		diag_hint("it changes the kernel or the probed process: only guru mode calls it");
+}
+
 static void resolve_call(struct scope *sc, struct expr *e)
 {
 	struct sema *sm = sc->sm;
@@ -432,6 +470,7 @@ static void resolve_call(struct scope *sc, struct expr *e)
 	}
 	e->func = VEC_AT(chain, 0);
 	refuse_unavailable(sc, e);
+	refuse_guru_only(sc, e, from);
 	for (int i = 0; i < chain->len; i++) {
 		struct func *f = VEC_AT(chain, i);
 
@@ -607,7 +646,14 @@ static void resolve_kfunc_target(struct scope *sc, struct expr *e)
 	char *why = NULL;
 	const char *near = NULL;
 
-	if (kfunc_target_type(sc->dp, e, &why, &near) || !target_fail(sc))
+	if (kfunc_target_type(sc->dp, e, &why, &near)) {
+		/* at the entry, parameters are in registers, as is $return at the exit */
+		if (e->addr_of && !e->comps.len && e->name[1] != '$' && target_fail(sc))
+			sema_error(e->loc, sc->sm, "cannot take address of object in register: '%s'",
+				   e->name);
+		return;
+	}
+	if (!target_fail(sc))
 		return;
 	if (sema_error(e->loc, sc->sm, "%s", why) && near)
 		diag_hint("did you mean '%s'?", near);
@@ -764,7 +810,7 @@ static void rx_lvalue(struct scope *sc, struct expr *e, const char *op)
 			sema_error(e->loc, sc->sm, "tracepoint field '%s' is read-only", e->name);
 		else
 			sema_target_write(sc->sm, sc->dp, e, op);
-	} else if (e->kind == EXPR_ATVAR || e->kind == EXPR_CAST) {
+	} else if (e->kind == EXPR_ATVAR || e->kind == EXPR_CAST || e->kind == EXPR_AUTOCAST) {
 		rx(sc, &e);
 		sema_target_write(sc->sm, sc->dp, e, op);
 	} else {
@@ -810,12 +856,17 @@ static void rx_logical(struct scope *sc, struct expr **ep)
 	struct expr *e = *ep;
 	bool and = strcmp(e->op, "&&") == 0;
 
-	if (rx_cond(sc, &e->left) && (e->left->num != 0) != and) {
-		*ep = number(e->loc, !and);
-		sc->folds++;
+	if (!rx_cond(sc, &e->left)) {
+		rx(sc, &e->right);
 		return;
 	}
-	rx(sc, &e->right);
+	if ((e->left->num != 0) != and) {	/* the left decides */
+		*ep = number(e->loc, !and);
+		sc->folds++;
+	} else if (rx_cond(sc, &e->right)) {	/* so does the right, then */
+		*ep = number(e->loc, e->right->num != 0);
+		sc->folds++;
+	}
 }
 
 static void rx_unary(struct scope *sc, struct expr **ep)
@@ -877,7 +928,11 @@ static void rx(struct scope *sc, struct expr **ep)
 	case EXPR_NUMBER:
 	case EXPR_STRING:
 	case EXPR_PERF:
+	case EXPR_REGISTER:
 	case EXPR_EMBEDDED:
+		break;
+	case EXPR_DEREF:
+		rx(sc, &e->left);
 		break;
 	case EXPR_SYMBOL:
 		resolve_symbol(sc, e, 0);
@@ -940,6 +995,56 @@ static void rx(struct scope *sc, struct expr **ep)
 		rx_entry(sc, e);
 		break;
 	}
+}
+
+/* Is E made of reads and operators only, with a $var among them (*TARGET)? */
+static bool pure_reads(const struct expr *e, bool *target)
+{
+	switch (e->kind) {
+	case EXPR_NUMBER:
+	case EXPR_STRING:
+	case EXPR_SYMBOL:
+		return true;
+	case EXPR_TARGET:
+		for (int i = 0; i < e->comps.len; i++)
+			if (((struct target_comp *)VEC_AT(&e->comps, i))->index_expr)
+				return false;
+		*target = true;
+		return true;
+	case EXPR_UNARY:
+		return pure_reads(e->left, target);
+	case EXPR_BINARY:
+	case EXPR_COMPARE:
+	case EXPR_LOGICAL:
+		return pure_reads(e->left, target) && pure_reads(e->right, target);
+	case EXPR_TERNARY:
+		return pure_reads(e->cond, target) && pure_reads(e->left, target) &&
+		       pure_reads(e->right, target);
+	default:
+		return false;
+	}
+}
+
+/*
+ * A statement that only reads, and reads a $var, has no effect: it goes
+ * before its $vars are checked, as stap's optimizer drops it first (its
+ * semok/optimize.stp, transok/ten.stp), so a $var the point lacks is no
+ * error there.  Elision (sema_use.c) drops the other statements with no
+ * effect, once everything is resolved.
+ */
+static bool drop_pure_target_stmt(struct scope *sc, struct stmt **sp)
+{
+	struct stmt *s = *sp;
+	bool target = false;
+	struct stapfile *f;
+
+	if (!pure_reads(s->expr, &target) || !target)
+		return false;
+	f = sema_file_of(sc->sm, s->loc);
+	if (f && !f->is_tapset)
+		diag_warning(s->loc, "statement has no effect");
+	*sp = ast_stmt(STMT_NULL, s->loc);
+	return true;
 }
 
 /* ---- statements ---- */
@@ -1009,12 +1114,18 @@ static void rs_if(struct scope *sc, struct stmt **sp)
 		rs(sc, &s->otherwise);
 }
 
-static void rs_loop(struct scope *sc, struct stmt *s)
+/* while/for; one that @defined() rules out leaves its initializer only, the rest unresolved */
+static void rs_loop(struct scope *sc, struct stmt **sp)
 {
+	struct stmt *s = *sp;
+
 	if (s->init)
 		rx(sc, &s->init);
-	if (s->expr)
-		rx(sc, &s->expr);
+	if (s->expr && rx_cond(sc, &s->expr) && !s->expr->num) {
+		*sp = ast_stmt(s->init ? STMT_EXPR : STMT_NULL, s->loc);
+		(*sp)->expr = s->init;
+		return;
+	}
 	if (s->incr)
 		rx(sc, &s->incr);
 	sc->loops++;
@@ -1032,6 +1143,8 @@ static void rs(struct scope *sc, struct stmt **sp)
 			rs(sc, (struct stmt **)&s->body.items[i]);
 		break;
 	case STMT_EXPR:
+		if (drop_pure_target_stmt(sc, sp))
+			break;
 		rx(sc, &s->expr);
 		break;
 	case STMT_IF:
@@ -1039,7 +1152,7 @@ static void rs(struct scope *sc, struct stmt **sp)
 		break;
 	case STMT_WHILE:
 	case STMT_FOR:
-		rs_loop(sc, s);
+		rs_loop(sc, sp);
 		break;
 	case STMT_FOREACH:
 		rs_foreach(sc, s);
@@ -1076,6 +1189,26 @@ static void rs(struct scope *sc, struct stmt **sp)
 
 /* ---- entry points ---- */
 
+/*
+ * A probe point condition is tested where the probe is armed: it may read
+ * globals, but neither change a variable nor call a function (stap 4.8's
+ * rules and texts).
+ */
+static void check_condition(struct sema *sm, struct expr *e)
+{
+	if (!e)
+		return;
+	if (e->kind == EXPR_ASSIGN || e->kind == EXPR_PREFIX || e->kind == EXPR_POSTFIX)
+		sema_error(e->loc, sm, "probe condition must not modify any variables");
+	else if (e->kind == EXPR_CALL)
+		sema_error(e->loc, sm, "probe condition must not call function '%s'", e->name);
+	check_condition(sm, e->left);
+	check_condition(sm, e->right);
+	check_condition(sm, e->cond);
+	for (int i = 0; i < e->args.len; i++)
+		check_condition(sm, VEC_AT(&e->args, i));
+}
+
 void sema_resolve_probe(struct sema *sm, struct derived_probe *dp)
 {
 	struct scope sc = { .sm = sm, .locals = &dp->locals, .dp = dp };
@@ -1085,6 +1218,7 @@ void sema_resolve_probe(struct sema *sm, struct derived_probe *dp)
 		struct vec none = { 0 };
 		struct scope cs = { .sm = sm, .locals = &none, .globals_only = true };
 
+		check_condition(sm, dp->cond);
 		rx(&cs, &dp->cond);
 	}
 }

@@ -510,6 +510,10 @@ static enum type tx_kind(struct tc *tc, struct expr *e)
 		return tx_target(tc, e);
 	case EXPR_DEFINED:
 	case EXPR_PERF:
+	case EXPR_REGISTER:
+		return TYPE_LONG;
+	case EXPR_DEREF:
+		want(tc, e->left, TYPE_LONG, "the address of @kderef/@uderef");
 		return TYPE_LONG;
 	case EXPR_ENTRY: return tx(tc, e->left);
 	case EXPR_EMBEDDED:

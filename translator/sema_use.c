@@ -47,6 +47,11 @@ static bool expr_escapes(struct sema *sm, const struct expr *e)
 		return false;
 	switch (e->kind) {
 	case EXPR_ASSIGN:
+		/* '<<<' into a parameter is kept, for pass 2 to refuse (no stats there) */
+		if (strcmp(e->op, "<<<") == 0 && e->left->kind == EXPR_SYMBOL && e->left->decl &&
+		    e->left->decl->scope == VAR_PARAM)
+			return true;
+		/* fall through */
 	case EXPR_PREFIX:
 	case EXPR_POSTFIX:
 		if (writes_outside(e->left))
@@ -368,8 +373,6 @@ static struct vardecl *dead_local(struct use *u, struct expr *e)
 
 	if (e->kind != EXPR_ASSIGN && e->kind != EXPR_PREFIX && e->kind != EXPR_POSTFIX)
 		return NULL;
-	if (e->kind == EXPR_ASSIGN && strcmp(e->op, "<<<") == 0)
-		return NULL;
 	d = e->left->kind == EXPR_SYMBOL ? e->left->decl : NULL;
 	if (!d || d->scope != VAR_LOCAL || sema_declinfo(u->sm, d)->reads)
 		return NULL;
@@ -542,8 +545,11 @@ static void collect_globals(struct use *u)
 	for (int i = 0; i < sm->script->globals.len; i++) {
 		struct vardecl *d = VEC_AT(&sm->script->globals, i);
 		struct declinfo *di = sema_declinfo(sm, d);
+		bool made = d->file && d->file->is_tapset;	/* by pass 2 (@entry) */
 
-		if (!di->reads && !di->writes)
+		if (made)
+			;
+		else if (!di->reads && !di->writes)
 			diag_warning(d->loc, "global '%s' is never used", d->name);
 		else if (di->reads && !di->writes && !d->init)
 			diag_warning(di->first_read, "global '%s' is read but never assigned", d->name);

@@ -14,6 +14,8 @@ static const char *what_of(const struct expr *e)
 		return "@var variable";
 	if (e->kind == EXPR_CAST)
 		return "@cast context variable";
+	if (e->kind == EXPR_AUTOCAST)
+		return "a value's '->' member";
 	return arena_printf("target variable '%s'", e->name);
 }
 

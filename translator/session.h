@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include "arena.h"
+#include "hmap.h"
 #include "vec.h"
 
 struct pp_shared;
@@ -16,6 +17,7 @@ struct session {
 	int nargs;
 
 	struct vec tapset_dirs;		/* char *: -I dirs, then the default */
+	int include_dirs;		/* how many of those came from -I */
 	struct vec defines;		/* char *: -D NAME[=VALUE] as given */
 	struct vec global_sets;		/* char *: -G NAME=VALUE, initial values of globals */
 	const char *output_path;	/* -o FILE */
@@ -31,6 +33,19 @@ struct session {
 	int verbose;			/* -v count */
 	bool guru;			/* -g: embedded C allowed */
 	bool no_warnings;		/* -w */
+	bool warnings_are_errors;	/* -W */
+	bool check_version;		/* --check-version: warn where code depends on systemtap_v */
+	const char *compatible;		/* --compatible=VERSION: what systemtap_v is */
+
+	/* --dump-functions, --dump-probe-aliases, --dump-probe-types: list, run nothing */
+	enum { DUMP_NONE, DUMP_FUNCTIONS, DUMP_PROBE_ALIASES, DUMP_PROBE_TYPES } dump;
+
+	/*
+	 * The files of the -I directories, parsed in pass 1 as stap does:
+	 * path -> struct stapfile *, or -> the session itself for a file with
+	 * errors (skipped).  Pass 2's library takes them from here.
+	 */
+	struct hmap *include_parsed;
 
 	/* what %( %) conditionals test, from the running system unless overridden */
 	const char *kernel_release;	/* uname -r, or -r */

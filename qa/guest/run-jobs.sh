@@ -25,6 +25,12 @@ results=$BUILD/guest/results
 mkdir -p "$xfer/cache" "$results"
 rm -rf "$xfer/jobs" "$xfer/out"
 mkdir -p "$xfer/jobs" "$xfer/out"
+# the host's compile runs each job from qa/: a relative path would not hold there
+jobs_abs=()
+for j in "$@"; do
+	jobs_abs+=("$(cd "$(dirname "$j")" && pwd)/$(basename "$j")")
+done
+set -- "${jobs_abs[@]}"
 for j in "$@"; do
 	cp "$j" "$xfer/jobs/"
 	rm -f "$results/$(basename "$j" .sh)".*

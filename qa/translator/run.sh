@@ -11,6 +11,7 @@
 #   parseko  pmstap -p1 exits non-zero; stderr equals NAME.err exactly.
 #   semok    pmstap -p2 exits 0; stdout equals NAME.p2 when that file exists.
 #   semko    pmstap -p2 exits non-zero; stderr equals NAME.err exactly.
+#   transko  pmstap -p3 exits non-zero; stderr equals NAME.err exactly.
 #   transok  pmstap -p3 exits 0; the generated C equals NAME.p3, once what
 #            depends on the machine is masked (STP_NCPUS, the build folder
 #            and the offsets of the point texts that name it, the identity
@@ -25,7 +26,7 @@
 # Run from anywhere: paths in diagnostics are relative to the repository.
 
 usage() {
-	echo "usage: $0 BUILD [parseok|parseko|semok|semko|transok...] [--accept]" >&2
+	echo "usage: $0 BUILD [parseok|parseko|semok|semko|transok|transko...] [--accept]" >&2
 	exit 2
 }
 
@@ -40,11 +41,11 @@ dirs=
 for a in "$@"; do
 	case $a in
 	--accept) accept=true ;;
-	parseok|parseko|semok|semko|transok) dirs="$dirs $a" ;;
+	parseok|parseko|semok|semko|transok|transko) dirs="$dirs $a" ;;
 	*) usage ;;
 	esac
 done
-[ -n "$dirs" ] || dirs="parseok parseko semok semko transok"
+[ -n "$dirs" ] || dirs="parseok parseko semok semko transok transko"
 
 pmstap=$build/bin/pmstap
 # A folder per run: two runs at once must not read each other's outputs.
@@ -174,6 +175,7 @@ for dir in $dirs; do
 		semok) check_semok "$c" ;;
 		semko) check_ko "$c" 2 ;;
 		transok) check_transok "$c" ;;
+		transko) check_ko "$c" 3 ;;
 		esac
 	done
 done

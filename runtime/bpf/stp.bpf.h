@@ -328,6 +328,9 @@ static __always_inline int64_t stp_atomic_add_(int64_t *p, int64_t d)
  * always keep (it may add it to the pointer first), so the load is
  * written in assembly.  OFF is a literal number.
  */
+#ifdef STP_KMOD	/* the record the module built (a syscall's): plain memory */
+#define stp_ctx_load(ctx, off, bits) ((uint64_t)*(const uint##bits##_t *)((const char *)(ctx) + (off)))
+#else
 #define stp_ctx_load(ctx, off, bits)						\
 	({									\
 		uint64_t stp_v_;						\
@@ -335,6 +338,7 @@ static __always_inline int64_t stp_atomic_add_(int64_t *p, int64_t d)
 			     : "=r"(stp_v_) : "r"(ctx));			\
 		stp_v_;								\
 	})
+#endif
 
 /* A field of a tracepoint record the program cannot read directly. */
 static __always_inline int64_t stp_tp_read(const void *rec, int off, int size, int is_signed)

@@ -205,6 +205,15 @@ static __always_inline struct context *stp_enter(uint32_t probe)
 	return c;
 }
 
+/* The context of the handler that jumped here (a split handler's body), or NULL. */
+static __always_inline struct context *stp_resume(void)
+{
+	uint32_t cpu = bpf_get_smp_processor_id();
+	struct context *c = bpf_map_lookup_elem(&stp_ctx, &cpu);
+
+	return c && c->busy ? c : NULL;
+}
+
 #ifndef MAXERRORS
 #define MAXERRORS 0
 #endif

@@ -522,16 +522,41 @@ STP_SERVICE void stp_printk(struct context *c, int64_t level, const char *msg)
 
 static __always_inline struct pt_regs *stp__uregs(struct context *c)
 {
+#ifdef STP_KMOD
+	struct pt_regs *k = stp_kmod_kregs();	/* a kprobe's: the probed function's */
+
+	if (k)
+		return k;
+#endif
 #ifdef STP_CTX_UREGS
 	if (stp_ctx_uregs(c))
 		return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 #endif
+#ifdef STP_KMOD
+	stp_raise_msg(c, "registers are not available here: only in kernel.function, "
+			 "kprobe.function and syscall probes");
+#else
 	stp_raise_msg(c, "registers are not available here: only in process(...) probes");
+#endif
 	return 0;
 }
 
 #else
 #endif
+
+/* An argument word past the sixth, at ADDR on the stack of the registers' side. */
+static __always_inline void stp__stack_arg(struct context *c, int64_t *v, uint64_t addr)
+{
+#ifdef STP_KMOD
+	if (stp_kmod_kregs_kernel()) {
+		if (bpf_probe_read_kernel(v, 8, (void *)addr))
+			stp_raise_msg(c, "cannot read the argument from the kernel stack");
+		return;
+	}
+#endif
+	if (bpf_probe_read_user(v, 8, (void *)addr))
+		stp_raise_msg(c, "cannot read the argument from the user stack");
+}
 
 STP_SERVICE int64_t stp_uregister(struct context *c, int64_t reg)
 {
@@ -590,8 +615,8 @@ STP_SERVICE int64_t stp_uarg(struct context *c, int64_t n)
 	}
 	/* past the sixth: on the stack, above the return address */
 	sp = (uint64_t)stp_uregister(c, STP_REG_SP);
-	if (!c->error && bpf_probe_read_user(&v, 8, (void *)(sp + 8 * (uint64_t)(n - 6))))
-		stp_raise_msg(c, "cannot read the argument from the user stack");
+	if (!c->error)
+		stp__stack_arg(c, &v, sp + 8 * (uint64_t)(n - 6));
 	return v;
 }
 

@@ -6,16 +6,24 @@
  * A CPU's mark in a lock word is DMAP_KERNEL_TID + its number: pmstap,
  * which shares the segment, never takes such a lock for a dead holder's.
  * Slots are CPUs: the module lays the segment out with one slot a
- * possible CPU and nobody claims them.  A handler waits for a lock a
- * bounded number of spins only: the holder may be pmstap, preempted in
- * the middle of a read, or this very CPU, interrupted inside a handler;
- * past the bound the call gives -EBUSY and the handler counts a failed
- * update, as a BPF map whose bucket lock is busy does.
+ * possible CPU and nobody claims them.  A handler waits for a lock held
+ * by pmstap a bounded number of spins only (pmstap may be preempted in
+ * the middle of a read); past the bound the call gives -EBUSY and the
+ * handler counts a failed update, as a BPF map whose bucket lock is busy
+ * does; so it does at once when the holder is this very CPU (a handler
+ * interrupted inside a handler).  Another CPU's handler runs with
+ * preemption off and is waited for as a BPF map's bucket lock waits, up
+ * to DLOCK_CPU_NS as a guard: a timer.profile hrtimer fires on every CPU
+ * at once, so its handlers meet at the same keys at every tick, and a
+ * vCPU under emulation can stall for milliseconds in the middle of one.
  */
+#include <linux/sched/clock.h>
+
 #include "../dyninst/dmap_sys.h"
 #include "../dyninst/dmap_int.h"
 
-#define DLOCK_SPINS 4096	/* a handler's patience, in cpu_relax()es */
+#define DLOCK_SPINS 4096	/* a handler's patience with pmstap, in cpu_relax()es */
+#define DLOCK_CPU_NS (100 * NSEC_PER_MSEC)	/* and with another CPU's handler */
 
 uint32_t dmap_tid(void)
 {
@@ -30,6 +38,7 @@ int dmap_tid_gone(uint32_t tid)
 int dmap_lock(uint32_t *lock, const struct stp_dseg *s)
 {
 	uint32_t me = dmap_tid();
+	uint64_t since = 0;
 
 	for (int spins = 0; spins < DLOCK_SPINS; spins++) {
 		uint32_t cur = 0;
@@ -39,6 +48,13 @@ int dmap_lock(uint32_t *lock, const struct stp_dseg *s)
 			return 0;
 		if (cur == me)
 			return -EBUSY;	/* this CPU holds it: a handler interrupted a handler */
+		if (cur >= DMAP_KERNEL_TID) {	/* another CPU's handler: it will be quick */
+			if (!since)
+				since = local_clock();
+			else if (local_clock() - since > DLOCK_CPU_NS)
+				return -EBUSY;
+			spins = 0;
+		}
 		cpu_relax();
 	}
 	return -EBUSY;

@@ -84,6 +84,9 @@ enum stp_ksite_kind {
 	STP_KSITE_KRETPROBE,	/* NAME: a kretprobe */
 	STP_KSITE_KFUNC,	/* NAME's entry: its WORDS argument words, fentry's way */
 	STP_KSITE_KFUNC_RETURN,	/* NAME's return: its arguments, then the value, fexit's way */
+	STP_KSITE_PROFILE,	/* timer.profile: a per-CPU hrtimer each tick, the sample's registers */
+	STP_KSITE_SYS_ENTER,	/* syscalls:NAME: raw_syscalls:sys_enter for its number; its record */
+	STP_KSITE_SYS_EXIT,	/* syscalls:NAME: raw_syscalls:sys_exit for its number; its record */
 };
 
 #define STP_KSITE_MAX_WORDS 12	/* arguments of a function: BPF's MAX_BPF_FUNC_ARGS */
@@ -95,7 +98,7 @@ struct stp_ksite {
 	uint64_t offset;
 	int words;
 	void *fn;			/* a tracepoint's probe: void (void *site, args...) */
-	int (*handler)(void *ctx);	/* probe_N: its bpf_raw_tracepoint_args, or pt_regs */
+	int (*handler)(void *ctx);	/* probe_N: raw tracepoint args, a record, pt_regs, a sample */
 	bool optional;			/* probe point?: not there is no error */
 };
 
@@ -216,6 +219,27 @@ DECLARE_PER_CPU(uint64_t, stp_kmod_func_ip);
 static inline uint64_t bpf_get_func_ip(void *ctx)
 {
 	return this_cpu_read(stp_kmod_func_ip);
+}
+
+/*
+ * The registers of a kprobe's hit (kprobe.function, kernel.function and
+ * their .return: the probed function's, for register() and int_arg()) or
+ * of a timer.profile sample (the interrupted code's), NULL in the other
+ * probes; set by the wrappers as stp_kmod_func_ip.
+ */
+DECLARE_PER_CPU(struct pt_regs *, stp_kmod_regs);
+
+static inline struct pt_regs *stp_kmod_kregs(void)
+{
+	return this_cpu_read(stp_kmod_regs);
+}
+
+/* The registers' side: the kernel's (a kprobe's), or a user's (a sample's in user code). */
+static inline bool stp_kmod_kregs_kernel(void)
+{
+	struct pt_regs *r = stp_kmod_kregs();
+
+	return r && !user_mode(r);
 }
 
 static inline uint64_t bpf_ktime_get_ns(void)

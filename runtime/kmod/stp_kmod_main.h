@@ -9,7 +9,8 @@
  *				dyninst/dmap.h, as the dyninst runtime's;
  *				read() tells "size N" and the last error
  *   write "start"		the probes are registered (tracepoints of the
- *				kernel, kprobes, kretprobes); a probe that
+ *				kernel, kprobes, kretprobes, per-CPU hrtimers
+ *				of timer.profile); a probe that
  *				cannot be is an error read() then gives, and
  *				none stays registered
  *   write "stop", close	unregistered; a file open or mapped holds the
@@ -20,10 +21,16 @@
  * Handlers run as BPF's: stp_enter() skips them unless pmstap set the run
  * state to running, and counts a CPU's re-entry as skipped.
  */
+#include <linux/compat.h>
 #include <linux/fs.h>
+#include <linux/hrtimer.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <asm/irq_regs.h>
+#include <asm/syscall.h>
+#include <trace/syscall.h>
+#include <linux/trace_events.h>
 #include <linux/tracepoint.h>
 #include <linux/vmalloc.h>
 
@@ -37,17 +44,28 @@ MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("a SystemTap script compiled by pcp-stap's pmstap");
 
 DEFINE_PER_CPU(uint64_t, stp_kmod_func_ip);
+DEFINE_PER_CPU(struct pt_regs *, stp_kmod_regs);
 DEFINE_PER_CPU(struct stp__vars_mem, stp_kmod_vars);
 
 #define STP_KMOD_NSITES (ARRAY_SIZE(stp_kmod_sites) - 1)
 #define STP_KMOD_ERR 256
 
-/* One registered probe: a kprobe, a kretprobe or a tracepoint's. */
+/* A timer.profile probe's timer on one CPU. */
+struct stp_kmod_ptimer {
+	struct hrtimer t;
+	const struct stp_ksite *site;
+	bool on;			/* started: hrtimer_cancel() it */
+};
+
+/* One registered probe: a kprobe, a kretprobe, a tracepoint's or a profile's timers. */
 struct stp_kprobe_live {
 	const struct stp_ksite *site;
 	struct tracepoint *tp;
 	struct kprobe kp;
 	struct kretprobe krp;
+	struct stp_kmod_ptimer __percpu *prof;
+	long nr;			/* a syscall site's syscall */
+	struct stp_kprobe_live *next_sys;	/* the next site of that syscall and direction */
 	bool on;
 };
 
@@ -64,16 +82,28 @@ static struct {
 
 /* ---- the handlers' entries ---- */
 
-/* A hit at probed address IP (NULL: a tracepoint's): the site's handler on CTX. */
-static void stp_kmod_hit(const struct stp_ksite *site, const void *ip, void *ctx)
+/*
+ * A hit at probed address IP (NULL: a tracepoint's) with a kprobe's
+ * REGS (or NULL): the site's handler on CTX.  A hit inside a handler (a
+ * tracepoint it passes, skipped as re-entry) leaves the outer one's
+ * address and registers as they were.
+ */
+static void stp_kmod_hit(const struct stp_ksite *site, const void *ip, struct pt_regs *regs,
+			 void *ctx)
 {
+	uint64_t ip0 = this_cpu_read(stp_kmod_func_ip);
+	struct pt_regs *regs0 = this_cpu_read(stp_kmod_regs);
+
 	this_cpu_write(stp_kmod_func_ip, (uint64_t)(uintptr_t)ip);
+	this_cpu_write(stp_kmod_regs, regs);
 	site->handler(ctx);
+	this_cpu_write(stp_kmod_func_ip, ip0);
+	this_cpu_write(stp_kmod_regs, regs0);
 }
 
 static void stp_kmod_run_tp(void *site, uint64_t *args)
 {
-	stp_kmod_hit(site, NULL, args);
+	stp_kmod_hit(site, NULL, NULL, args);
 }
 
 /* The probe of a kretprobe's hit, or NULL when it is being unregistered. */
@@ -86,7 +116,7 @@ static struct stp_kprobe_live *stp_kmod_live_of(struct kretprobe_instance *ri)
 
 static int stp_kmod_kprobe_hit(struct kprobe *kp, struct pt_regs *regs)
 {
-	stp_kmod_hit(container_of(kp, struct stp_kprobe_live, kp)->site, kp->addr, regs);
+	stp_kmod_hit(container_of(kp, struct stp_kprobe_live, kp)->site, kp->addr, regs, regs);
 	return 0;
 }
 
@@ -95,7 +125,7 @@ static int stp_kmod_kretprobe_hit(struct kretprobe_instance *ri, struct pt_regs 
 	struct stp_kprobe_live *l = stp_kmod_live_of(ri);
 
 	if (l)
-		stp_kmod_hit(l->site, l->krp.kp.addr, regs);
+		stp_kmod_hit(l->site, l->krp.kp.addr, regs, regs);
 	return 0;
 }
 
@@ -122,7 +152,7 @@ static int stp_kmod_kfunc_hit(struct kprobe *kp, struct pt_regs *regs)
 	uint64_t args[STP_KSITE_MAX_WORDS + 1] = { 0 };
 
 	stp_kmod_args(regs, args, l->site->words);
-	stp_kmod_hit(l->site, kp->addr, args);
+	stp_kmod_hit(l->site, kp->addr, regs, args);
 	return 0;
 }
 
@@ -148,11 +178,83 @@ static int stp_kmod_kfunc_return_hit(struct kretprobe_instance *ri, struct pt_re
 	words = min(l->site->words, STP_KSITE_MAX_WORDS);
 	memcpy(args, ri->data, sizeof(uint64_t) * words);
 	args[words] = regs_return_value(regs);
-	stp_kmod_hit(l->site, l->krp.kp.addr, args);
+	stp_kmod_hit(l->site, l->krp.kp.addr, regs, args);
 	return 0;
 }
 
-/* ---- registering ---- */
+/*
+ * timer.profile: each CPU's hrtimer fires once a tick (TICK_NSEC) in
+ * hard interrupt context, on the registers it interrupted (the irq's),
+ * which the handler gets as a perf event's sample: user_mode(), pid()
+ * and register() are the interrupted task's, as with stap's.
+ */
+static enum hrtimer_restart stp_kmod_profile_hit(struct hrtimer *t)
+{
+	struct stp_kmod_ptimer *p = container_of(t, struct stp_kmod_ptimer, t);
+	struct pt_regs *regs = get_irq_regs();
+	struct bpf_perf_event_data d = { .sample_period = TICK_NSEC };
+
+	if (regs) {
+		d.regs = *regs;
+		stp_kmod_hit(p->site, NULL, regs, &d);
+	}
+	hrtimer_forward_now(t, ns_to_ktime(TICK_NSEC));
+	return HRTIMER_RESTART;
+}
+
+/* On each online CPU (an IPI from stp_kmod_profile_start()): start its timer. */
+static void stp_kmod_profile_cpu(void *arg)
+{
+	struct stp_kmod_ptimer *p = this_cpu_ptr(((struct stp_kprobe_live *)arg)->prof);
+
+	p->site = ((struct stp_kprobe_live *)arg)->site;
+	hrtimer_init(&p->t, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	p->t.function = stp_kmod_profile_hit;
+	p->on = true;
+	hrtimer_start(&p->t, ns_to_ktime(TICK_NSEC), HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+static int stp_kmod_profile_start(struct stp_kprobe_live *l)
+{
+	l->prof = alloc_percpu(struct stp_kmod_ptimer);
+	if (!l->prof)
+		return -ENOMEM;
+	on_each_cpu(stp_kmod_profile_cpu, l, 1);
+	return 0;
+}
+
+static void stp_kmod_profile_stop(struct stp_kprobe_live *l)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct stp_kmod_ptimer *p = per_cpu_ptr(l->prof, cpu);
+
+		if (p->on)
+			hrtimer_cancel(&p->t);
+	}
+	free_percpu(l->prof);
+	l->prof = NULL;
+}
+
+/*
+ * Syscall tracepoints: the records of syscalls:sys_enter_NAME and
+ * sys_exit_NAME as the kernel writes them (kernel/trace/trace_syscalls.c,
+ * the events' formats), built from raw_syscalls' registers for the
+ * syscall's number, which the event's metadata gives.  As the kernel's
+ * events, a compat (32-bit) syscall is none of them.
+ */
+struct stp_sys_enter_rec {
+	struct trace_entry ent;
+	int nr;
+	unsigned long args[6];
+};
+
+struct stp_sys_exit_rec {
+	struct trace_entry ent;
+	int nr;
+	long ret;
+};
 
 struct stp_tp_find {
 	const char *name;
@@ -167,6 +269,118 @@ static void stp_kmod_tp_match(struct tracepoint *tp, void *priv)
 		f->tp = tp;
 }
 
+/*
+ * One probe on raw_syscalls:sys_enter and one on sys_exit serve every
+ * syscall site, through a table by syscall number (a probe per site made
+ * every syscall call all of them: syscall.* is 700 sites).  The chains
+ * are built before the probes are registered and cleared after they are
+ * gone, so a hit reads them unlocked.
+ */
+static struct {
+	struct stp_kprobe_live *first[2][NR_syscalls];	/* [0] enter, [1] exit: in site order */
+	struct tracepoint *tp[2];
+	bool on[2];
+} stp_ksys;
+
+static void stp_kmod_sys_run(int dir, long nr, void *rec)
+{
+	struct stp_kprobe_live *l;
+
+	for (l = stp_ksys.first[dir][nr]; l; l = l->next_sys)
+		stp_kmod_hit(l->site, NULL, NULL, rec);
+}
+
+static void stp_kmod_sys_enter(void *data, struct pt_regs *regs, long id)
+{
+	struct stp_sys_enter_rec r = { .ent.pid = current->pid, .nr = (int)id };
+
+	if (id < 0 || id >= NR_syscalls || !stp_ksys.first[0][id] || in_compat_syscall())
+		return;
+	syscall_get_arguments(current, regs, r.args);
+	stp_kmod_sys_run(0, id, &r);
+}
+
+static void stp_kmod_sys_exit(void *data, struct pt_regs *regs, long ret)
+{
+	struct stp_sys_exit_rec r = { .ent.pid = current->pid, .ret = ret };
+
+	r.nr = syscall_get_nr(current, regs);
+	if (r.nr < 0 || r.nr >= NR_syscalls || !stp_ksys.first[1][r.nr] || in_compat_syscall())
+		return;
+	stp_kmod_sys_run(1, r.nr, &r);
+}
+
+/* Add L, a syscall site whose number is known, at the end of its chain. */
+static void stp_kmod_sys_chain(struct stp_kprobe_live *l)
+{
+	struct stp_kprobe_live **at = &stp_ksys.first[l->site->kind == STP_KSITE_SYS_EXIT][l->nr];
+
+	while (*at)
+		at = &(*at)->next_sys;
+	l->next_sys = NULL;
+	*at = l;
+}
+
+/* The two probes, for the directions that have sites; the error of the first that fails. */
+static int stp_kmod_sys_register(void)
+{
+	static const char *const names[2] = { "sys_enter", "sys_exit" };
+	void *const fns[2] = { (void *)stp_kmod_sys_enter, (void *)stp_kmod_sys_exit };
+
+	for (int dir = 0; dir < 2; dir++) {
+		struct stp_tp_find f = { names[dir], NULL };
+		bool any = false;
+		int err;
+
+		for (int nr = 0; nr < NR_syscalls && !any; nr++)
+			any = stp_ksys.first[dir][nr] != NULL;
+		if (!any)
+			continue;
+		for_each_kernel_tracepoint(stp_kmod_tp_match, &f);
+		if (!f.tp)
+			return -ENOENT;
+		err = tracepoint_probe_register(f.tp, fns[dir], NULL);
+		if (err)
+			return err;
+		stp_ksys.tp[dir] = f.tp;
+		stp_ksys.on[dir] = true;
+	}
+	return 0;
+}
+
+/* Unregister them; the chains are cleared after tracepoint_synchronize_unregister(). */
+static bool stp_kmod_sys_unregister(void)
+{
+	void *const fns[2] = { (void *)stp_kmod_sys_enter, (void *)stp_kmod_sys_exit };
+	bool any = false;
+
+	for (int dir = 0; dir < 2; dir++) {
+		if (!stp_ksys.on[dir])
+			continue;
+		tracepoint_probe_unregister(stp_ksys.tp[dir], fns[dir], NULL);
+		stp_ksys.on[dir] = false;
+		any = true;
+	}
+	return any;
+}
+
+/* The number of syscall EVENT (sys_enter_read...), or a negative error. */
+static long stp_kmod_syscall_nr(const char *event)
+{
+	struct trace_event_file *file = trace_get_event_file(NULL, "syscalls", event);
+	struct syscall_metadata *meta;
+	long nr;
+
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	meta = file->event_call->data;
+	nr = meta ? meta->syscall_nr : -ENOENT;
+	trace_put_event_file(file);
+	return nr < 0 ? -ENOENT : nr;
+}
+
+/* ---- registering ---- */
+
 static int stp_kmod_register(struct stp_kprobe_live *l)
 {
 	const struct stp_ksite *site = l->site;
@@ -179,6 +393,15 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 			return -ENOENT;
 		l->tp = f.tp;
 		return tracepoint_probe_register(f.tp, site->fn, (void *)site);
+	case STP_KSITE_SYS_ENTER:
+	case STP_KSITE_SYS_EXIT:	/* chained now, served once all are (stp_kmod_start()) */
+		l->nr = stp_kmod_syscall_nr(site->name);
+		if (l->nr < 0)
+			return (int)l->nr;
+		if (l->nr >= NR_syscalls)
+			return -ERANGE;
+		stp_kmod_sys_chain(l);
+		return 0;
 	case STP_KSITE_KPROBE:
 	case STP_KSITE_KFUNC:
 		memset(&l->kp, 0, sizeof(l->kp));
@@ -199,6 +422,8 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 			l->krp.handler = stp_kmod_kretprobe_hit;
 		}
 		return register_kretprobe(&l->krp);
+	case STP_KSITE_PROFILE:
+		return stp_kmod_profile_start(l);
 	}
 	return -EINVAL;
 }
@@ -212,6 +437,9 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 	case STP_KSITE_TRACEPOINT:
 		tracepoint_probe_unregister(l->tp, l->site->fn, (void *)l->site);
 		break;
+	case STP_KSITE_SYS_ENTER:
+	case STP_KSITE_SYS_EXIT:	/* the shared probes: stp_kmod_sys_unregister() */
+		break;
 	case STP_KSITE_KPROBE:
 	case STP_KSITE_KFUNC:
 		unregister_kprobe(&l->kp);
@@ -220,6 +448,9 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 	case STP_KSITE_KFUNC_RETURN:
 		unregister_kretprobe(&l->krp);
 		break;
+	case STP_KSITE_PROFILE:
+		stp_kmod_profile_stop(l);
+		break;
 	}
 }
 
@@ -227,21 +458,24 @@ static void stp_kmod_stop(void)
 {
 	bool tps = false;
 
+	tps = stp_kmod_sys_unregister();
 	for (size_t i = 0; i < STP_KMOD_NSITES; i++) {
 		tps |= stp_km.live[i].on && stp_km.live[i].site->kind == STP_KSITE_TRACEPOINT;
 		stp_kmod_unregister(&stp_km.live[i]);
 	}
 	if (tps)
 		tracepoint_synchronize_unregister();	/* no CPU is still in a handler */
+	memset(stp_ksys.first, 0, sizeof(stp_ksys.first));
 	stp_km.started = false;
 }
 
 /* Every probe registered, or none (the reason in stp_km.error). */
 static int stp_kmod_start(void)
 {
+	int err;
+
 	for (size_t i = 0; i < STP_KMOD_NSITES; i++) {
 		struct stp_kprobe_live *l = &stp_km.live[i];
-		int err;
 
 		l->site = &stp_kmod_sites[i];
 		err = stp_kmod_register(l);
@@ -253,6 +487,12 @@ static int stp_kmod_start(void)
 			continue;
 		snprintf(stp_km.error, sizeof(stp_km.error), "probe %d %s: error %d",
 			 l->site->probe, l->site->name, -err);
+		stp_kmod_stop();
+		return err;
+	}
+	err = stp_kmod_sys_register();
+	if (err) {
+		snprintf(stp_km.error, sizeof(stp_km.error), "raw_syscalls: error %d", -err);
 		stp_kmod_stop();
 		return err;
 	}

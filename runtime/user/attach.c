@@ -139,6 +139,19 @@ static int attach_perf(struct stp_script *s, int i, struct bpf_program *prog)
 	return err;
 }
 
+/*
+ * A tracepoint program runs for probe I: its cookie is I, which a program
+ * that several probes share (translator/emit_merge.c) reads to know which
+ * one fired.
+ */
+static struct bpf_link *attach_tracepoint(struct bpf_program *prog,
+					  const struct stp_meta_probe *p, int i)
+{
+	LIBBPF_OPTS(bpf_tracepoint_opts, opts, .bpf_cookie = (uint64_t)i);
+
+	return bpf_program__attach_tracepoint_opts(prog, p->tp_system, p->tp_name, &opts);
+}
+
 static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
 {
 	const struct stp_meta_probe *p = &s->meta->probes[i];
@@ -150,7 +163,7 @@ static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
 	if (stp_proc_probe(p, prog))
 		return stp_proc_attach(s, i, prog);
 	if (p->kind == STP_PROBE_TRACEPOINT && p->tp_system && p->tp_name)
-		link = bpf_program__attach_tracepoint(prog, p->tp_system, p->tp_name);
+		link = attach_tracepoint(prog, p, i);
 	else if (p->kind == STP_PROBE_UPROBE)
 		link = stp_attach_uprobe(s, p, prog);
 	else if (p->kind == STP_PROBE_KFUNC)

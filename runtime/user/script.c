@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -251,6 +252,11 @@ static int open_bpf_object(struct stp_script *s)
 		if (s->skipped[i])
 			bpf_program__set_autoload(prog, false);
 	}
+	/* a program that several probes share loads if one of them is in */
+	for (int i = 0; i < s->meta->nprobes; i++)
+		if (s->meta->probes[i].context == STP_CTX_KERNEL && !s->skipped[i])
+			bpf_program__set_autoload(bpf_object__find_program_by_name(s->obj,
+							s->meta->probes[i].prog), true);
 	err = size_maps(s);
 	if (err)
 		stp_msg(s, "error", "cannot size the maps of %s: %s", s->bpf_path, strerror(-err));
@@ -380,6 +386,29 @@ static int load_once(struct stp_script *s)
 	return bpf_object__load(s->obj);
 }
 
+static bool same_program(const struct stp_script *s, int i, int j)
+{
+	return s->meta->probes[j].context == STP_CTX_KERNEL &&
+	       strcmp(s->meta->probes[j].prog, s->meta->probes[i].prog) == 0;
+}
+
+/* A probe that runs probe I's program and is not optional, else I. */
+static int required_sharer(const struct stp_script *s, int i)
+{
+	for (int j = 0; j < s->meta->nprobes; j++)
+		if (same_program(s, i, j) && !s->meta->probes[j].optional)
+			return j;
+	return i;
+}
+
+/* Probe I cannot load: neither can the others that run its program. */
+static void skip_program(struct stp_script *s, int i)
+{
+	for (int j = 0; j < s->meta->nprobes; j++)
+		if (same_program(s, i, j))
+			s->skipped[j] = true;
+}
+
 static int load_retrying(struct stp_script *s)
 {
 	int err, i;
@@ -391,11 +420,12 @@ static int load_retrying(struct stp_script *s)
 			bpf_log_print_tail(s->opts.verbose ? 400 : 20);
 			return err;
 		}
+		i = required_sharer(s, i);
 		if (!s->meta->probes[i].optional) {
 			report_load_error(s, i, err);
 			return err;
 		}
-		s->skipped[i] = true;
+		skip_program(s, i);
 		if (s->opts.verbose) {
 			bool show_log;
 			const char *why = load_reason(&s->meta->probes[i], err, &show_log);
@@ -597,9 +627,45 @@ static int init_rt_info(struct stp_script *s)
 	return 0;
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* -v: how many programs the verifier passed, their instructions, and the load's time. */
+static void report_programs(const struct stp_script *s, double ms)
+{
+	struct bpf_program *prog;
+	unsigned long long insns = 0, xlated = 0;
+	int n = 0;
+
+	bpf_object__for_each_program(prog, s->obj) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+
+		if (bpf_program__fd(prog) < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0) {
+			insns += info.verified_insns;
+			xlated += info.xlated_prog_len / 8;
+		}
+		n++;
+	}
+	stp_msg(s, "note", "loaded %d BPF program%s: %llu instructions verified, %llu loaded, "
+		"in %.0f ms", n, n == 1 ? "" : "s", insns, xlated, ms);
+}
+
 int stp_script__load(struct stp_script *s)
 {
+	double t0 = now_ms();
 	int err = s->dseg ? stp_dyn_prepare(s) : load_retrying(s);
+
+	if (!err && s->obj && s->opts.verbose)
+		report_programs(s, now_ms() - t0);
 
 	if (!err)
 		err = map_globals(s);

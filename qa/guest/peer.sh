@@ -1,0 +1,111 @@
+#!/bin/bash
+# qa/guest/peer.sh - scripts side by side with real SystemTap 4.8's own
+# module, in one boot of the qa guest: pmstap --runtime=kernel and stap's
+# module run each script with the same workload, and their stdout, stderr
+# and exit status are compared.
+#
+#	qa/guest/peer.sh [SCRIPT.stp...]	(default: qa/guest/peer/*.stp)
+#
+# A script's "# workload: CMD" line names the command both run it with
+# (-c; QA_BIN stands for the build's programs).  stap runs passes 1-4
+# here (stap -r KVER -p4, its runtime copied and patched for the
+# task_work_cancel_func() that 6.1.192 backported, as
+# ../shared/reference/kmod-qemu does), staprun runs the module there;
+# pmstap is compiled here and run there as the guest jobs are
+# (run-jobs.sh).  Prints each script's verdict, "same" or the
+# differences; the exit status is the number of scripts that differ.
+#
+# stap: the installed one, or with STAP_PEER_ROOT=DIR the Debian 12
+# packages systemtap, systemtap-runtime and systemtap-common (4.8)
+# unpacked there (`apt-get download` them, then `dpkg -x DEB DIR`).
+# Without either it says so and exits 77.  kernel.function and
+# kprobe.function probes need the kernel's debuginfo and System.map for
+# stap, which the guest's packages do not give: the scripts here use
+# tracepoints, timers, begin and end.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+BUILD=${BUILD:-$repo/build}
+BUILD=$(cd "$BUILD" && pwd)
+export BUILD
+kver=$(ls -d /lib/modules/*-amd64 2>/dev/null | sed 's|.*/||' | sort -V | tail -1)
+work=$BUILD/guest/peer
+[ $# -gt 0 ] || set -- "$here"/peer/*.stp
+
+if [ -n "${STAP_PEER_ROOT:-}" ]; then
+	root=$(cd "$STAP_PEER_ROOT" && pwd)
+	stap=$root/usr/bin/stap staprun=$root/usr/bin/staprun
+	share=$root/usr/share/systemtap
+	export SYSTEMTAP_TAPSET=$share/tapset
+	stapio=$root/usr/lib/systemtap/stapio
+elif command -v stap >/dev/null && command -v staprun >/dev/null; then
+	stap=$(command -v stap) staprun=$(command -v staprun)
+	share=/usr/share/systemtap stapio=
+else
+	echo "peer: no SystemTap here: install systemtap, or unpack its 4.8 packages and set STAP_PEER_ROOT" >&2
+	exit 77
+fi
+"$stap" -V 2>&1 | grep -q "version 4\.8" ||
+	echo "peer: warning: $("$stap" -V 2>&1 | head -1) is not 4.8" >&2
+
+rm -rf "$work/ko" "$work/scripts" "$work/jobs"
+mkdir -p "$work/ko" "$work/scripts" "$work/jobs" "$work/home"
+# stap 4.8's runtime does not build against 6.1.192's task_work_cancel()
+if [ ! -d "$work/runtime" ] || [ "$share/runtime" -nt "$work/runtime" ]; then
+	rm -rf "$work/runtime"
+	cp -r "$share/runtime" "$work/runtime"
+	sed -i -E 's/\btask_work_cancel\b/task_work_cancel_func/g' "$work/runtime/stp_task_work.c"
+fi
+
+# The job: for each script, stap's module then pmstap, outputs compared.
+job=$work/jobs/peer.sh
+{
+	echo "# written by qa/guest/peer.sh"
+	echo "export SYSTEMTAP_DIR=$work/home${stapio:+ SYSTEMTAP_STAPIO=$stapio}"
+	echo 'compare() {'
+	echo '	local n=$1 d=$tmp/$1'
+	echo '	if cmp -s "$d/stap.out" "$d/pmstap.out" && cmp -s "$d/stap.err" "$d/pmstap.err" &&'
+	echo '	   cmp -s "$d/stap.rc" "$d/pmstap.rc"; then'
+	echo '		echo "$n: same ($(wc -l <"$d/stap.out") lines, status $(cat "$d/stap.rc"))"'
+	echo '		return'
+	echo '	fi'
+	echo '	echo "$n: differs"'
+	echo '	for f in out err rc; do'
+	echo '		diff -u --label "stap $f" --label "pmstap $f" "$d/stap.$f" "$d/pmstap.$f" | sed "s/^/	/"'
+	echo '	done'
+	echo '}'
+} >"$job"
+n=0 failed=0
+for s in "$@"; do
+	name=$(basename "$s" .stp | tr -c 'a-zA-Z0-9_\n' _)
+	w=$(sed -n 's/^# workload: //p' "$s" | head -1)
+	w=${w:-true}
+	cp "$s" "$work/scripts/$name.stp"
+	if ! (cd "$work/ko" && SYSTEMTAP_DIR=$work/home "$stap" -R "$work/runtime" -r "$kver" -p4 \
+		-m "peer_$name" "$work/scripts/$name.stp" >/dev/null 2>"$work/ko/$name.log"); then
+		echo "$name: stap cannot build it (see $work/ko/$name.log)"
+		failed=$((failed + 1))
+		continue
+	fi
+	n=$((n + 1))
+	cat >>"$job" <<END
+mkdir -p \$tmp/$name
+w="${w//QA_BIN/\$QA_BIN}"
+\$PMSTAP --runtime=kernel $work/scripts/$name.stp -c "\$w" >\$tmp/$name/pmstap.out 2>\$tmp/$name/pmstap.err
+echo \$? >\$tmp/$name/pmstap.rc
+if [ -z "\${GUEST_COMPILE_ONLY:-}" ]; then
+	timeout 120 $staprun -c "\$w" $work/ko/peer_$name.ko >\$tmp/$name/stap.out 2>\$tmp/$name/stap.err
+	echo \$? >\$tmp/$name/stap.rc
+	compare $name
+fi
+END
+done
+[ $n -gt 0 ] || exit "$failed"
+"$here/run-jobs.sh" "$job" >&2 || true
+res=$BUILD/guest/results/peer
+[ -s "$res.rc" ] || { echo "peer: the guest did not run the scripts (see $BUILD/guest/xfer/console.log)" >&2; exit 125; }
+cat "$res.out"
+[ "$(cat "$res.rc")" = 0 ] || sed 's/^/peer job stderr: /' "$res.err"
+differ=$(grep -c ': differs$' "$res.out" || true)
+echo "peer: $n scripts run, $((n - differ)) the same as stap's module, $differ differ; $failed not built by stap"
+exit $((differ + failed))

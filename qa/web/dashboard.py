@@ -1,0 +1,282 @@
+#!/usr/bin/python3
+"""qa/web/dashboard.py - drive web/index.html in headless Chromium.
+
+Used by qa/151.  Opens the page from disk (file://), pointed at a real
+pmproxy, and checks what it shows by reading the DOM (the page names its
+elements by metric: data-metric, data-instance, data-raw, data-state).
+Prints one line per check, "ok: ..." or "FAIL: ...", and saves a
+screenshot of each state in --shots.  Debian's chromium and chromedriver,
+driven by python3-selenium: nothing is downloaded.
+
+Checks, in order (each waits up to --wait seconds for the page):
+  running    every script of --running is listed as running
+  rate       --rate (a counter) shows a rate above zero
+  heatmap    --heatmap's canvas has painted cells (and pixels that are not
+             the background)
+  output     --output SCRIPT:TEXT: the script's log has a line with TEXT
+  failed     --failed SCRIPT:PATTERN: its row says failed, with its
+             compiler error (a regular expression) under it
+  gone       --gone FILE:SCRIPT: FILE moved out of the autostart
+             directory, the script's section says it is no longer
+             served; moved back, it runs again and its metric shows
+  restart    pmproxy stopped (--proxy-pid, --proxy-argv): the page says
+             "unreachable"; started again, the page recovers by itself
+  dead       pointed at --dead-url: the page says "unreachable"
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync",
+                  "--window-size=1400,2400"]
+
+
+class Page:
+    def __init__(self, args):
+        self.args = args
+        self.profile = tempfile.mkdtemp(prefix="qa-chromium-")
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = args.chromium
+        for f in CHROMIUM_FLAGS + ["--user-data-dir=" + self.profile]:
+            opts.add_argument(f)
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        self.drv = webdriver.Chrome(service=Service(args.chromedriver), options=opts)
+        self.failures = 0
+        self.shot_no = 0
+
+    def close(self):
+        try:
+            self.drv.quit()
+        finally:
+            shutil.rmtree(self.profile, ignore_errors=True)
+
+    def js(self, code, *a):
+        return self.drv.execute_script(code, *a)
+
+    def wait(self, code, *a, secs=None):
+        """Poll CODE (a function body returning truthy) until it holds."""
+        end = time.time() + (secs or self.args.wait)
+        while True:
+            try:
+                got = self.js(code, *a)
+            except Exception as e:  # a page between states
+                got = None
+                last = str(e)
+            if got:
+                return got
+            if time.time() > end:
+                return None
+            time.sleep(0.2)
+
+    def shot(self, name):
+        self.shot_no += 1
+        path = os.path.join(self.args.shots, "%d-%s.png" % (self.shot_no, name))
+        height = self.js("return document.documentElement.scrollHeight") or 2400
+        self.drv.set_window_size(1400, min(max(int(height) + 40, 800), 8000))
+        self.drv.save_screenshot(path)
+
+    def check(self, ok, what, why=""):
+        if ok:
+            print("ok: " + what)
+        else:
+            self.failures += 1
+            print("FAIL: " + what + (": " + why if why else ""))
+        sys.stdout.flush()
+
+    def state(self):
+        return self.js("const c = document.getElementById('conn');"
+                       "return c ? c.dataset.state + ' | ' + c.textContent : 'no #conn'")
+
+    def open(self, url, host=""):
+        page = "file://" + os.path.abspath(self.args.page)
+        q = urllib.parse.urlencode({"pmproxy": url, "host": host, "interval": 500})
+        self.drv.get(page + "?" + q)
+
+    def set_proxy(self, url):
+        self.js("const f = document.getElementById('settings');"
+                "f.pmproxy.value = arguments[0]; f.requestSubmit();", url)
+
+    def js_errors(self):
+        errs = []
+        for e in self.drv.get_log("browser"):
+            m = e.get("message", "")
+            # fetches refused while pmproxy is down are what the page reports
+            if e.get("level") == "SEVERE" and "net::ERR" not in m and "Failed to load resource" not in m:
+                errs.append(m)
+        return errs
+
+
+ROW = "document.querySelector('#scripts-table tr.script-row[data-script=\"' + arguments[0] + '\"]')"
+
+
+def check_running(p):
+    names = p.args.running.split(",")
+    ok = p.wait("return arguments[0].every(s => { const r = " + ROW.replace("arguments[0]", "s") +
+                "; return r && r.dataset.status === 'running'; })", names)
+    p.shot("running")
+    p.check(ok, "the page lists %s as running" % ", ".join(names), p.state())
+
+
+def check_rate(p):
+    sel = ".panel[data-metric=\"%s\"] .value" % p.args.rate
+    v = p.wait("const e = document.querySelector(arguments[0]);"
+               "return e && parseFloat(e.dataset.raw) > 0 ? e.dataset.raw : null", sel)
+    text = p.js("const e = document.querySelector(arguments[0]); return e ? e.textContent : ''", sel)
+    p.shot("rate")
+    p.check(v and text.endswith("/s"), "%s shows a rate above zero" % p.args.rate,
+            "value %r, text %r" % (v, text))
+
+
+HEAT_PIXELS = """
+const c = document.querySelector('canvas.heatmap[data-metric="' + arguments[0] + '"]');
+if (!c || !(+c.dataset.painted > 0)) return null;
+const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+let n = 0;
+for (let i = 0; i < d.length; i += 4)
+    if (!(d[i] === 244 && d[i + 1] === 244 && d[i + 2] === 244)) n++;
+return n > 0 ? [+c.dataset.painted, +c.dataset.rows, n] : null;
+"""
+
+
+def check_heatmap(p):
+    got = p.wait(HEAT_PIXELS, p.args.heatmap)
+    p.shot("heatmap")
+    p.check(got, "%s is drawn as a heatmap" % p.args.heatmap,
+            "no painted cells" if not got else "")
+
+
+def check_output(p):
+    script, text = p.args.output.split(":", 1)
+    code = ("return [...document.querySelectorAll('.log[data-instance=\"' + arguments[0] + '\"] .line')]"
+            ".some(l => l.textContent.includes(arguments[1]))")
+    ok = p.wait(code, script, text)
+    first = p.js("const l = document.querySelector('.log[data-instance=\"' + arguments[0] + '\"] .line');"
+                 "return l ? l.textContent : ''", script)
+    p.shot("output")
+    p.check(ok, "the %s log shows lines with %s" % (script, text), "newest line %r" % first)
+
+
+def check_failed(p):
+    script, pattern = p.args.failed.split(":", 1)
+    code = ("const r = " + ROW + "; const e = document.querySelector('pre.error[data-instance=\"' + arguments[0] + '\"]');"
+            "return r && r.dataset.status === 'failed' && e && !e.closest('tr').hidden ? e.textContent : null")
+    err = p.wait(code, script)
+    banner = p.js("const s = document.querySelector('section.script[data-script=\"' + arguments[0] + '\"] .banner');"
+                  "return s && !s.hidden ? s.textContent : ''", script)
+    p.shot("failed")
+    p.check(err and re.search(pattern, err) and "failed" in banner,
+            "%s is shown failed, with its error" % script, "error %r, banner %r" % (err, banner))
+
+
+def check_gone(p):
+    path, script = p.args.gone.split(":", 1)
+    sec = "document.querySelector('section.script[data-script=\"' + arguments[0] + '\"]')"
+    os.rename(path, path + ".off")
+    gone = p.wait("const s = " + sec + "; return s && s.dataset.status === 'gone' ? "
+                  "s.querySelector('.banner').textContent : null", script)
+    p.shot("gone")
+    p.check(gone and "no longer served" in gone, "%s's removal is shown" % script, repr(gone))
+    os.rename(path + ".off", path)
+    back = p.wait("const s = " + sec + "; return s && s.dataset.status === 'running' && "
+                  "s.querySelector('.panel[data-metric]:not(.gone) .value[data-raw]:not([data-raw=\"\"])')",
+                  script, secs=p.args.wait * 2)
+    p.shot("back")
+    p.check(back, "%s runs again and its values show" % script, p.state())
+
+
+def proxy_stop(p):
+    with open(p.args.proxy_pid) as f:
+        pid = int(f.read())
+    os.kill(pid, signal.SIGTERM)
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        time.sleep(0.1)
+
+
+def proxy_start(p):
+    with open(p.args.proxy_argv) as f:
+        argv = f.read().splitlines()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    with open(p.args.proxy_pid, "w") as f:
+        f.write(str(proc.pid))
+
+
+def check_restart(p):
+    proxy_stop(p)
+    down = p.wait("const c = document.getElementById('conn');"
+                  "return c.dataset.state === 'unreachable' && /unreachable/.test(c.textContent)")
+    p.shot("pmproxy-stopped")
+    p.check(down, "with pmproxy stopped, the page says unreachable", p.state())
+    proxy_start(p)
+    sel = ".panel[data-metric=\"%s\"] .value" % p.args.rate
+    up = p.wait("const c = document.getElementById('conn'), e = document.querySelector(arguments[0]);"
+                "return c.dataset.state === 'ok' && e && parseFloat(e.dataset.raw) > 0", sel)
+    p.shot("pmproxy-back")
+    p.check(up, "pmproxy started again, the page recovers by itself", p.state())
+
+
+def check_dead(p):
+    p.set_proxy(p.args.dead_url)
+    ok = p.wait("const c = document.getElementById('conn');"
+                "return c.dataset.state === 'unreachable' && c.textContent.includes('unreachable') ? c.textContent : null")
+    p.shot("dead-port")
+    p.check(ok, "pointed at a dead port, the page says unreachable", p.state())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--page", required=True)
+    ap.add_argument("--pmproxy", required=True)
+    ap.add_argument("--shots", required=True)
+    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--chromedriver", default="/usr/bin/chromedriver")
+    ap.add_argument("--wait", type=float, default=30)
+    ap.add_argument("--running")
+    ap.add_argument("--rate")
+    ap.add_argument("--heatmap")
+    ap.add_argument("--output")
+    ap.add_argument("--failed")
+    ap.add_argument("--gone")
+    ap.add_argument("--proxy-pid")
+    ap.add_argument("--proxy-argv")
+    ap.add_argument("--dead-url")
+    args = ap.parse_args()
+    os.makedirs(args.shots, exist_ok=True)
+    p = Page(args)
+    try:
+        p.open(args.pmproxy)
+        for name, check in [("running", check_running), ("rate", check_rate),
+                            ("heatmap", check_heatmap), ("output", check_output),
+                            ("failed", check_failed), ("gone", check_gone),
+                            ("proxy_pid", check_restart), ("dead_url", check_dead)]:
+            if getattr(args, name):
+                check(p)
+        errs = p.js_errors()
+        p.check(not errs, "no JavaScript errors", "; ".join(errs))
+    finally:
+        p.close()
+    return 1 if p.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

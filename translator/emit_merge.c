@@ -1,0 +1,382 @@
+/*
+ * emit_merge.c - kernel context: handlers that differ only in names become
+ * one program.
+ *
+ * `probe syscall.*` expands to one derived probe per syscall, and most of
+ * their handlers come out of emit_bpf.c as the same C but for the probe's
+ * index and a few string constants ("close", "read").  Each tracepoint
+ * handler's text is held here instead of being written at once; handlers
+ * whose text is the same once the index, the comments and the string
+ * constants given to a copy (stp_strcpy, stp_strlcpy) are taken out are one
+ * group, written as one program that every probe of the group attaches.
+ * Locals count by their place in the frame, not their names.
+ *
+ * The program learns which probe fired from its BPF cookie: the runtime
+ * attaches probe I with cookie I (runtime/user/attach.c).  The cookie is
+ * a helper call where a table by syscall number would need the number's
+ * place in each record and a map that user space fills; it serves every
+ * tracepoint, not only syscalls.  stp_member[I] is the probe's row in the
+ * group's string tables, stp_mstr_G_K[row] the K-th string that differs.
+ * Strings that are the same in every member stay constants, so the
+ * verifier sees what it saw before; numbers are never parameterised (a
+ * constant lets the verifier prune the branches it decides).
+ */
+#include <string.h>
+#include "arena.h"
+#include "emit_int.h"
+
+/* One handler, as emit_bpf.c wrote it. */
+struct mhandler {
+	int index;
+	const char *text;	/* the C function */
+	struct vec lits;	/* the parameterisable literals, in order (const char *) */
+};
+
+/* Handlers whose text is the same but for those literals. */
+struct mgroup {
+	struct vec members;	/* struct mhandler *, by index */
+};
+
+struct merge {
+	struct vec order;	/* struct mgroup * and solitary struct mhandler *, in order */
+	struct vec solos;	/* true when order[i] is a solitary handler */
+	struct hmap groups;	/* canonical text -> struct mgroup * */
+};
+
+static const char *const copy_calls[] = { "stp_strcpy(", "stp_strlcpy(" };
+
+/* Is the literal at P (its opening quote) the source of a string copy in TEXT? */
+static bool copy_source(const char *text, const char *p)
+{
+	const char *line = p;
+
+	while (line > text && line[-1] != '\n')
+		line--;
+	line += strspn(line, "\t");
+	if (p[-1] != ' ' || p[-2] != ',')
+		return false;
+	for (size_t i = 0; i < sizeof(copy_calls) / sizeof(copy_calls[0]); i++)
+		if (strncmp(line, copy_calls[i], strlen(copy_calls[i])) == 0)
+			return memchr(line, '"', (size_t)(p - line)) == NULL;
+	return false;
+}
+
+/* The end of the C string literal at P (past its closing quote). */
+static const char *literal_end(const char *p)
+{
+	for (p++; *p && *p != '"'; p++)
+		if (*p == '\\' && p[1])
+			p++;
+	return *p ? p + 1 : p;
+}
+
+/* Does "probe_N" end at Q (N is INDEX, not a prefix of a longer number)? */
+static size_t index_at(const char *q, const char *num)
+{
+	size_t n = strlen(num);
+
+	if (strncmp(q, num, n) != 0 || (q[n] >= '0' && q[n] <= '9'))
+		return 0;
+	return n;
+}
+
+/*
+ * TEXT without its first two lines (the comment and SEC), its comments,
+ * its index (after "probe_" and in "stp_enter(") and the literals that
+ * copy_source() accepts, which go to LITS.  The key of its group.
+ */
+char *emit_merge_canonical(const char *text, int index, struct vec *lits)
+{
+	char num[16], *out, *o;
+	const char *p = strchr(text, '\n');
+
+	p = p ? strchr(p + 1, '\n') : NULL;
+	p = p ? p + 1 : text;
+	snprintf(num, sizeof(num), "%d", index);
+	o = out = arena_alloc(strlen(p) + 1);
+	while (*p) {
+		size_t n;
+
+		if (p[0] == '/' && p[1] == '*') {
+			const char *e = strstr(p + 2, "*/");
+
+			p = e ? e + 2 : p + strlen(p);
+		} else if (*p == '"') {
+			const char *e = literal_end(p);
+
+			if (copy_source(text, p)) {
+				vec_push(lits, arena_strndup(p, (size_t)(e - p)));
+				*o++ = '\001';
+			} else {
+				memcpy(o, p, (size_t)(e - p));
+				o += e - p;
+			}
+			p = e;
+		} else if ((strncmp(p, "probe_", 6) == 0 && (n = index_at(p + 6, num))) ||
+			   (strncmp(p, "stp_enter(", 10) == 0 && (n = index_at(p + 10, num)))) {
+			size_t head = p[0] == 'p' ? 6 : 10;
+
+			memcpy(o, p, head);
+			o += head;
+			*o++ = '#';
+			p += head + n;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+static bool ident_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch == '_';
+}
+
+/* The locals of a frame's declaration DECL (its "l_NAME" fields), in order. */
+static void frame_locals(const char *decl, struct vec *names)
+{
+	for (const char *p = decl; (p = strstr(p, " l_")); p++) {
+		size_t n = 3;
+
+		while (ident_char(p[n]))
+			n++;
+		vec_push(names, arena_strndup(p + 1, n - 1));
+	}
+}
+
+/*
+ * TEXT with each local of NAMES spelled by its place ("l_#2"): handlers
+ * that compute the same into locals of other names (fd, pid) are alike.
+ * Their frames then have the same layout, so the lead's names serve all.
+ */
+static char *rename_locals(const char *text, const struct vec *names)
+{
+	char *out = arena_alloc(strlen(text) * 2 + 1), *o = out;
+
+	for (const char *p = text; *p; ) {
+		size_t n = 2;
+		int k = -1;
+
+		if (*p == '"') {	/* a literal stays as it is */
+			const char *e = literal_end(p);
+
+			memcpy(o, p, (size_t)(e - p));
+			o += e - p;
+			p = e;
+			continue;
+		}
+		if (p[0] == 'l' && p[1] == '_' && p > text && !ident_char(p[-1])) {
+			while (ident_char(p[n]))
+				n++;
+			for (int i = 0; i < names->len && k < 0; i++)
+				if (strlen(VEC_AT(names, i)) == n && strncmp(VEC_AT(names, i), p, n) == 0)
+					k = i;
+		}
+		if (k < 0) {
+			*o++ = *p++;
+			continue;
+		}
+		o += sprintf(o, "l_#%d", k);
+		p += n;
+	}
+	*o = '\0';
+	return out;
+}
+
+static struct merge *merge_state(struct emitter *E)
+{
+	if (!E->merge) {
+		E->merge = arena_alloc(sizeof(struct merge));
+		memset(E->merge, 0, sizeof(struct merge));
+		E->merge->groups.str_keys = true;
+	}
+	return E->merge;
+}
+
+/*
+ * Handler INDEX's program TEXT, and its frame's declaration DECL (NULL: it
+ * has none).  MERGEABLE: a tracepoint program that a cookie can tell apart.
+ */
+void emit_merge_add(struct emitter *E, int index, const char *text, const char *decl,
+		    bool mergeable)
+{
+	struct merge *m = merge_state(E);
+	struct mhandler *h = arena_alloc(sizeof(*h));
+	struct mgroup *g;
+	char *key;
+
+	memset(h, 0, sizeof(*h));
+	h->index = index;
+	h->text = text;
+	if (!mergeable) {
+		vec_push(&m->order, h);
+		vec_push(&m->solos, (void *)1);
+		return;
+	}
+	key = emit_merge_canonical(text, index, &h->lits);
+	if (decl) {
+		struct vec names = { 0 };
+
+		frame_locals(decl, &names);
+		key = arena_printf("%s\n%s", rename_locals(key, &names),
+				   rename_locals(emit_merge_canonical(decl, index, &(struct vec){ 0 }),
+						 &names));
+	}
+	g = hmap_get(&m->groups, key);
+	if (!g) {
+		g = arena_alloc(sizeof(*g));
+		memset(g, 0, sizeof(*g));
+		hmap_put(&m->groups, key, g);
+		vec_push(&m->order, g);
+		vec_push(&m->solos, NULL);
+	}
+	vec_push(&g->members, h);
+}
+
+/* Does the K-th literal differ between the group's members? */
+static bool literal_varies(const struct mgroup *g, int k)
+{
+	const struct mhandler *first = VEC_AT(&g->members, 0);
+
+	for (int i = 1; i < g->members.len; i++) {
+		const struct mhandler *h = VEC_AT(&g->members, i);
+
+		if (strcmp(VEC_AT(&h->lits, k), VEC_AT(&first->lits, k)) != 0)
+			return true;
+	}
+	return false;
+}
+
+/* The K-th literal's table: one row per member, as wide as the longest. */
+static void literal_table(FILE *out, const struct mgroup *g, int lead, int k)
+{
+	size_t width = 1;
+
+	/* the escaped text is never shorter than the bytes it stands for */
+	for (int i = 0; i < g->members.len; i++) {
+		const struct mhandler *h = VEC_AT(&g->members, i);
+		size_t n = strlen(VEC_AT(&h->lits, k)) - 1;
+
+		width = n > width ? n : width;
+	}
+	fprintf(out, "static const char stp_mstr_%d_%d[%d][%zu] SEC(\".rodata\") = {", lead, k,
+		g->members.len, width);
+	for (int i = 0; i < g->members.len; i++) {
+		const struct mhandler *h = VEC_AT(&g->members, i);
+
+		fprintf(out, "%s%s%s", i ? "," : "", i % 8 ? " " : "\n\t",
+			(const char *)VEC_AT(&h->lits, k));
+	}
+	fprintf(out, "\n};\n\n");
+}
+
+/* The lead's text with its index from the cookie and the varying literals from the tables. */
+static void merged_text(FILE *out, const struct mgroup *g, const bool *varies, bool tables)
+{
+	const struct mhandler *lead = VEC_AT(&g->members, 0);
+	const char *p = lead->text, *body = strstr(p, "{\n");
+	static const char check[] = "\tif (!c)\n\t\treturn 0;\n";
+	char enter[32];
+	int k = 0;
+
+	snprintf(enter, sizeof(enter), "stp_enter(%d)", lead->index);
+	fwrite(p, 1, (size_t)(body + 2 - p), out);
+	fprintf(out, "\tuint32_t stp_p = (uint32_t)bpf_get_attach_cookie(ctx)%s;\n",
+		tables ? ", stp_m" : "");
+	for (p = body + 2; *p; ) {
+		if (p[0] == '/' && p[1] == '*') {
+			const char *e = strstr(p + 2, "*/");
+
+			e = e ? e + 2 : p + strlen(p);
+			fwrite(p, 1, (size_t)(e - p), out);
+			p = e;
+		} else if (strncmp(p, enter, strlen(enter)) == 0) {
+			fputs("stp_enter(stp_p)", out);
+			p += strlen(enter);
+		} else if (*p == '"') {
+			const char *e = literal_end(p);
+
+			if (copy_source(lead->text, p) && varies[k])
+				fprintf(out, "stp_mstr_%d_%d[stp_m]", lead->index, k);
+			else
+				fwrite(p, 1, (size_t)(e - p), out);
+			k += copy_source(lead->text, p);
+			p = e;
+		} else if (tables && strncmp(p, check, sizeof(check) - 1) == 0) {
+			fprintf(out, "%s\tstp_m = stp_p < STP_NPROBES ? stp_member[stp_p] : %d;\n"
+				"\tif (stp_m >= %d)\n\t\tgoto out;\n", check, g->members.len,
+				g->members.len);
+			p += sizeof(check) - 1;
+		} else {
+			fputc(*p++, out);
+		}
+	}
+}
+
+/* Group G's program; returns whether it stands for more than one probe. */
+static bool write_group(struct emitter *E, FILE *out, struct mgroup *g)
+{
+	const struct mhandler *lead = VEC_AT(&g->members, 0);
+	bool *varies, tables = false;
+
+	if (g->members.len == 1) {
+		fputs(lead->text, out);
+		return false;
+	}
+	varies = arena_alloc(sizeof(bool) * (size_t)(lead->lits.len + 1));
+	for (int k = 0; k < lead->lits.len; k++) {
+		varies[k] = literal_varies(g, k);
+		if (varies[k])
+			literal_table(out, g, lead->index, k);
+		tables |= varies[k];
+	}
+	for (int i = 1; i < g->members.len; i++) {
+		const struct mhandler *h = VEC_AT(&g->members, i);
+
+		E->prog_of[h->index] = lead->index;
+		E->member_of[h->index] = i;
+	}
+	if (tables)
+		fprintf(out, "/* one program for probe %d and %d more whose C differs only in "
+			"stp_mstr_%d_*: the cookie names the probe */\n", lead->index,
+			g->members.len - 1, lead->index);
+	else
+		fprintf(out, "/* one program for probe %d and %d more whose C is the same: the "
+			"cookie names the probe */\n", lead->index, g->members.len - 1);
+	merged_text(out, g, varies, tables);
+	return true;
+}
+
+/*
+ * Write every handler held, groups as one program each, in the order of
+ * their first handler; then stp_member[], which the merged programs read.
+ */
+void emit_merge_flush(struct emitter *E, FILE *out)
+{
+	struct merge *m = merge_state(E);
+	FILE *defs;
+	char *buf;
+	size_t len;
+	int n = E->prog->probes.len, merged = 0;
+
+	defs = open_memstream(&buf, &len);
+	for (int i = 0; i < m->order.len; i++) {
+		if (VEC_AT(&m->solos, i))
+			fputs(((struct mhandler *)VEC_AT(&m->order, i))->text, defs);
+		else
+			merged += write_group(E, defs, VEC_AT(&m->order, i));
+	}
+	fclose(defs);
+	if (!merged)
+		goto done;
+	fprintf(out, "/* a merged program's probe: its row in the program's string tables */\n");
+	fprintf(out, "static const uint16_t stp_member[STP_NPROBES] SEC(\".rodata\") = {");
+	for (int i = 0; i < n; i++)
+		fprintf(out, "%s%s%d", i ? "," : "", i % 24 ? " " : "\n\t", E->member_of[i]);
+	fprintf(out, "\n};\n\n");
+done:
+	fputs(buf, out);
+	free(buf);
+}
