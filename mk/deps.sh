@@ -24,6 +24,9 @@
 # only warns (qa/151 then says it did not run, and why).  curl and jq read
 # pmproxy's REST API in the tests (qa/150).
 #
+# redis-server and iproute2 are for the fleet on one machine
+# (make demo-hosts, qa/152): pmproxy loads archives into Redis.
+#
 # Idempotent and quiet when everything is present.  pcp's postinst calls
 # systemctl, which fails when systemd is not PID 1 (containers, CI VMs):
 # a stub systemctl that exits 0 goes first in the PATH that apt gives dpkg.
@@ -35,7 +38,7 @@ PACKAGES="make gcc clang llvm pkg-config
 	libcunit1-dev libclang-rt-14-dev valgrind
 	systemtap-sdt-dev libzydis-dev g++
 	dpkg-dev debhelper fakeroot lintian
-	curl jq"
+	curl jq redis-server iproute2"
 GUEST_PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static cpio kmod xz-utils"
 [ -n "${PMSTAP_NO_GUEST:-}" ] && GUEST_PACKAGES=""
 [ "${1:-}" = --deb ] && GUEST_PACKAGES=""
