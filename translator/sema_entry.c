@@ -115,9 +115,11 @@ static struct expr *call0(struct srcloc loc, const char *name)
 	return e;
 }
 
-static struct expr *assign(struct srcloc loc, const char *op, struct expr *l, struct expr *r)
+/* L OP R, of KIND: an assignment (=, +=, -=) or a logical && / || */
+static struct expr *binary(enum expr_kind kind, struct srcloc loc, const char *op,
+			   struct expr *l, struct expr *r)
 {
-	struct expr *e = ast_expr(EXPR_ASSIGN, loc);
+	struct expr *e = ast_expr(kind, loc);
 
 	e->op = op;
 	e->left = l;
@@ -146,16 +148,6 @@ static struct expr *element(struct ew *w, struct srcloc loc, struct vardecl *g, 
 	return e;
 }
 
-static struct expr *logical(struct srcloc loc, const char *op, struct expr *l, struct expr *r)
-{
-	struct expr *e = ast_expr(EXPR_LOGICAL, loc);
-
-	e->op = op;
-	e->left = l;
-	e->right = r;
-	return e;
-}
-
 /* ---- guards: the @defined() choices a value is read under ---- */
 
 static bool is_return_var(const struct expr *e);
@@ -164,12 +156,12 @@ static struct expr *both(struct expr *a, struct expr *b)
 {
 	if (!a || !b)
 		return a ? a : b;
-	return logical(a->loc, "&&", a, b);
+	return binary(EXPR_LOGICAL, a->loc, "&&", a, b);
 }
 
 static struct expr *either(struct expr *a, struct expr *b)
 {
-	return a && b ? logical(a->loc, "||", a, b) : NULL;
+	return a && b ? binary(EXPR_LOGICAL, a->loc, "||", a, b) : NULL;
 }
 
 /* Does @defined(IN) mean the same in the companion as in the return probe? */
@@ -319,7 +311,7 @@ static void no_counterpart(struct ew *w, struct expr **ep)
 /* Move the value of *EP (an @entry or, implicitly, a $var) to the companion. */
 static void save_at_entry(struct ew *w, struct expr **ep)
 {
-	struct expr *e = *ep, *inner = e->kind == EXPR_ENTRY ? e->left : e;
+	struct expr *e = *ep, *inner = e->kind == EXPR_ENTRY ? e->left : e, *save;
 	struct srcloc loc = e->loc;
 	struct stmt *fetch, *del;
 	struct vardecl *g;
@@ -332,11 +324,11 @@ static void save_at_entry(struct ew *w, struct expr **ep)
 	strip_entries(&inner);
 	g = global_for(w, loc);
 	local = arena_printf("%s_v%d", g->name, ++w->locals);
-	vec_push(&w->saves->body,
-		 guarded(w, expr_stmt(assign(loc, "=", element(w, loc, g, w->nested), inner))));
+	save = binary(EXPR_ASSIGN, loc, "=", element(w, loc, g, w->nested), inner);
+	vec_push(&w->saves->body, guarded(w, expr_stmt(save)));
 	fetch = w->guard ? ast_stmt(STMT_BLOCK, loc) : w->fetches;
-	vec_push(&fetch->body, expr_stmt(assign(loc, "=", sym(loc, local),
-						element(w, loc, g, w->nested))));
+	save = binary(EXPR_ASSIGN, loc, "=", sym(loc, local), element(w, loc, g, w->nested));
+	vec_push(&fetch->body, expr_stmt(save));
 	del = ast_stmt(STMT_DELETE, loc);
 	del->expr = element(w, loc, g, w->nested);
 	vec_push(&fetch->body, del);
@@ -653,16 +645,14 @@ static const char *no_entry_reason(struct sema *sm, struct derived_probe *dp)
 static void depth_stack(struct ew *w, struct srcloc loc)
 {
 	struct stmt *pop = ast_stmt(STMT_IF, loc), *del = ast_stmt(STMT_DELETE, loc);
-	struct expr *more = ast_expr(EXPR_COMPARE, loc);
+	struct expr *push;
 
 	w->depth = new_global(w->sm, loc, 2);
-	vec_push(&w->saves->body, expr_stmt(assign(loc, "+=", element(w, loc, w->depth, false),
-						   num(loc, 1))));
-	more->op = ">";
-	more->left = element(w, loc, w->depth, false);
-	more->right = num(loc, 1);
-	pop->expr = more;
-	pop->then = expr_stmt(assign(loc, "-=", element(w, loc, w->depth, false), num(loc, 1)));
+	push = binary(EXPR_ASSIGN, loc, "+=", element(w, loc, w->depth, false), num(loc, 1));
+	vec_push(&w->saves->body, expr_stmt(push));
+	pop->expr = binary(EXPR_COMPARE, loc, ">", element(w, loc, w->depth, false), num(loc, 1));
+	push = binary(EXPR_ASSIGN, loc, "-=", element(w, loc, w->depth, false), num(loc, 1));
+	pop->then = expr_stmt(push);
 	del->expr = element(w, loc, w->depth, false);
 	pop->otherwise = del;
 	w->pop = pop;
