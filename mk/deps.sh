@@ -13,7 +13,8 @@
 # PMSTAP_NO_GUEST=1 leaves them out; failing to install them only warns
 # (the guest tests then report that they did not run, and why).
 #
-# valgrind is for the QA: qa/118 counts the bytes pmdastap holds under it.
+# valgrind is for the QA: qa/118 counts the bytes pmdastap holds under it;
+# strace too: qa/160 counts a -c command's calls with it, as the control.
 #
 # The packaging tools (make deb; qa/063 builds and installs the packages)
 # come with the others: dpkg-dev, debhelper, fakeroot and lintian.
@@ -35,7 +36,7 @@ set -eu
 PACKAGES="make gcc clang llvm pkg-config
 	pcp libpcp3-dev libpcp-pmda3-dev
 	libbpf-dev bpftool libdw-dev libelf-dev
-	libcunit1-dev libclang-rt-14-dev valgrind
+	libcunit1-dev libclang-rt-14-dev valgrind strace
 	systemtap-sdt-dev libzydis-dev g++
 	dpkg-dev debhelper fakeroot lintian
 	curl jq redis-server iproute2"

@@ -61,7 +61,7 @@ static void start(bool suppress, int64_t maxerrors)
 	s->prog_name = "pmstap";
 	s->opts.output_path = out_path;
 	s->opts.suppress_handler_errors = suppress;
-	s->epfd = s->sigfd = s->deadline_fd = s->child_gate = -1;
+	s->epfd = s->sigfd = s->deadline_fd = -1;
 	s->state = STP_STATE_RUNNING;
 	CU_ASSERT_FATAL(stp_out_open(s) == 0);
 	CU_ASSERT_FATAL(stp_formats_compile(s) == 0);

@@ -277,7 +277,7 @@ struct stp_script *stp_script__open(const char *dir, const struct stp_script_opt
 	s->opts = *opts;
 	s->prog_name = opts->prog_name ? opts->prog_name : "pmstap";
 	s->out.fd = -1;
-	s->epfd = s->sigfd = s->deadline_fd = s->child_gate = -1;
+	s->epfd = s->sigfd = s->deadline_fd = -1;
 	s->dyn_report = s->dyn_report_w = s->dyn_poll_fd = -1;
 	s->kmod_fd = -1;
 	s->ho_sock = s->ho_out = -1;

@@ -101,7 +101,7 @@ struct stp_script {
 
 	/* -c / -x */
 	pid_t child;				/* -c: the command, 0 when none or reaped */
-	int child_gate;				/* -c: write end of the pipe it waits on */
+	bool child_held;			/* -c: it waits for SIGUSR1 to exec */
 	int64_t target;
 	bool child_exited;
 };

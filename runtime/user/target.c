@@ -2,8 +2,10 @@
  * target.c - the target process: -c CMD and -x PID.
  *
  * -c CMD forks at load time, so that target() is known to the begin
- * probes; the child waits on a pipe until the begin probes have run and
- * the probes are attached, then runs CMD as stap does: split into words
+ * probes; the child waits in sigsuspend() for SIGUSR1, sent when the
+ * begin probes have run and the probes are attached (staprun's way: a
+ * wait on a pipe would end in a read() the script's probes see return
+ * in the target), then runs CMD as stap does: split into words
  * (wordexp, no command substitution) and exec'd, so that target() is the
  * command's own pid; with shell metacharacters (| ; & < > ...) it runs
  * `/bin/sh -c CMD` (and target() is the shell's pid).  The script ends
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,18 +29,35 @@
 
 #include "script_int.h"
 
-/* In the child: wait for the gate, then exec the command.  Never returns. */
-static void child_run(struct stp_script *s, char *const *argv, int gate)
+static volatile sig_atomic_t child_go;
+
+static void child_go_handler(int sig)
 {
+	(void)sig;
+	child_go = 1;
+}
+
+/*
+ * In the child: wait for SIGUSR1 (blocked since before fork(), so that
+ * one sent early stays pending), then exec the command.  It dies with
+ * the runner until then.  Never returns.
+ */
+static void child_run(struct stp_script *s, char *const *argv, pid_t runner)
+{
+	struct sigaction go = { .sa_handler = child_go_handler };
 	sigset_t none;
-	char go;
 
 	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
-	if (read(gate, &go, 1) != 1)
+	sigaction(SIGUSR1, &go, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (kill(runner, 0) < 0)	/* not getppid(): scripts count those */
 		_exit(127);	/* the runner went away before releasing us */
-	close(gate);
+	while (!child_go)
+		sigsuspend(&none);
+	prctl(PR_SET_PDEATHSIG, 0);
+	signal(SIGUSR1, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	stp_dyn_child_env(s);	/* the dyninst runtime: loaded into the command */
 	execvp(argv[0], argv);
 	fprintf(stderr, "pmstap: cannot run %s: %s\n", argv[0], strerror(errno));
@@ -74,8 +94,9 @@ int stp_target_start(struct stp_script *s)
 {
 	char *sh_argv[4];
 	wordexp_t words;
-	int gate[2], shell;
-	pid_t pid;
+	sigset_t usr1, saved;
+	pid_t pid, runner = getpid();
+	int shell;
 
 	if (s->opts.target_pid > 0 && !s->opts.target_implied)
 		s->target = s->opts.target_pid;
@@ -84,29 +105,23 @@ int stp_target_start(struct stp_script *s)
 	shell = command_words(s, &words, sh_argv);
 	if (shell < 0)
 		return shell;
-	if (pipe2(gate, O_CLOEXEC) < 0) {
-		stp_msg(s, "error", "cannot start the -c command: %s", strerror(errno));
-		if (!shell)
-			wordfree(&words);
-		return -errno;
-	}
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, &saved);
 	fflush(NULL);
 	pid = fork();
-	if (pid == 0) {
-		close(gate[1]);
-		child_run(s, shell ? sh_argv : words.we_wordv, gate[0]);
-	}
+	if (pid == 0)
+		child_run(s, shell ? sh_argv : words.we_wordv, runner);
+	sigprocmask(SIG_SETMASK, &saved, NULL);
 	stp_dyn_started(s);
 	if (!shell)
 		wordfree(&words);
-	close(gate[0]);
 	if (pid < 0) {
 		stp_msg(s, "error", "cannot start the -c command: %s", strerror(errno));
-		close(gate[1]);
 		return -errno;
 	}
 	s->child = pid;
-	s->child_gate = gate[1];
+	s->child_held = true;
 	s->target = pid;
 	return 0;
 }
@@ -114,12 +129,11 @@ int stp_target_start(struct stp_script *s)
 /* Let the -c command run. */
 void stp_target_release(struct stp_script *s)
 {
-	if (s->child_gate < 0)
+	if (!s->child_held)
 		return;
-	if (write(s->child_gate, "g", 1) != 1)
+	s->child_held = false;
+	if (s->child > 0 && kill(s->child, SIGUSR1) < 0)
 		stp_msg(s, "warning", "cannot start the -c command: %s", strerror(errno));
-	close(s->child_gate);
-	s->child_gate = -1;
 }
 
 /* After SIGCHLD: the script ends when the command has. */
@@ -201,10 +215,7 @@ static void kill_tree(pid_t root, int sig)
 /* The script is over: a command still running is stopped, with what it started. */
 void stp_target_stop(struct stp_script *s)
 {
-	if (s->child_gate >= 0) {	/* never released: it exits on EOF */
-		close(s->child_gate);
-		s->child_gate = -1;
-	}
+	s->child_held = false;	/* one never released dies of the SIGTERM */
 	if (s->child <= 0)
 		return;
 	kill_tree(s->child, SIGTERM);

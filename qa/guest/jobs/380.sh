@@ -39,5 +39,5 @@ done
 [ -n "${GUEST_COMPILE_ONLY:-}" ] && exit 0
 sed "s|$QA_BIN|QA_BIN|" "$tmp/out.kernel"
 cat "$tmp/err.kernel" "$tmp/err.bpf"
-cmp "$tmp/out.kernel" "$tmp/out.bpf" && echo "the same output on both runtimes"
+diff "$tmp/out.kernel" "$tmp/out.bpf" && echo "the same output on both runtimes"
 echo "modules left: $(grep -c "^pmstap_kmod_" /proc/modules)"

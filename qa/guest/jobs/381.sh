@@ -25,7 +25,7 @@ if [ -n "${GUEST_COMPILE_ONLY:-}" ]; then
 	exit 0
 fi
 sed "s|$tmp|TMP|" "$tmp/out.kernel"
-cmp "$tmp/out.kernel" "$tmp/out.bpf" && echo "the same output on both runtimes"
+diff "$tmp/out.kernel" "$tmp/out.bpf" && echo "the same output on both runtimes"
 
 # SIGKILL: wait for the module, kill pmstap, find the module left, run again
 $PMSTAP --runtime=kernel "$tmp/hold.stp" >/dev/null 2>&1 &
