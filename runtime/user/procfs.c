@@ -3,7 +3,10 @@
  *
  * As stap's BPF runtime (stapbpf) does, each file is a FIFO in
  * /var/tmp/systemtap-USER/MODULE/ (MODULE: -m NAME, else the script's
- * name), with the mode .umask(N) leaves of 0444 (.read) or 0222 (.write).
+ * name), with the mode .umask(N) leaves of 0444 (.read) or 0222 (.write);
+ * a runner that is not root (the dyninst runtime's user) adds the owner's
+ * bit its own end needs (write for .read, read for .write), since the
+ * kernel checks it at each open() of the FIFO.
  * A thread per file waits in a blocking open() for the other end: a
  * reader of a .read file, a writer of a .write file.  The handlers run in
  * the event loop's thread, as every user-context probe does: the thread
@@ -325,6 +328,8 @@ static struct stp_procfs_file *file_of(struct stp_procfs *pf, const struct stp_m
 	f->name = p->procfs_path;
 	f->write = p->procfs_write;
 	f->mode = (mode_t)p->procfs_mode;
+	if (geteuid() != 0)	/* the runner's own end: root opens it whatever the mode */
+		f->mode |= f->write ? S_IRUSR : S_IWUSR;
 	f->size = (size_t)p->procfs_maxsize;
 	f->fd = f->request = f->reply[0] = f->reply[1] = -1;
 	return f;
