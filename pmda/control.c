@@ -250,19 +250,26 @@ static int authorize(int ctx, int item)
 static int store_one(int ctx, pmValueSet *vs)
 {
 	int item = (int)pmID_item(vs->pmid), rc;
+	struct stap_metric *m = NULL;
 	const pmValueBlock *vb;
 	char *text;
 
-	if (pmID_cluster(vs->pmid) != STAP_CLUSTER_CONTROL ||
-	    (item != STAP_CONTROL_REGISTER && item != STAP_CONTROL_DEREGISTER))
+	if (pmID_cluster(vs->pmid) >= STAP_CLUSTER_FIRST_SCRIPT)
+		m = stap_metric_by_pmid(vs->pmid);
+	if (m ? m->kind != STAP_M_PROCFS :
+		pmID_cluster(vs->pmid) != STAP_CLUSTER_CONTROL ||
+		(item != STAP_CONTROL_REGISTER && item != STAP_CONTROL_DEREGISTER))
 		return PM_ERR_PERMISSION;
 	if (vs->numval != 1 || (vs->valfmt != PM_VAL_SPTR && vs->valfmt != PM_VAL_DPTR))
 		return PM_ERR_BADSTORE;
 	vb = vs->vlist[0].value.pval;
 	if (vb->vtype != PM_TYPE_STRING || vb->vlen < PM_VAL_HDR_SIZE)
 		return PM_ERR_BADSTORE;
-	if ((rc = authorize(ctx, item)) < 0)
+	/* a procfs file's writers: whom registration allows (its result item says why not) */
+	if ((rc = authorize(ctx, m ? STAP_CONTROL_REGISTER : item)) < 0)
 		return rc;
+	if (m)
+		return stap_procfs_store(m, vb->vbuf, strnlen(vb->vbuf, vb->vlen - PM_VAL_HDR_SIZE));
 	text = strndup(vb->vbuf, vb->vlen - PM_VAL_HDR_SIZE);
 	if (!text)
 		return -ENOMEM;

@@ -617,7 +617,8 @@ void stap_fetch_prepare(pmID pmid)
 	} else if (cluster == STAP_CLUSTER_PROBES) {
 		for (int i = 0; i < stap_nscripts; i++)
 			refresh_probe_stats(stap_scripts[i]);
-	} else if (cluster >= STAP_CLUSTER_FIRST_SCRIPT && (m = stap_metric_by_pmid(pmid))) {
+	} else if (cluster >= STAP_CLUSTER_FIRST_SCRIPT && (m = stap_metric_by_pmid(pmid)) &&
+		   m->kind != STAP_M_PROCFS) {
 		refresh_global(m->script, m->global);
 	}
 }
@@ -880,6 +881,8 @@ int stap_fetch_callback(pmdaMetric *pm, unsigned int inst, pmAtomValue *atom)
 	}
 	if (!pm->m_user)
 		return PM_ERR_PMID;
+	if (((struct stap_metric *)pm->m_user)->kind == STAP_M_PROCFS)
+		return stap_procfs_fetch(pm->m_user, atom);
 	return script_value(pm->m_user, inst, atom);
 }
 

@@ -444,6 +444,105 @@ static void global_metrics(struct stap_script *sc, int g)
 	free(d.text);
 }
 
+/*
+ * stap.SCRIPT.procfs.NAME: each procfs file of a script pmdastap runs, a
+ * string whose fetch runs its .read handler (as a reader of the FIFO
+ * does), or that pmstore writes to its .write handlers.  NAME must be a
+ * PMNS name (letters, digits, _; probe prometheus's __prometheus is
+ * "prometheus"); a global named procfs keeps the name, and a handed-over
+ * run's folder is its user's: those files are left out, and logged.
+ */
+static bool pmns_word(const char *w)
+{
+	if (!((*w >= 'a' && *w <= 'z') || (*w >= 'A' && *w <= 'Z')))
+		return false;
+	for (; *w; w++)
+		if (!((*w >= 'a' && *w <= 'z') || (*w >= 'A' && *w <= 'Z') ||
+		      (*w >= '0' && *w <= '9') || *w == '_'))
+			return false;
+	return true;
+}
+
+static void procfs_metric(struct stap_script *sc, int i)
+{
+	const struct stp_meta_probe *p = &sc->meta->probes[i];
+	const char *name = strcmp(p->procfs_path, "__prometheus") ? p->procfs_path : "prometheus";
+	struct stap_metric *m = &sc->metrics[sc->nmetrics];
+	char rel[160];
+	int item;
+
+	if (!pmns_word(name) || strlen(name) > 100) {
+		pmNotifyErr(LOG_INFO, "script %s: procfs file \"%s\" has no metric: not a PMNS name",
+			    sc->name, p->procfs_path);
+		return;
+	}
+	snprintf(rel, sizeof(rel), "procfs.%s", name);
+	if ((item = stap_identity_item(sc->cluster, rel)) < 0)
+		return;
+	memset(m, 0, sizeof(*m));
+	m->script = sc;
+	m->global = -1;
+	m->probe = i;
+	m->kind = STAP_M_PROCFS;
+	if (asprintf(&m->name, "stap.%s.%s", sc->name, rel) < 0)
+		return;
+	m->desc = (pmDesc){ .pmid = pmID_build((unsigned int)stap_domain, (unsigned int)sc->cluster,
+					       (unsigned int)item),
+			    .type = PM_TYPE_STRING, .indom = PM_INDOM_NULL, .sem = PM_SEM_INSTANT };
+	if (p->procfs_write) {
+		if (asprintf(&m->oneline, "procfs file %s of script %s: pmstore writes to it",
+			     p->procfs_path, sc->name) < 0)
+			m->oneline = NULL;
+		if (asprintf(&m->help, "What pmstore stores here, %s's procfs(\"%s\").write "
+			     "handlers get in $value, as from a writer of its file (declared at "
+			     "%s:%d:%d); no value to fetch. Stores are allowed as registrations "
+			     "are ([registration] of pmdastap.conf).", sc->name, p->procfs_path,
+			     p->loc.file ? p->loc.file : "?", p->loc.line, p->loc.col) < 0)
+			m->help = NULL;
+	} else {
+		if (asprintf(&m->oneline, "procfs file %s of script %s: its .read handler's answer",
+			     p->procfs_path, sc->name) < 0)
+			m->oneline = NULL;
+		if (asprintf(&m->help, "Each fetch runs %s's procfs(\"%s\").read handler "
+			     "(declared at %s:%d:%d), as a reader of its file does, and gives what "
+			     "it put in $value.", sc->name, p->procfs_path,
+			     p->loc.file ? p->loc.file : "?", p->loc.line, p->loc.col) < 0)
+			m->help = NULL;
+	}
+	sc->nmetrics++;
+}
+
+static void procfs_metrics(struct stap_script *sc)
+{
+	const struct stp_meta *meta = sc->meta;
+
+	for (int g = 0; g < meta->nglobals; g++)
+		if (meta->globals[g].exported && !strcmp(meta->globals[g].name, "procfs")) {
+			pmNotifyErr(LOG_INFO, "script %s: its global 'procfs' keeps the name: "
+				    "no metrics for its procfs files", sc->name);
+			return;
+		}
+	for (int i = 0; i < meta->nprobes; i++) {
+		const struct stp_meta_probe *p = &meta->probes[i];
+		bool again = false;
+
+		if (p->kind != STP_PROBE_PROCFS)
+			continue;
+		for (int j = 0; j < i && !again; j++)
+			again = meta->probes[j].kind == STP_PROBE_PROCFS &&
+				!strcmp(meta->probes[j].procfs_path, p->procfs_path);
+		if (again)
+			continue;
+		if (sc->peer_pid) {
+			pmNotifyErr(LOG_INFO, "script %s: procfs file %s has no metric: the run "
+				    "handed over serves it in its user's folder", sc->name,
+				    p->procfs_path);
+			continue;
+		}
+		procfs_metric(sc, i);
+	}
+}
+
 /* "script::point", "#2" and on for a point that occurs again. */
 /* Probe I's instance name: "script::point", "#N" after the Nth probe of the same point. */
 static char *probe_inst_name(const struct stap_script *sc, int i, int seen)
@@ -532,12 +631,15 @@ int stap_metrics_build(struct stap_script *sc)
 	stap_metrics_free(sc);
 	for (int g = 0; g < m->nglobals; g++)
 		most += m->globals[g].exported ? 7 : 0;
+	for (int i = 0; i < m->nprobes; i++)
+		most += m->probes[i].kind == STP_PROBE_PROCFS;
 	sc->metrics = calloc((size_t)most + 1, sizeof(*sc->metrics));
 	if (!sc->metrics)
 		return -1;
 	for (int g = 0; g < m->nglobals; g++)
 		if (m->globals[g].exported)
 			global_metrics(sc, g);
+	procfs_metrics(sc);
 	stap_identity_save(stap_indom((unsigned int)sc->cluster << 10 | STAP_ITEM_CACHE));
 	probe_instances(sc);
 	return 0;

@@ -330,11 +330,13 @@ enum stap_mkind {
 	STAP_M_MAX,
 	STAP_M_AVG,
 	STAP_M_HIST,
+	STAP_M_PROCFS,			/* a procfs file: its .read handler's answer */
 };
 
 struct stap_metric {
 	struct stap_script *script;
-	int global;			/* in meta->globals */
+	int global;			/* in meta->globals; -1 for STAP_M_PROCFS */
+	int probe;			/* STAP_M_PROCFS: the file's first probe in meta->probes */
 	enum stap_mkind kind;
 	char *name;			/* stap.<script>.<global>[.<sub>] */
 	char *oneline, *help;
@@ -368,6 +370,13 @@ void stap_snaps_free(struct stap_script *sc);
 /* Take the maps a child sent; -1 when they do not match the meta. */
 void stap_maps_adopt(struct stap_script *sc);
 void stap_maps_close(struct stap_script *sc);
+
+/* ---- procfs.c ---- */
+
+/* The .read handler's answer, as a reader of the FIFO gets it; PMDA_FETCH_DYNAMIC. */
+int stap_procfs_fetch(const struct stap_metric *m, pmAtomValue *atom);
+/* What a pmstore of a .write file gives its handlers. */
+int stap_procfs_store(const struct stap_metric *m, const char *value, size_t len);
 
 /* ---- events.c ---- */
 

@@ -251,18 +251,39 @@ static void *serve(void *arg)
 
 /* ---- the folder ---- */
 
+/* /var/tmp/systemtap-USER, USER the one running now; -ENOENT without a name. */
+static int user_dir_name(char *out, size_t size)
+{
+	struct passwd *pw = getpwuid(geteuid());
+
+	if (!pw)
+		return -ENOENT;
+	snprintf(out, size, "/var/tmp/systemtap-%s", pw->pw_name);
+	return 0;
+}
+
+int stp_procfs_path(const char *module, const char *name, char *out, size_t size)
+{
+	char user[PATH_MAX / 2];
+	int err = user_dir_name(user, sizeof(user));
+
+	if (err)
+		return err;
+	if ((size_t)snprintf(out, size, "%s/%s/%s", user, module, name) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 /* /var/tmp/systemtap-USER: made if need be, and ours (a world-writable parent). */
 static int user_dir(struct stp_script *s, char *out, size_t size)
 {
-	struct passwd *pw = getpwuid(geteuid());
 	struct stat st;
 
-	if (!pw) {
+	if (user_dir_name(out, size) < 0) {
 		stp_msg(s, "error", "cannot make procfs files: no user name for uid %u",
 			(unsigned)geteuid());
 		return -ENOENT;
 	}
-	snprintf(out, size, "/var/tmp/systemtap-%s", pw->pw_name);
 	if (mkdir(out, 0755) < 0 && errno != EEXIST)
 		return -errno;
 	if (lstat(out, &st) < 0)

@@ -6,6 +6,7 @@
 #define STP_PROCFS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct stp_script;
 
@@ -21,5 +22,11 @@ int stp_procfs_start(struct stp_script *s, int (*watch)(struct stp_script *, int
 void stp_procfs_on_request(struct stp_script *s, int i);
 /* Stop serving, let go of waiting readers and writers, remove the files and the folder. */
 void stp_procfs_stop(struct stp_script *s);
+/*
+ * The FIFO of file NAME of MODULE's run by the user running now
+ * (/var/tmp/systemtap-USER/MODULE/NAME), for a reader or writer from
+ * outside (pmdastap).  0, or a negative errno.
+ */
+int stp_procfs_path(const char *module, const char *name, char *out, size_t size);
 
 #endif
