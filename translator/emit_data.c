@@ -671,7 +671,10 @@ const char *emit_index_read(struct emitter *E, struct expr *e)
 	return arena_printf("%s, %s)", map_call(E, g, "get_long"), key);
 }
 
-/* The columns a slice fixes (not '*'), as a bit mask; 0 when there is no '*'. */
+/*
+ * The columns a slice fixes (not '*'), as a bit mask, with bit 31 set so
+ * that [*, *] is not 0; 0 when there is no '*'.
+ */
 static unsigned slice_mask(const struct vec *args)
 {
 	unsigned mask = 0;
@@ -683,7 +686,7 @@ static unsigned slice_mask(const struct vec *args)
 		else
 			star = true;
 	}
-	return star ? mask : 0;
+	return star ? mask | 1u << 31 : 0;
 }
 
 /* [keys] in ARRAY; with '*' keys (a slice) in user context only. */
@@ -700,6 +703,8 @@ const char *emit_in(struct emitter *E, struct expr *e)
 	g = emit_global(E, a->decl);
 	if (!mask)
 		return arena_printf("%s, %s)", map_call(E, g, "exists"), emit_key(E, g, &e->args));
+	if (E->ctx == ECTX_KERNEL && E->kmod)
+		return emit_kmod_slice_in(E, g, emit_key(E, g, &e->args), mask);
 	if (E->ctx == ECTX_KERNEL) {
 		emit_unsupported(E, e->loc, "'in' with '*' keys",
 				 "test slices in an end or timer probe, which runs in user context");
@@ -835,6 +840,10 @@ void emit_delete(struct emitter *E, struct stmt *s)
 	g = emit_global(E, e->decl);
 	if (!slice_mask(&e->args)) {
 		emit_line(E, "%s, %s);", map_call(E, g, "delete"), emit_key(E, g, &e->args));
+		return;
+	}
+	if (E->ctx == ECTX_KERNEL && E->kmod) {
+		emit_kmod_slice_delete(E, g, emit_key(E, g, &e->args), slice_mask(&e->args));
 		return;
 	}
 	if (E->ctx == ECTX_KERNEL) {

@@ -100,4 +100,39 @@ static __always_inline int64_t stp_map_stat_read(struct context *c, void *map, c
 	return 0;
 }
 
+#ifdef STP_KMOD
+/*
+ * print(@hist_*(MAP[KEY])) in a module: the CPUs' partials merged into an
+ * STP_REC_HIST record, which the runner prints as user context prints
+ * one (runtime/user/events.c).
+ */
+static __always_inline void stp_kmod_hist_print(struct context *c, void *map, const void *key,
+						const struct stp_stat_cfg *cfg, int global)
+{
+	uint32_t off = stp_rec_start(c, STP_REC_HIST, (uint16_t)global);
+	uint32_t nb = (uint32_t)cfg->buckets;
+	struct stp_stat_total t;
+	int64_t *h;
+
+	stp_stat_total(map, key, &t);
+	off = stp_rec_long(c, off, t.count);
+	off = stp_rec_long(c, off, t.sum);
+	off = stp_rec_long(c, off, t.min);
+	off = stp_rec_long(c, off, t.max);
+	if (nb > STP_HIST_MAX_BUCKETS || off + 8 * nb > STP_REC_SIZE)
+		return;
+	h = (int64_t *)(c->rec + off);
+	memset(h, 0, 8 * nb);
+	for (uint32_t cpu = 0; cpu < STP_NCPUS; cpu++) {
+		const struct stp_stat_partial *p = bpf_map_lookup_percpu_elem(map, key, cpu);
+
+		if (!p)
+			break;
+		for (uint32_t b = 0; b < nb; b++)
+			h[b] += p->hist[b];
+	}
+	stp_rec_send(c, off + 8 * nb);
+}
+#endif
+
 #endif

@@ -53,6 +53,7 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/smp.h>
+#include <linux/sort.h>
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
@@ -75,6 +76,59 @@
 /* Handlers run with preemption off (kprobes, tracepoints): the CPU is the slot. */
 #define STP_SLOT() ((uint32_t)raw_smp_processor_id())
 #include "../stp_bpf_native.h"
+
+/* ---- what BPF cannot run: sorted foreach, slices (translator/emit_kmod_data.c) ---- */
+
+/* An element a sorted foreach collected: pointers into its map (elements never move). */
+struct stp_kmod_item {
+	const void *key;
+	void *val;
+};
+
+/* A slice: the key with the columns given (MASK: bit 0 the first); FOUND for `in`. */
+struct stp_kmod_slice {
+	const void *want;
+	uint32_t mask;
+	int found;
+};
+
+#define stp_kmod_sign(r) ((int)(((r) > 0) - ((r) < 0)))
+
+/* matched(): a regular expression's NFA as a program (stp_kmod_regex.h) */
+struct stp_kmod_re_insn {
+	int8_t kind;		/* translator/regex_dfa.c's enum nfa_kind */
+	int16_t out1, out2;	/* next states; SPLIT: out1 preferred; -1 none */
+	int16_t arg;		/* SET: its byte set; SAVE: its capture slot */
+};
+
+struct stp_kmod_re {
+	const struct stp_kmod_re_insn *prog;
+	const uint64_t (*sets)[4];
+	int16_t n, start, ngroups;	/* ngroups counts the whole match */
+};
+
+#ifndef STP_KMOD_RE_STATES
+#define STP_KMOD_RE_STATES 1
+#endif
+#define STP_KMOD_RE_GROUPS 10	/* subexpressions kept, the whole match included */
+#define STP_KMOD_RE_STACK (3 * STP_KMOD_RE_STATES + 4)
+
+struct stp_kmod_re_thread {
+	int16_t pc;
+	int16_t caps[2 * STP_KMOD_RE_GROUPS];
+};
+
+struct stp__re_entry {
+	int16_t pc;		/* a state to visit, or -1: restore caps[slot] = val */
+	int16_t slot, val;
+};
+
+struct stp_kmod_re_vm {
+	struct stp_kmod_re_thread threads[2][STP_KMOD_RE_STATES];
+	uint32_t mark[STP_KMOD_RE_STATES];
+	uint32_t gen;
+	struct stp__re_entry stack[STP_KMOD_RE_STACK];
+};
 
 /* ---- the probes: the generated file's table (stp_kmod_sites), read by stp_kmod_main.h ---- */
 
