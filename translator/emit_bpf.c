@@ -472,15 +472,20 @@ static bool foreach_ok(struct emitter *E, struct stmt *s)
 {
 	const char *hint = "sort and limit in an end or timer probe, which runs in user context";
 
-	if (s->array->kind != EXPR_SYMBOL)
+	if (s->array->kind != EXPR_SYMBOL && (!E->kmod || s->array->kind != EXPR_INDEX))
 		return emit_unsupported(E, s->array->loc, "foreach over a slice or a histogram",
 					hint);
 	if ((s->sort_dir || s->limit) && !E->kmod)
 		return emit_unsupported(E, s->loc, "foreach with sorting or a limit", hint);
-	if (s->array->decl->type == TYPE_STATS)
+	if (s->array->decl->type == TYPE_STATS && !E->kmod)
 		return emit_unsupported(E, s->loc, "foreach over statistics",
 					"statistics are per CPU in the kernel; " "read them in an "
 					"end or timer probe");
+	if (s->array->decl->type == TYPE_STATS && s->value)
+		return emit_unsupported(E, s->value->loc,
+					"a value variable in foreach over statistics", NULL);
+	if (s->sort_by_stat && s->sort_stat == STAT_VARIANCE)
+		return emit_unsupported(E, s->loc, "sorting on @variance", hint);
 	return true;
 }
 
@@ -494,11 +499,13 @@ void emit_bpf_foreach(struct emitter *E, struct stmt *s)
 	struct eglobal *g;
 	struct cfunc *cf;
 	char *body;
-	const char *vt;
+	const char *vt, *want = NULL;
 
 	if (!foreach_ok(E, s))
 		return;
 	g = emit_global(E, s->array->decl);
+	if (s->array->kind == EXPR_INDEX)	/* a slice (a module's): its keys, before the loop */
+		want = emit_key(E, g, &s->array->args);
 	cf = callback_begin(E);
 	site = emit_error_site(E, s->loc, "MAXACTION exceeded");
 	emit_line(E, "if (stp_action(c, %d, %d))", emit_count_stmts(s->then) + 1, site);
@@ -510,11 +517,13 @@ void emit_bpf_foreach(struct emitter *E, struct stmt *s)
 	vt = g->d->type == TYPE_STRING ? "char (*val)[MAXSTRINGLEN]" : "int64_t *val";
 	if (emit_slotted(g))
 		vt = "uint32_t *val";	/* the slot of the value */
+	if (g->stats)
+		vt = "void *val";	/* this CPU's partial: read through @count(a[k])... */
 	fprintf(E->defs, "/* foreach at %s */\n", emit_loc_text(s->loc));
 	callback_out(E, cf, arena_printf("static long foreach_%d(void *map, const struct key_%s *key, "
 					 "%s, struct stp_env *e)", n, g->cname, vt), "", body);
-	if (s->sort_dir || s->limit)
-		emit_kmod_foreach(E, s, g, n, env_ref(E));
+	if (s->sort_dir || s->limit || want || g->stats)
+		emit_kmod_foreach(E, s, g, n, env_ref(E), want);
 	else
 		emit_line(E, "bpf_for_each_map_elem(&g_%s, foreach_%d, %s, 0);", g->cname, n,
 			  env_ref(E));

@@ -675,7 +675,7 @@ const char *emit_index_read(struct emitter *E, struct expr *e)
  * The columns a slice fixes (not '*'), as a bit mask, with bit 31 set so
  * that [*, *] is not 0; 0 when there is no '*'.
  */
-static unsigned slice_mask(const struct vec *args)
+unsigned emit_slice_mask(const struct vec *args)
 {
 	unsigned mask = 0;
 	bool star = false;
@@ -694,7 +694,7 @@ const char *emit_in(struct emitter *E, struct expr *e)
 {
 	struct expr *a = e->right;
 	struct eglobal *g;
-	unsigned mask = slice_mask(&e->args);
+	unsigned mask = emit_slice_mask(&e->args);
 
 	if (a->kind != EXPR_SYMBOL || !a->decl) {
 		emit_unsupported(E, e->loc, "'in' on an array slice", NULL);
@@ -838,12 +838,12 @@ void emit_delete(struct emitter *E, struct stmt *s)
 		return;
 	}
 	g = emit_global(E, e->decl);
-	if (!slice_mask(&e->args)) {
+	if (!emit_slice_mask(&e->args)) {
 		emit_line(E, "%s, %s);", map_call(E, g, "delete"), emit_key(E, g, &e->args));
 		return;
 	}
 	if (E->ctx == ECTX_KERNEL && E->kmod) {
-		emit_kmod_slice_delete(E, g, emit_key(E, g, &e->args), slice_mask(&e->args));
+		emit_kmod_slice_delete(E, g, emit_key(E, g, &e->args), emit_slice_mask(&e->args));
 		return;
 	}
 	if (E->ctx == ECTX_KERNEL) {
@@ -852,5 +852,5 @@ void emit_delete(struct emitter *E, struct stmt *s)
 		return;
 	}
 	emit_line(E, "stp_map_delete_slice(c, &g_%s, %s, %#x);", g->cname, emit_key(E, g, &e->args),
-		  slice_mask(&e->args));
+		  emit_slice_mask(&e->args));
 }

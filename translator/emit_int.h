@@ -325,10 +325,11 @@ bool emit_kmod_syscall_tp(const struct derived_probe *dp);
 void emit_kmod_sites(struct emitter *E, FILE *out);
 /* emit_kmod_data.c */
 void emit_kmod_foreach(struct emitter *E, struct stmt *s, struct eglobal *g, int n,
-		       const char *env);
+		       const char *env, const char *want);
 const char *emit_kmod_slice_in(struct emitter *E, struct eglobal *g, const char *key,
 			       unsigned mask);
 void emit_kmod_slice_delete(struct emitter *E, struct eglobal *g, const char *key, unsigned mask);
+unsigned emit_slice_mask(const struct vec *args);	/* emit_data.c */
 void emit_user_loop(struct emitter *E, struct stmt *s);
 void emit_user_foreach(struct emitter *E, struct stmt *s);
 

@@ -207,6 +207,8 @@ static __always_inline void stp_kmod_pop(struct context *c, uint32_t size)
 struct stp__collect {
 	struct stp_kmod_item *items;
 	uint32_t n, room;
+	int (*match)(const void *key, const struct stp_kmod_slice *s);	/* a slice's */
+	const struct stp_kmod_slice *slice;
 };
 
 static long stp__collect_one(struct stp_dmap *m, void *key, void *val, void *arg)
@@ -214,6 +216,8 @@ static long stp__collect_one(struct stp_dmap *m, void *key, void *val, void *arg
 	struct stp__collect *col = arg;
 
 	(void)m;
+	if (col->match && !col->match(key, col->slice))
+		return 0;
 	if (col->n >= col->room)
 		return 1;
 	col->items[col->n].key = key;
@@ -223,16 +227,19 @@ static long stp__collect_one(struct stp_dmap *m, void *key, void *val, void *arg
 }
 
 /*
- * foreach with sorting or a limit: MAP's elements collected on the
- * context's item stack, sorted by CMP (NULL: as the map holds them), the
- * loop body BODY run on the first LIMIT, until it returns non-zero.
+ * foreach with sorting, a limit or a slice: MAP's elements (those MATCH
+ * accepts for SLICE, if given) collected on the context's item stack,
+ * sorted by CMP (NULL: as the map holds them), the loop body BODY run on
+ * the first LIMIT, until it returns non-zero.
  */
 static __always_inline void stp_kmod_foreach(struct context *c, void *map, void *body,
 					     struct stp_env *env,
-					     int (*cmp)(const void *, const void *), int64_t limit)
+					     int (*cmp)(const void *, const void *), int64_t limit,
+					     void *match, const struct stp_kmod_slice *slice)
 {
 	long (*fn)(void *, const void *, void *, struct stp_env *) = body;
-	struct stp__collect col = { c->items + c->items_top, 0, STP_KMOD_ITEMS - c->items_top };
+	struct stp__collect col = { c->items + c->items_top, 0, STP_KMOD_ITEMS - c->items_top,
+				    match, slice };
 	uint32_t i;
 
 	stp_dmap__for_each(stp__dmap(map), stp__collect_one, &col);

@@ -77,6 +77,19 @@ static __always_inline int64_t stp_stat_total_variance(void *map, const void *ke
 	return 2 * shift > 63 ? (v < 0 ? -1 : 0) : v >> (2 * shift);
 }
 
+/* @OP of the merged T (count > 0), but @variance */
+static __always_inline int64_t stp_stat_pick(const struct stp_stat_total *t, int op)
+{
+	switch (op) {
+	case STP_STAT_READ_COUNT: return t->count;
+	case STP_STAT_READ_SUM: return t->sum;
+	case STP_STAT_READ_MIN: return t->min;
+	case STP_STAT_READ_MAX: return t->max;
+	case STP_STAT_READ_AVG: return stp_div(t->sum, t->count);
+	}
+	return 0;
+}
+
 /* @OP(MAP[KEY]); an empty aggregate raises stap's error at SITE, except for @count and @sum. */
 static __always_inline int64_t stp_map_stat_read(struct context *c, void *map, const void *key,
 						 const struct stp_stat_cfg *cfg, int op, int site)
@@ -89,18 +102,21 @@ static __always_inline int64_t stp_map_stat_read(struct context *c, void *map, c
 			stp_raise(c, site, "empty aggregate");
 		return 0;
 	}
-	switch (op) {
-	case STP_STAT_READ_COUNT: return t.count;
-	case STP_STAT_READ_SUM: return t.sum;
-	case STP_STAT_READ_MIN: return t.min;
-	case STP_STAT_READ_MAX: return t.max;
-	case STP_STAT_READ_AVG: return stp_div(t.sum, t.count);
-	case STP_STAT_READ_VARIANCE: return stp_stat_total_variance(map, key, cfg, &t);
-	}
-	return 0;
+	if (op == STP_STAT_READ_VARIANCE)
+		return stp_stat_total_variance(map, key, cfg, &t);
+	return stp_stat_pick(&t, op);
 }
 
 #ifdef STP_KMOD
+/* @OP of MAP[KEY] for sorting a foreach (not @variance): 0 for an empty aggregate. */
+static __always_inline int64_t stp_kmod_stat(void *map, const void *key, int op)
+{
+	struct stp_stat_total t;
+
+	stp_stat_total(map, key, &t);
+	return t.count ? stp_stat_pick(&t, op) : 0;
+}
+
 /*
  * print(@hist_*(MAP[KEY])) in a module: the CPUs' partials merged into an
  * STP_REC_HIST record, which the runner prints as user context prints

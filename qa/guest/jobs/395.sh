@@ -1,6 +1,7 @@
 # 395: --runtime=kernel: foreach with sorting and a limit in a kernel
 # probe (by value and by key, ascending and descending, multi-key, a value
-# variable, a limit expression, nested sorted loops, break and continue),
+# variable, a limit expression, nested sorted loops, break and continue;
+# over statistics, sorted on @count and @sum, and over slices),
 # which BPF refuses: the module sorts; the output is user context's.
 . "$REPO/qa/guest/kctx.rc"
 _kctx foreach 'global a, b' '
@@ -34,3 +35,4 @@ _kctx foreach 'global a, b' '
 	}
 	foreach ([x, y] in a limit 0)
 		println("never")'
+_kctx more 'global s, a' "$(sed -n '/^	for (k = 1/,/^	printf("%d in a/p' "$REPO/qa/guest/peer/kctx_foreach_more.stp")"
