@@ -141,6 +141,8 @@ enum stp_ksite_kind {
 	STP_KSITE_PROFILE,	/* timer.profile: a per-CPU hrtimer each tick, the sample's registers */
 	STP_KSITE_SYS_ENTER,	/* syscalls:NAME: raw_syscalls:sys_enter for its number; its record */
 	STP_KSITE_SYS_EXIT,	/* syscalls:NAME: raw_syscalls:sys_exit for its number; its record */
+	STP_KSITE_PERF,		/* perf.sw.* / perf.type(1): a software perf event on each CPU;
+				   PERF_TYPE, PERF_CONFIG, every PERF_PERIOD events a sample */
 };
 
 #define STP_KSITE_MAX_WORDS 12	/* arguments of a function: BPF's MAX_BPF_FUNC_ARGS */
@@ -154,6 +156,8 @@ struct stp_ksite {
 	void *fn;			/* a tracepoint's probe: void (void *site, args...) */
 	int (*handler)(void *ctx);	/* probe_N: raw tracepoint args, a record, pt_regs, a sample */
 	bool optional;			/* probe point?: not there is no error */
+	uint32_t perf_type;
+	uint64_t perf_config, perf_period;
 };
 
 /* A tracepoint's typed probe calls this with its arguments as 64-bit words. */
