@@ -14,7 +14,8 @@
  * registers of its kprobe (a kretprobe keeps them from the entry);
  * timer.profile the interrupted registers as a perf event's sample, from
  * a per-CPU hrtimer; a syscall tracepoint the record of its event, built
- * from raw_syscalls' registers.
+ * from raw_syscalls' registers; perf.sw.* the event's registers as a
+ * sample; a process(PATH) probe the task's registers, from a uprobe.
  */
 #include <string.h>
 #include <linux/btf.h>
@@ -54,6 +55,11 @@ static const char *site_kind(const struct derived_probe *dp)
 			return "STP_KSITE_PROFILE";
 		/* a hardware counter's overflow comes in NMI context, where the module cannot run */
 		return dp->perf_type == PERF_TYPE_SOFTWARE ? "STP_KSITE_PERF" : NULL;
+	case PCLASS_UPROBE:
+		/* the kernel's uprobe API, every process of the file (process(PID): not yet) */
+		if (dp->pid > 0 || dp->ref_ctr_offset || !dp->elf_path)
+			return NULL;
+		return dp->is_return ? "STP_KSITE_URETPROBE" : "STP_KSITE_UPROBE";
 	case PCLASS_KPROBE:
 		if (dp->kind != PROBE_KFUNC || !dp->kfunc || dp->module)
 			return NULL;
@@ -79,8 +85,9 @@ bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp)
 	}
 	diag_error(dp->orig->loc, "probe point '%s' is not supported by the kernel runtime yet",
 		   dp->point);
-	diag_hint("kernel.trace, kernel.function, kprobe.function, timer.profile and perf.sw.* "
-		  "probes run in the module; begin, end and timer probes in pmstap");
+	diag_hint("kernel.trace, kernel.function, kprobe.function, timer.profile, perf.sw.* and "
+		  "process(\"PATH\").function/.statement probes run in the module; begin, end and "
+		  "timer probes in pmstap");
 	return false;
 }
 
@@ -151,6 +158,8 @@ static const char *site_name(const struct derived_probe *dp)
 		return dp->tp->name;
 	case PCLASS_KPROBE:
 		return dp->kfunc;
+	case PCLASS_UPROBE:
+		return dp->elf_path;
 	default:
 		return dp->point;
 	}
@@ -194,8 +203,10 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 
 		if (!E->kernel_probe[i] || !kind)
 			continue;
-		fprintf(out, "\t{ %d, %s, %s, 0, %d, %s, (void *)probe_%d, %s%s },\n", i, kind,
-			emit_c_string(name, strlen(name)), site_words(dp),
+		fprintf(out, "\t{ %d, %s, %s, %#llx, %d, %s, (void *)probe_%d, %s%s },\n", i, kind,
+			emit_c_string(name, strlen(name)),
+			probe_class(dp) == PCLASS_UPROBE ? (unsigned long long)dp->offset : 0ull,
+			site_words(dp),
 			probe_class(dp) == PCLASS_TRACEPOINT && !emit_kmod_syscall_tp(dp)
 				? arena_printf("(void *)stp_tp_%d", i) : "NULL",
 			i, dp->orig && dp->orig->optional ? "true" : "false", perf_fields(dp));

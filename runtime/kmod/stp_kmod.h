@@ -141,6 +141,8 @@ enum stp_ksite_kind {
 	STP_KSITE_PROFILE,	/* timer.profile: a per-CPU hrtimer each tick, the sample's registers */
 	STP_KSITE_SYS_ENTER,	/* syscalls:NAME: raw_syscalls:sys_enter for its number; its record */
 	STP_KSITE_SYS_EXIT,	/* syscalls:NAME: raw_syscalls:sys_exit for its number; its record */
+	STP_KSITE_UPROBE,	/* NAME (a file) + OFFSET: a uprobe, in every process of the file */
+	STP_KSITE_URETPROBE,	/* the same, at the function's return */
 	STP_KSITE_PERF,		/* perf.sw.* / perf.type(1): a software perf event on each CPU;
 				   PERF_TYPE, PERF_CONFIG, every PERF_PERIOD events a sample */
 };

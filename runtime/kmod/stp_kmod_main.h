@@ -28,12 +28,14 @@
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/namei.h>
 #include <linux/perf_event.h>
 #include <asm/irq_regs.h>
 #include <asm/syscall.h>
 #include <trace/syscall.h>
 #include <linux/trace_events.h>
 #include <linux/tracepoint.h>
+#include <linux/uprobes.h>
 #include <linux/vmalloc.h>
 
 #include "kmod_abi.h"
@@ -67,6 +69,8 @@ struct stp_kprobe_live {
 	struct kretprobe krp;
 	struct stp_kmod_ptimer __percpu *prof;
 	struct perf_event **perf;	/* a perf site's event on each CPU (nr_cpu_ids) */
+	struct uprobe_consumer uc;	/* a uprobe's, on INODE */
+	struct inode *inode;
 	long nr;			/* a syscall site's syscall */
 	struct stp_kprobe_live *next_sys;	/* the next site of that syscall and direction */
 	bool on;
@@ -263,6 +267,65 @@ static int stp_kmod_perf_start(struct stp_kprobe_live *l)
 	if (err)
 		stp_kmod_perf_stop(l);
 	return err;
+}
+
+/*
+ * process("PATH").function/.statement and .return: the kernel's uprobe
+ * API on the file's inode at the file offset pass 2 found, for every
+ * process that maps it (the handler keeps target()'s tree with -c/-x, as
+ * on BPF).  A uprobe runs in the task's context, preemptible: the
+ * handler runs with preemption off, on this CPU's context, as the others.
+ */
+static int stp_kmod_uprobe_hit(struct uprobe_consumer *uc, struct pt_regs *regs)
+{
+	struct stp_kprobe_live *l = container_of(uc, struct stp_kprobe_live, uc);
+
+	preempt_disable();
+	stp_kmod_hit(l->site, (void *)instruction_pointer(regs), regs, regs);
+	preempt_enable();
+	return 0;
+}
+
+static int stp_kmod_uretprobe_hit(struct uprobe_consumer *uc, unsigned long func,
+				  struct pt_regs *regs)
+{
+	struct stp_kprobe_live *l = container_of(uc, struct stp_kprobe_live, uc);
+
+	preempt_disable();
+	stp_kmod_hit(l->site, (void *)func, regs, regs);
+	preempt_enable();
+	return 0;
+}
+
+static int stp_kmod_uprobe_start(struct stp_kprobe_live *l)
+{
+	struct path p;
+	int err = kern_path(l->site->name, LOOKUP_FOLLOW, &p);
+
+	if (err)
+		return err;
+	l->inode = igrab(d_inode(p.dentry));
+	path_put(&p);
+	if (!l->inode)
+		return -ENOENT;
+	memset(&l->uc, 0, sizeof(l->uc));
+	if (l->site->kind == STP_KSITE_URETPROBE)
+		l->uc.ret_handler = stp_kmod_uretprobe_hit;
+	else
+		l->uc.handler = stp_kmod_uprobe_hit;
+	err = uprobe_register(l->inode, (loff_t)l->site->offset, &l->uc);
+	if (err) {
+		iput(l->inode);
+		l->inode = NULL;
+	}
+	return err;
+}
+
+static void stp_kmod_uprobe_stop(struct stp_kprobe_live *l)
+{
+	uprobe_unregister(l->inode, (loff_t)l->site->offset, &l->uc);
+	iput(l->inode);
+	l->inode = NULL;
 }
 
 /* On each online CPU (an IPI from stp_kmod_profile_start()): start its timer. */
@@ -489,6 +552,9 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 		return stp_kmod_profile_start(l);
 	case STP_KSITE_PERF:
 		return stp_kmod_perf_start(l);
+	case STP_KSITE_UPROBE:
+	case STP_KSITE_URETPROBE:
+		return stp_kmod_uprobe_start(l);
 	}
 	return -EINVAL;
 }
@@ -518,6 +584,10 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 		break;
 	case STP_KSITE_PERF:
 		stp_kmod_perf_stop(l);
+		break;
+	case STP_KSITE_UPROBE:
+	case STP_KSITE_URETPROBE:
+		stp_kmod_uprobe_stop(l);
 		break;
 	}
 }
