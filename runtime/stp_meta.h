@@ -220,6 +220,9 @@ enum stp_rec_kind {
 	STP_REC_EXIT,
 	STP_REC_STACK,	/* see STP_REC_STACK below */
 	STP_REC_SYSTEM,	/* a string: system()'s command */
+	STP_REC_HIST,	/* print(@hist_*(s)) in a module: id = the global's index; its
+			   count, sum, min, max (8 bytes each), then its histogram's
+			   buckets merged over the CPUs (8 bytes each) */
 };
 
 /*

@@ -350,8 +350,11 @@ static void callback_out(struct emitter *E, struct cfunc *cf, const char *sig, c
 	fprintf(out, "%s\n{\n", sig);
 	fprintf(out, "%s", head);
 	fprintf(out, "\tstruct context *c = e->c;\n");
-	fprintf(out, "\tstruct %s *f __attribute__((unused)) = stp_frame(c, %s);\n",
-		E->frame->name, E->frame->off);
+	if (E->frame->pushed)
+		fprintf(out, "\tstruct %s *f __attribute__((unused)) = e->frame;\n", E->frame->name);
+	else
+		fprintf(out, "\tstruct %s *f __attribute__((unused)) = stp_frame(c, %s);\n",
+			E->frame->name, E->frame->off);
 	if (cf->uses_ctx)
 		fprintf(out, "\t%sctx = e->ctx;\n", E->ctx_ctype);
 	if (cf->has_ret_ptr)
@@ -469,15 +472,20 @@ static bool foreach_ok(struct emitter *E, struct stmt *s)
 {
 	const char *hint = "sort and limit in an end or timer probe, which runs in user context";
 
-	if (s->array->kind != EXPR_SYMBOL)
+	if (s->array->kind != EXPR_SYMBOL && (!E->kmod || s->array->kind != EXPR_INDEX))
 		return emit_unsupported(E, s->array->loc, "foreach over a slice or a histogram",
 					hint);
-	if (s->sort_dir || s->limit)
+	if ((s->sort_dir || s->limit) && !E->kmod)
 		return emit_unsupported(E, s->loc, "foreach with sorting or a limit", hint);
-	if (s->array->decl->type == TYPE_STATS)
+	if (s->array->decl->type == TYPE_STATS && !E->kmod)
 		return emit_unsupported(E, s->loc, "foreach over statistics",
 					"statistics are per CPU in the kernel; " "read them in an "
 					"end or timer probe");
+	if (s->array->decl->type == TYPE_STATS && s->value)
+		return emit_unsupported(E, s->value->loc,
+					"a value variable in foreach over statistics", NULL);
+	if (s->sort_by_stat && s->sort_stat == STAT_VARIANCE)
+		return emit_unsupported(E, s->loc, "sorting on @variance", hint);
 	return true;
 }
 
@@ -491,11 +499,13 @@ void emit_bpf_foreach(struct emitter *E, struct stmt *s)
 	struct eglobal *g;
 	struct cfunc *cf;
 	char *body;
-	const char *vt;
+	const char *vt, *want = NULL;
 
 	if (!foreach_ok(E, s))
 		return;
 	g = emit_global(E, s->array->decl);
+	if (s->array->kind == EXPR_INDEX)	/* a slice (a module's): its keys, before the loop */
+		want = emit_key(E, g, &s->array->args);
 	cf = callback_begin(E);
 	site = emit_error_site(E, s->loc, "MAXACTION exceeded");
 	emit_line(E, "if (stp_action(c, %d, %d))", emit_count_stmts(s->then) + 1, site);
@@ -507,10 +517,16 @@ void emit_bpf_foreach(struct emitter *E, struct stmt *s)
 	vt = g->d->type == TYPE_STRING ? "char (*val)[MAXSTRINGLEN]" : "int64_t *val";
 	if (emit_slotted(g))
 		vt = "uint32_t *val";	/* the slot of the value */
+	if (g->stats)
+		vt = "void *val";	/* this CPU's partial: read through @count(a[k])... */
 	fprintf(E->defs, "/* foreach at %s */\n", emit_loc_text(s->loc));
 	callback_out(E, cf, arena_printf("static long foreach_%d(void *map, const struct key_%s *key, "
 					 "%s, struct stp_env *e)", n, g->cname, vt), "", body);
-	emit_line(E, "bpf_for_each_map_elem(&g_%s, foreach_%d, %s, 0);", g->cname, n, env_ref(E));
+	if (s->sort_dir || s->limit || want || g->stats)
+		emit_kmod_foreach(E, s, g, n, env_ref(E), want);
+	else
+		emit_line(E, "bpf_for_each_map_elem(&g_%s, foreach_%d, %s, 0);", g->cname, n,
+			  env_ref(E));
 	after_loop(E);
 }
 
@@ -760,6 +776,11 @@ static void defines(struct emitter *E, FILE *out)
 	fprintf(out, "#define MAXACTION %lld\n", (long long)E->maxaction);
 	fprintf(out, "#define MAXMAPENTRIES %lld\n", (long long)E->maxmapentries);
 	fprintf(out, "#define MAXERRORS %lld\n", (long long)E->maxerrors);
+	if (E->kmod)
+		fprintf(out, "#define MAXNESTING %lld\n#define STP_KMOD_ITEMS %lld\n"
+			"#define STP_KMOD_RE_STATES %d\n", (long long)E->maxnesting,
+			(long long)(E->kmod_items ? E->kmod_items : 1),
+			E->kmod_re_states ? E->kmod_re_states : 1);
 	if (E->s->suppress_handler_errors)
 		fprintf(out, "#define STP_SUPPRESS_ERRORS 1\n");
 	fprintf(out, "#define STP_NPROBES %d\n", E->prog->probes.len ? E->prog->probes.len : 1);

@@ -671,8 +671,11 @@ const char *emit_index_read(struct emitter *E, struct expr *e)
 	return arena_printf("%s, %s)", map_call(E, g, "get_long"), key);
 }
 
-/* The columns a slice fixes (not '*'), as a bit mask; 0 when there is no '*'. */
-static unsigned slice_mask(const struct vec *args)
+/*
+ * The columns a slice fixes (not '*'), as a bit mask, with bit 31 set so
+ * that [*, *] is not 0; 0 when there is no '*'.
+ */
+unsigned emit_slice_mask(const struct vec *args)
 {
 	unsigned mask = 0;
 	bool star = false;
@@ -683,7 +686,7 @@ static unsigned slice_mask(const struct vec *args)
 		else
 			star = true;
 	}
-	return star ? mask : 0;
+	return star ? mask | 1u << 31 : 0;
 }
 
 /* [keys] in ARRAY; with '*' keys (a slice) in user context only. */
@@ -691,7 +694,7 @@ const char *emit_in(struct emitter *E, struct expr *e)
 {
 	struct expr *a = e->right;
 	struct eglobal *g;
-	unsigned mask = slice_mask(&e->args);
+	unsigned mask = emit_slice_mask(&e->args);
 
 	if (a->kind != EXPR_SYMBOL || !a->decl) {
 		emit_unsupported(E, e->loc, "'in' on an array slice", NULL);
@@ -700,6 +703,8 @@ const char *emit_in(struct emitter *E, struct expr *e)
 	g = emit_global(E, a->decl);
 	if (!mask)
 		return arena_printf("%s, %s)", map_call(E, g, "exists"), emit_key(E, g, &e->args));
+	if (E->ctx == ECTX_KERNEL && E->kmod)
+		return emit_kmod_slice_in(E, g, emit_key(E, g, &e->args), mask);
 	if (E->ctx == ECTX_KERNEL) {
 		emit_unsupported(E, e->loc, "'in' with '*' keys",
 				 "test slices in an end or timer probe, which runs in user context");
@@ -833,8 +838,12 @@ void emit_delete(struct emitter *E, struct stmt *s)
 		return;
 	}
 	g = emit_global(E, e->decl);
-	if (!slice_mask(&e->args)) {
+	if (!emit_slice_mask(&e->args)) {
 		emit_line(E, "%s, %s);", map_call(E, g, "delete"), emit_key(E, g, &e->args));
+		return;
+	}
+	if (E->ctx == ECTX_KERNEL && E->kmod) {
+		emit_kmod_slice_delete(E, g, emit_key(E, g, &e->args), emit_slice_mask(&e->args));
 		return;
 	}
 	if (E->ctx == ECTX_KERNEL) {
@@ -843,5 +852,5 @@ void emit_delete(struct emitter *E, struct stmt *s)
 		return;
 	}
 	emit_line(E, "stp_map_delete_slice(c, &g_%s, %s, %#x);", g->cname, emit_key(E, g, &e->args),
-		  slice_mask(&e->args));
+		  emit_slice_mask(&e->args));
 }

@@ -309,6 +309,29 @@ static const char *compare(struct emitter *E, struct expr *e)
 }
 
 /*
+ * In a module, a match also finds its subexpressions for matched(): the
+ * pattern's NFA runs after the DFA said yes (runtime/kmod/stp_kmod_regex.h).
+ */
+static const char *regex_kmod(struct emitter *E, struct expr *e, const char *name,
+			      const char *pat, const char *s)
+{
+	const char *err;
+	int n = regex_emit_captures(E->protos, name, pat, 1024, &err);
+
+	if (n < 0) {
+		E->errors_reported++;
+		diag_error(e->right->loc, "regular expression \"%s\" cannot run in kernel context: %s",
+			   e->right->str, err);
+		return "0";
+	}
+	if (n > E->kmod_re_states)
+		E->kmod_re_states = n;
+	return arena_printf("(%s({ const char *stp_s_ = %s; stp_kmod_re_run(c, stp_s_, "
+			    "%s_match(stp_s_), &%s_re); }))", e->op[0] == '!' ? "!" : "", s, name,
+			    name);
+}
+
+/*
  * Kernel context: the pattern becomes a DFA (translator/regex_dfa.c) whose
  * tables and matcher (runtime/bpf/stp_regex.bpf.h) go before the code.
  */
@@ -332,6 +355,8 @@ static const char *regex_kernel(struct emitter *E, struct expr *e)
 	regex_emit(E->protos, name, &d, what);
 	regex_free(&d);
 	s = emit_expr(E, e->left);
+	if (E->kmod)
+		return regex_kmod(E, e, name, pat, s);
 	return arena_printf("(%s%s_match(%s))", e->op[0] == '!' ? "!" : "", name, s);
 }
 

@@ -138,6 +138,8 @@ static bool reach(struct emitter *E, struct efunc *ef, bool kernel, struct deriv
 {
 	bool ok = true;
 
+	if (kernel && ef->mark == 1 && E->kmod)
+		return true;	/* a module's functions push their frames: recursion runs */
 	if (kernel && ef->mark == 1) {
 		diag_error(ef->fn->loc, "function '%s' is recursive, which kernel context cannot run "
 			   "(probe %s at %s)", ef->fn->name, dp->point,
@@ -267,7 +269,7 @@ void emit_funcs_analyze(struct emitter *E)
 				return;
 		}
 	}
-	for (int i = 0; i < E->prog->probes.len; i++)
+	for (int i = 0; i < E->prog->probes.len && !E->kmod; i++)
 		if (E->kernel_probe[i])
 			check_frames(E, VEC_AT(&E->prog->probes, i));
 }
@@ -363,7 +365,7 @@ static const char *signature(struct emitter *E, struct efunc *ef)
 	 * call frames, which loop bodies (bpf_loop callbacks) need more.
 	 */
 	const char *attr = E->ctx == ECTX_USER ? (fn->embedded ? "static inline " : "static ")
-		: "static __always_inline ";
+		: E->kmod && !fn->embedded ? "static noinline " : "static __always_inline ";
 
 	return signature_as(fn, ef->cname, attr);
 }
@@ -424,19 +426,27 @@ static void embedded_function(struct emitter *E, struct efunc *ef, FILE *out)
 /* The declarations at the top of a C function, from what its body used. */
 void emit_cfunc_decls(struct emitter *E, struct cfunc *cf, FILE *out, const char *fail_ret)
 {
-	if (E->ctx == ECTX_KERNEL && !cf->is_callback)
+	if (E->ctx == ECTX_KERNEL && !cf->is_callback && E->frame->pushed)
+		fprintf(out, "\tstruct %s *f = stp_kmod_push(c, sizeof(struct %s), %d);\n",
+			E->frame->name, E->frame->name, E->frame->push_site);
+	else if (E->ctx == ECTX_KERNEL && !cf->is_callback)
 		fprintf(out, "\tstruct %s *f __attribute__((unused)) = stp_frame(c, %s);\n",
 			E->frame->name, E->frame->off);
 	if (cf->uses_g)
 		fprintf(out, "\tstruct stp_globals *g = STP_GLOBALS(c);\n");
 	if (cf->uses_env)
-		fprintf(out, "\tstruct stp_env env = { c, NULL, %s };\n", cf->has_ret_ptr ? "ret" : "NULL");
+		fprintf(out, "\tstruct stp_env env = { c, NULL, %s, %s };\n",
+			cf->has_ret_ptr ? "ret" : "NULL", E->frame->pushed ? "f" : "NULL");
 	for (int i = 1; i <= cf->ntemps; i++)
 		fprintf(out, "%s%s", i == 1 ? "\tint64_t " : ", ", arena_printf("t%d", i));
 	if (cf->ntemps)
 		fprintf(out, ";\n");
 	fprintf(out, "\n");
-	if (cf->uses_g)
+	if (E->ctx == ECTX_KERNEL && !cf->is_callback && E->frame->pushed)
+		fprintf(out, "\tif (!f)\n\t\treturn%s;\n", fail_ret);
+	if (cf->uses_g && E->frame->pushed && !cf->is_callback)
+		fprintf(out, "\tif (!g)\n\t\tgoto out;\n");	/* out: pops the frame */
+	else if (cf->uses_g)
 		fprintf(out, "\tif (!g)\n\t\treturn%s;\n", fail_ret);
 }
 
@@ -464,6 +474,9 @@ static void script_function(struct emitter *E, struct efunc *ef, FILE *out)
 	E->fn = ef;
 	E->frame = emit_frame_new(E, arena_printf("frame_%s", ef->cname));
 	E->frame->has_ret = true;
+	E->frame->pushed = E->ctx == ECTX_KERNEL && E->kmod;
+	if (E->frame->pushed)
+		E->frame->push_site = emit_error_site(E, fn->loc, "MAXNESTING exceeded");
 	cf = emit_cfunc_begin(E);
 	cf->has_ret_ptr = fn->ret_type == TYPE_STRING;
 	if (E->ctx == ECTX_USER) {
@@ -487,6 +500,8 @@ static void script_function(struct emitter *E, struct efunc *ef, FILE *out)
 	fprintf(out, "out: __attribute__((unused));\n");
 	if (E->ctx == ECTX_USER)
 		fprintf(out, "\tstp_unnest(c);\n");
+	else if (E->frame->pushed)
+		fprintf(out, "\tstp_kmod_pop(c, sizeof(struct %s));\n", E->frame->name);
 	if (fn->ret_type == TYPE_LONG)
 		fprintf(out, "\treturn f->ret;\n");
 	fprintf(out, "}\n\n");
@@ -570,8 +585,9 @@ const char *emit_call(struct emitter *E, struct expr *e, bool used)
 
 	if (!ef)
 		return "0";
-	/* a tapset body marked user-context has no kernel implementation */
-	if (fn->embedded && E->ctx == ECTX_KERNEL && strstr(fn->embedded, "/* user-context */")) {
+	/* a tapset body marked user-context has no kernel implementation (a module's: kmod) */
+	if (fn->embedded && E->ctx == ECTX_KERNEL && strstr(fn->embedded, "/* user-context */") &&
+	    !(E->kmod && strstr(fn->embedded, "/* kmod */"))) {
 		emit_unsupported(E, e->loc, arena_printf("%s()", fn->name),
 				 "call it in a begin, end or timer probe");
 		return fn->ret_type == TYPE_STRING ? "\"\"" : "0";
@@ -610,13 +626,13 @@ const char *emit_call(struct emitter *E, struct expr *e, bool used)
 
 /* ---- kernel frame offsets ------------------------------------------------------------------ */
 
-static bool has_frame(const struct efunc *ef)
+static bool has_frame(const struct emitter *E, const struct efunc *ef)
 {
-	return ef->kernel && !ef->fn->embedded;
+	return ef->kernel && !ef->fn->embedded && !E->kmod;
 }
 
 /* FRAME_fn_x = past the frames of every caller (callers are placed first). */
-static void func_offset(struct efunc *ef, FILE *out)
+static void func_offset(const struct emitter *E, struct efunc *ef, FILE *out)
 {
 	const char *prev = ef->probe_caller ? "STP_PROBE_FRAMES" : "0";
 	int k = 0;
@@ -624,13 +640,34 @@ static void func_offset(struct efunc *ef, FILE *out)
 	for (int i = 0; i < ef->callers.len; i++) {
 		struct efunc *caller = VEC_AT(&ef->callers, i);
 
-		if (!has_frame(caller))
+		if (!has_frame(E, caller))
 			continue;
 		fprintf(out, "\tFRAME_%s_%d = STP_MAX(%s, FRAME_%s + sizeof(struct frame_%s)),\n",
 			ef->cname, k, prev, caller->cname, caller->cname);
 		prev = arena_printf("FRAME_%s_%d", ef->cname, k++);
 	}
 	fprintf(out, "\tFRAME_%s = %s,\n", ef->cname, prev);
+}
+
+/*
+ * A module's functions push their frames past the handlers' (stp_kmod_push,
+ * MAXNESTING deep at most, as stap nests them): room for MAXNESTING of
+ * the largest.
+ */
+static const char *kmod_frames(struct emitter *E, FILE *out)
+{
+	const char *max = "0";
+
+	for (int i = 0; i < E->funcs.len; i++) {
+		struct efunc *ef = VEC_AT(&E->funcs, i);
+
+		if (!ef->kernel || ef->fn->embedded)
+			continue;
+		fprintf(out, "\tSTP_FUNC_FRAME_%s = STP_MAX(%s, STP_KMOD_FRAME(struct frame_%s)),\n",
+			ef->cname, max, ef->cname);
+		max = arena_printf("STP_FUNC_FRAME_%s", ef->cname);
+	}
+	return arena_printf("STP_PROBE_FRAMES + MAXNESTING * %s", max);
 }
 
 /* The enumerators FRAME_fn_x and STP_FRAMES_END (after STP_PROBE_FRAMES). */
@@ -644,16 +681,16 @@ void emit_func_offsets(struct emitter *E, FILE *out)
 		progress = false;
 		for (int i = 0; i < E->funcs.len; i++) {
 			struct efunc *ef = VEC_AT(&E->funcs, i);
-			bool ready = has_frame(ef) && !hmap_get(&placed, ef);
+			bool ready = has_frame(E, ef) && !hmap_get(&placed, ef);
 
 			for (int j = 0; ready && j < ef->callers.len; j++) {
 				struct efunc *caller = VEC_AT(&ef->callers, j);
 
-				ready = !has_frame(caller) || hmap_get(&placed, caller);
+				ready = !has_frame(E, caller) || hmap_get(&placed, caller);
 			}
 			if (!ready)
 				continue;
-			func_offset(ef, out);
+			func_offset(E, ef, out);
 			fprintf(out, "\tSTP_FRAMES_END_%s = STP_MAX(%s, FRAME_%s + sizeof(struct frame_%s)),\n",
 				ef->cname, end, ef->cname, ef->cname);
 			end = arena_printf("STP_FRAMES_END_%s", ef->cname);
@@ -661,5 +698,7 @@ void emit_func_offsets(struct emitter *E, FILE *out)
 			progress = true;
 		}
 	}
+	if (E->kmod)
+		end = kmod_frames(E, out);
 	fprintf(out, "\tSTP_FRAMES_END = %s,\n", end);
 }

@@ -67,6 +67,7 @@ struct eglobal {
 	bool variance;			/* @variance(s) is read somewhere */
 	bool shift_set;
 	bool exported;
+	bool kmod_slices;		/* its slice functions are written (emit_kmod_data.c) */
 };
 
 /* A script or embedded-C function. */
@@ -89,6 +90,9 @@ struct frame {
 	int nlong;			/* long temporaries */
 	bool has_ret;			/* int64_t ret */
 	bool empty;			/* nothing in it: no struct is declared */
+	bool pushed;			/* a module's function: pushed on its context's frame
+					   stack (recursion), at MAXNESTING error site push_site */
+	int push_site;
 	FILE *fields;			/* locals, in declaration order */
 	char *fields_buf;
 	size_t fields_len;
@@ -161,6 +165,8 @@ struct emitter {
 	bool *kernel_probe;		/* per probe: runs in the kernel (dyninst: in the probed process) */
 	bool dyninst;			/* script.dyn.c: the kernel-context code, native (emit_dyninst.c) */
 	bool kmod;			/* script.kmod.c: the same in a kernel module (emit_kmod.c) */
+	int64_t kmod_items;		/* elements the sorted foreach loops collect at most */
+	int kmod_re_states;		/* the largest NFA that matched() runs */
 	struct vec kmaps;		/* kernel side: the names of the maps the file declares */
 	int *probe_kinds;		/* per probe: enum stp_probe_kind */
 	bool *frame_empty;		/* per probe: its handler has no frame (no locals, temporaries) */
@@ -317,6 +323,13 @@ void emit_dyninst_sites(struct emitter *E, FILE *out);
 bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp);
 bool emit_kmod_syscall_tp(const struct derived_probe *dp);
 void emit_kmod_sites(struct emitter *E, FILE *out);
+/* emit_kmod_data.c */
+void emit_kmod_foreach(struct emitter *E, struct stmt *s, struct eglobal *g, int n,
+		       const char *env, const char *want);
+const char *emit_kmod_slice_in(struct emitter *E, struct eglobal *g, const char *key,
+			       unsigned mask);
+void emit_kmod_slice_delete(struct emitter *E, struct eglobal *g, const char *key, unsigned mask);
+unsigned emit_slice_mask(const struct vec *args);	/* emit_data.c */
 void emit_user_loop(struct emitter *E, struct stmt *s);
 void emit_user_foreach(struct emitter *E, struct stmt *s);
 

@@ -14,10 +14,12 @@
  * registers of its kprobe (a kretprobe keeps them from the entry);
  * timer.profile the interrupted registers as a perf event's sample, from
  * a per-CPU hrtimer; a syscall tracepoint the record of its event, built
- * from raw_syscalls' registers.
+ * from raw_syscalls' registers; perf.sw.* the event's registers as a
+ * sample; a process(PATH) probe the task's registers, from a uprobe.
  */
 #include <string.h>
 #include <linux/btf.h>
+#include <linux/perf_event.h>
 #include "emit_int.h"
 #include "emit_kprobe.h"
 #include "probe_kinds.h"
@@ -49,7 +51,15 @@ static const char *site_kind(const struct derived_probe *dp)
 										  : "STP_KSITE_SYS_EXIT";
 		return "STP_KSITE_TRACEPOINT";
 	case PCLASS_SAMPLE:
-		return dp->kind == PROBE_PROFILE ? "STP_KSITE_PROFILE" : NULL;
+		if (dp->kind == PROBE_PROFILE)
+			return "STP_KSITE_PROFILE";
+		/* a hardware counter's overflow comes in NMI context, where the module cannot run */
+		return dp->perf_type == PERF_TYPE_SOFTWARE ? "STP_KSITE_PERF" : NULL;
+	case PCLASS_UPROBE:
+		/* the kernel's uprobe API, every process of the file (process(PID): not yet) */
+		if (dp->pid > 0 || dp->ref_ctr_offset || !dp->elf_path)
+			return NULL;
+		return dp->is_return ? "STP_KSITE_URETPROBE" : "STP_KSITE_UPROBE";
 	case PCLASS_KPROBE:
 		if (dp->kind != PROBE_KFUNC || !dp->kfunc || dp->module)
 			return NULL;
@@ -66,10 +76,18 @@ bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp)
 	(void)E;
 	if (site_kind(dp))
 		return true;
+	if (probe_class(dp) == PCLASS_SAMPLE) {
+		diag_error(dp->orig->loc, "probe point '%s' is not supported by the kernel runtime: "
+			   "a hardware counter overflows in NMI context, where the module cannot "
+			   "run a handler", dp->point);
+		diag_hint("perf.sw.* events run in the module; the bpf runtime runs perf.hw.*");
+		return false;
+	}
 	diag_error(dp->orig->loc, "probe point '%s' is not supported by the kernel runtime yet",
 		   dp->point);
-	diag_hint("kernel.trace, kernel.function, kprobe.function and timer.profile probes run "
-		  "in the module; begin, end and timer probes in pmstap");
+	diag_hint("kernel.trace, kernel.function, kprobe.function, timer.profile, perf.sw.* and "
+		  "process(\"PATH\").function/.statement probes run in the module; begin, end and "
+		  "timer probes in pmstap");
 	return false;
 }
 
@@ -140,6 +158,8 @@ static const char *site_name(const struct derived_probe *dp)
 		return dp->tp->name;
 	case PCLASS_KPROBE:
 		return dp->kfunc;
+	case PCLASS_UPROBE:
+		return dp->elf_path;
 	default:
 		return dp->point;
 	}
@@ -151,6 +171,16 @@ static int site_words(const struct derived_probe *dp)
 	if (probe_class(dp) != PCLASS_KPROBE || dp->kfunc_kprobe)
 		return 0;
 	return emit_kprobe_words(dp);
+}
+
+/* A perf.* site's event: type, config and sample period (stap's default 1000000). */
+static const char *perf_fields(const struct derived_probe *dp)
+{
+	if (probe_class(dp) != PCLASS_SAMPLE || dp->kind == PROBE_PROFILE)
+		return "";
+	return arena_printf(", %lld, %lld, %lld", (long long)dp->perf_type,
+			    (long long)dp->perf_config,
+			    (long long)(dp->perf_sample ? dp->perf_sample : 1000000));
 }
 
 void emit_kmod_sites(struct emitter *E, FILE *out)
@@ -173,11 +203,13 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 
 		if (!E->kernel_probe[i] || !kind)
 			continue;
-		fprintf(out, "\t{ %d, %s, %s, 0, %d, %s, (void *)probe_%d, %s },\n", i, kind,
-			emit_c_string(name, strlen(name)), site_words(dp),
+		fprintf(out, "\t{ %d, %s, %s, %#llx, %d, %s, (void *)probe_%d, %s%s },\n", i, kind,
+			emit_c_string(name, strlen(name)),
+			probe_class(dp) == PCLASS_UPROBE ? (unsigned long long)dp->offset : 0ull,
+			site_words(dp),
 			probe_class(dp) == PCLASS_TRACEPOINT && !emit_kmod_syscall_tp(dp)
 				? arena_printf("(void *)stp_tp_%d", i) : "NULL",
-			i, dp->orig && dp->orig->optional ? "true" : "false");
+			i, dp->orig && dp->orig->optional ? "true" : "false", perf_fields(dp));
 	}
 	fprintf(out, "\t{ -1 }\n};\n\n");
 	fprintf(out, "/* the script's maps; the runtime's are listed in stp_kmod_main.h */\n");

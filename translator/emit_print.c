@@ -435,19 +435,26 @@ static const char *print_hist(struct emitter *E, struct expr *e, bool str, bool 
 	const char *key, *t = str ? emit_str_temp(E) : "NULL";
 	int site;
 
-	if (E->ctx == ECTX_KERNEL) {
-		emit_unsupported(E, h->loc, "printing a histogram",
+	if (E->ctx == ECTX_KERNEL && (!E->kmod || str)) {
+		emit_unsupported(E, h->loc, str ? "a histogram printed to a string" :
+				 "printing a histogram",
 				 "print it in an end or timer probe, which runs in user context");
 		return "\"\"";
 	}
 	key = emit_stat_key(E, h->left, &g);
 	if (!g)
 		return "\"\"";
+	if (E->ctx == ECTX_KERNEL) {
+		/* a module: the merged buckets in a record the runner prints (STP_REC_HIST) */
+		rec_size(E, (int)sizeof(struct stp_rec_hdr) + 4 * 8 + 8 * g->buckets);
+		emit_line(E, "stp_kmod_hist_print(c, &g_%s, %s, &cfg_%s, %d);", g->cname, key,
+			  g->cname, g->index);
+		return "0";
+	}
 	site = emit_error_site(E, h->loc, "empty aggregate");
 	emit_line(E, "stp_map_stat_print(c, &g_%s, %s, %s, %d);", g->cname, key, t, site);
-	if (nl)
-		emit_line(E, str ? "stp_concat(%s, %s, \"\\n\");" : "stp_output(c, \"\\n\", 1);", t,
-			  t);
+	if (nl && str)	/* println(@hist_*): the histogram alone, as stap 4.8 prints it */
+		emit_line(E, "stp_concat(%s, %s, \"\\n\");", t, t);
 	return str ? t : "0";
 }
 

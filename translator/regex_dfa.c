@@ -33,12 +33,12 @@ static char rx_msg[200];
 
 /* ---- the tree ------------------------------------------------------------------ */
 
-enum rx_kind { RX_SET, RX_CAT, RX_ALT, RX_REP, RX_BOL, RX_EOL, RX_EMPTY };
+enum rx_kind { RX_SET, RX_CAT, RX_ALT, RX_REP, RX_BOL, RX_EOL, RX_EMPTY, RX_GROUP };
 
 struct rx_node {
 	enum rx_kind kind;
 	struct rx_node *a, *b;
-	int min, max;		/* RX_REP; max -1: no limit */
+	int min, max;		/* RX_REP; max -1: no limit.  RX_GROUP: min is its number */
 	uint64_t set[4];	/* RX_SET: the bytes it matches */
 	struct rx_node *all;	/* every node, for freeing */
 };
@@ -48,6 +48,8 @@ struct rx_parser {
 	struct rx_node *nodes;
 	const char *err;
 	int depth;
+	bool groups;		/* keep the groups (RX_GROUP): captures */
+	int ngroups;
 };
 
 static struct rx_node *node(struct rx_parser *P, enum rx_kind kind, struct rx_node *a,
@@ -231,6 +233,7 @@ static struct rx_node *atom(struct rx_parser *P)
 	case '(':
 		if (++P->depth > 100)
 			return fail(P, "groups nested too deeply");
+		c = ++P->ngroups;	/* numbered by their '(', as POSIX does */
 		n = alternation(P);
 		P->depth--;
 		if (!n)
@@ -238,6 +241,11 @@ static struct rx_node *atom(struct rx_parser *P)
 		if (*P->p != ')')
 			return fail(P, "unmatched '('");
 		P->p++;
+		if (!P->groups)
+			return n;
+		n = node(P, RX_GROUP, n, NULL);
+		if (n)
+			n->min = c;
 		return n;
 	case '[':
 		return bracket(P);
@@ -360,12 +368,15 @@ static struct rx_node *alternation(struct rx_parser *P)
 
 /* ---- the NFA ------------------------------------------------------------------- */
 
-enum nfa_kind { NFA_SET, NFA_SPLIT, NFA_BOL, NFA_EOL, NFA_MATCH };
+/* in this order in runtime/kmod/stp_kmod_regex.h too */
+enum nfa_kind { NFA_SET, NFA_SPLIT, NFA_BOL, NFA_EOL, NFA_MATCH, NFA_SAVE };
 
+/* SPLIT: out1 is preferred (greedy repetition, the left alternative), as a Pike VM runs it */
 struct nfa_state {
 	enum nfa_kind kind;
 	int out1, out2;		/* -1: none */
 	const uint64_t *set;	/* NFA_SET */
+	int slot;		/* NFA_SAVE: 2 * group (its start) or 2 * group + 1 (its end) */
 };
 
 struct nfa {
@@ -391,7 +402,7 @@ static int nfa_add(struct nfa *N, enum nfa_kind kind, const uint64_t *set)
 		}
 		N->st = st;
 	}
-	N->st[N->n] = (struct nfa_state){ kind, -1, -1, set };
+	N->st[N->n] = (struct nfa_state){ kind, -1, -1, set, 0 };
 	return N->n++;
 }
 
@@ -488,6 +499,19 @@ static struct frag build(struct nfa *N, const struct rx_node *t)
 		return (struct frag){ s, f.out };
 	case RX_REP:
 		return build_rep(N, t);
+	case RX_GROUP:
+		s = nfa_add(N, NFA_SAVE, NULL);
+		a = build(N, t->a);
+		f.in = nfa_add(N, NFA_SAVE, NULL);
+		if (N->full)
+			return a;
+		N->st[s].slot = 2 * t->min;
+		N->st[f.in].slot = 2 * t->min + 1;
+		nfa_link(N, s, a.in);
+		nfa_link(N, a.out, f.in);
+		b = frag_empty(N);
+		nfa_link(N, f.in, b.in);
+		return (struct frag){ s, b.out };
 	case RX_EMPTY:
 	default:
 		return frag_empty(N);
@@ -951,4 +975,68 @@ void regex_emit(FILE *out, const char *name, const struct regex_dfa *d, const ch
 		fprintf(out, "\t},\n");
 	}
 	fprintf(out, "};\nSTP_REGEX_MATCHER(%s, %d, %d)\n\n", name, d->nstates, d->nclasses);
+}
+
+/* ---- the NFA as a program, for captures ------------------------------------------ */
+
+/* The SET states' byte sets, once each, as C; their indexes in IDX. */
+static void emit_sets(FILE *out, const char *name, const struct nfa *N, int *idx)
+{
+	int n = 0;
+
+	fprintf(out, "static const uint64_t %s_sets[][4] = {\n", name);
+	for (int i = 0; i < N->n; i++) {
+		const uint64_t *set = N->st[i].set;
+
+		if (N->st[i].kind != NFA_SET)
+			continue;
+		idx[i] = n++;
+		fprintf(out, "\t{ %#llxull, %#llxull, %#llxull, %#llxull },\n",
+			(unsigned long long)set[0], (unsigned long long)set[1],
+			(unsigned long long)set[2], (unsigned long long)set[3]);
+	}
+	if (!n)
+		fprintf(out, "\t{ 0, 0, 0, 0 },\n");
+	fprintf(out, "};\n");
+}
+
+int regex_emit_captures(FILE *out, const char *name, const char *re, int max_states,
+			const char **err)
+{
+	struct rx_parser P = { .p = (const unsigned char *)re, .groups = true };
+	struct rx_node *t = alternation(&P);
+	struct nfa N = { 0 };
+	struct frag f;
+	int *idx;
+
+	if (!t || *P.p == ')') {
+		*err = "a syntax error";
+		free_tree(P.nodes);
+		return -1;
+	}
+	f = build(&N, t);
+	nfa_link(&N, f.out, nfa_add(&N, NFA_MATCH, NULL));
+	free_tree(P.nodes);
+	idx = calloc((size_t)N.n + 1, sizeof(int));
+	if (N.full || N.n > max_states || !idx) {
+		snprintf(rx_msg, sizeof(rx_msg), "its automaton for matched() needs more than %d "
+			 "states", max_states);
+		*err = rx_msg;
+		free(N.st);
+		free(idx);
+		return -1;
+	}
+	emit_sets(out, name, &N, idx);
+	fprintf(out, "static const struct stp_kmod_re_insn %s_prog[%d] = {\n", name, N.n);
+	for (int i = 0; i < N.n; i++) {
+		const struct nfa_state *st = &N.st[i];
+
+		fprintf(out, "\t{ %d, %d, %d, %d },\n", st->kind, st->out1, st->out2,
+			st->kind == NFA_SET ? idx[i] : st->slot);
+	}
+	fprintf(out, "};\nstatic const struct stp_kmod_re %s_re = { %s_prog, %s_sets, %d, %d, %d };"
+		"\n\n", name, name, name, N.n, f.in, P.ngroups + 1);
+	free(N.st);
+	free(idx);
+	return N.n;
 }

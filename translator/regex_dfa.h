@@ -52,4 +52,13 @@ int regex_match(const struct regex_dfa *d, const char *s);
  */
 void regex_emit(FILE *out, const char *name, const struct regex_dfa *d, const char *what);
 
+/*
+ * Write RE's NFA to OUT as the program runtime/kmod/stp_kmod_regex.h runs
+ * for matched() (a Pike VM with captures): NAME_sets, NAME_prog and
+ * NAME_re.  Returns its number of states, or -1 with *ERR set when RE
+ * does not parse or needs more than MAX_STATES.
+ */
+int regex_emit_captures(FILE *out, const char *name, const char *re, int max_states,
+			const char **err);
+
 #endif

@@ -91,6 +91,8 @@
 #endif
 
 #define STP_MAX(a, b) ((a) > (b) ? (a) : (b))
+/* a module's function frame, as stp_kmod_push() places it */
+#define STP_KMOD_FRAME(type) ((sizeof(type) + 7) & ~(size_t)7)
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -182,6 +184,7 @@ struct stp_env {
 	struct context *c;
 	void *ctx;		/* the program's context: the tracepoint record, ... */
 	char *ret;		/* a string function's result */
+	void *frame;		/* a module's function: its pushed frame (stp_kmod_push) */
 };
 
 #define STP_KEY0 (&stp_key0)

@@ -22,6 +22,17 @@ struct context {
 	int32_t err_site;		/* stp_meta.errors index of the error, -1: not known yet */
 	int64_t actions;		/* statements run in this hit, against MAXACTION */
 	uint64_t start_ns;		/* when the hit started, if it is timed; else 0 */
+#ifdef STP_KMOD
+	int32_t nesting;		/* function calls in progress, against MAXNESTING */
+	uint32_t frame_top;		/* where the next function's frame goes (stp_kmod_push) */
+	uint32_t items_top;		/* the sorted foreach loops running use items[0..top) */
+	struct stp_kmod_item items[STP_KMOD_ITEMS];
+	int32_t re_state;		/* the last '=~': 0 none yet, 1 failed, 2 matched */
+	int32_t re_ngroups;
+	int16_t re_caps[2 * STP_KMOD_RE_GROUPS];	/* where its subexpressions are */
+	char re_text[MAXSTRINGLEN];	/* the string it matched */
+	struct stp_kmod_re_vm re_vm;
+#endif
 	char errmsg[MAXSTRINGLEN];	/* the error's message */
 	char rec[STP_REC_SIZE] __attribute__((aligned(8)));	/* the record being built */
 	/* frames, then MAXSTRINGLEN bytes of slack so that string copies at a
@@ -167,6 +178,81 @@ static __always_inline int stp_action(struct context *c, int n, int site)
 	return 1;
 }
 
+#ifdef STP_KMOD
+/*
+ * A module's script functions are C functions that may recurse: each call
+ * pushes its frame on the context's (past the handlers'), MAXNESTING calls
+ * deep at most, as stap nests them; NULL (the error raised) past that.
+ */
+static __always_inline void *stp_kmod_push(struct context *c, uint32_t size, int site)
+{
+	void *f = c->frames + c->frame_top;
+
+	size = (size + 7) & ~7u;
+	if (c->nesting >= MAXNESTING || c->frame_top + size > STP_FRAMES_SIZE) {
+		stp_raise(c, site, "MAXNESTING exceeded");
+		return NULL;
+	}
+	c->nesting++;
+	c->frame_top += size;
+	return f;
+}
+
+static __always_inline void stp_kmod_pop(struct context *c, uint32_t size)
+{
+	c->nesting--;
+	c->frame_top -= (size + 7) & ~7u;
+}
+
+struct stp__collect {
+	struct stp_kmod_item *items;
+	uint32_t n, room;
+	int (*match)(const void *key, const struct stp_kmod_slice *s);	/* a slice's */
+	const struct stp_kmod_slice *slice;
+};
+
+static long stp__collect_one(struct stp_dmap *m, void *key, void *val, void *arg)
+{
+	struct stp__collect *col = arg;
+
+	(void)m;
+	if (col->match && !col->match(key, col->slice))
+		return 0;
+	if (col->n >= col->room)
+		return 1;
+	col->items[col->n].key = key;
+	col->items[col->n].val = val;
+	col->n++;
+	return 0;
+}
+
+/*
+ * foreach with sorting, a limit or a slice: MAP's elements (those MATCH
+ * accepts for SLICE, if given) collected on the context's item stack,
+ * sorted by CMP (NULL: as the map holds them), the loop body BODY run on
+ * the first LIMIT, until it returns non-zero.
+ */
+static __always_inline void stp_kmod_foreach(struct context *c, void *map, void *body,
+					     struct stp_env *env,
+					     int (*cmp)(const void *, const void *), int64_t limit,
+					     void *match, const struct stp_kmod_slice *slice)
+{
+	long (*fn)(void *, const void *, void *, struct stp_env *) = body;
+	struct stp__collect col = { c->items + c->items_top, 0, STP_KMOD_ITEMS - c->items_top,
+				    match, slice };
+	uint32_t i;
+
+	stp_dmap__for_each(stp__dmap(map), stp__collect_one, &col);
+	if (cmp)
+		sort(col.items, col.n, sizeof(*col.items), cmp, NULL);
+	c->items_top += col.n;
+	for (i = 0; i < col.n && (int64_t)i < limit; i++)
+		if (fn(map, col.items[i].key, col.items[i].val, env))
+			break;
+	c->items_top -= col.n;
+}
+#endif
+
 /* ---- handler entry and exit --------------------------------------------- */
 
 /*
@@ -198,6 +284,12 @@ static __always_inline struct context *stp_enter(uint32_t probe)
 	c->err_site = -1;
 	c->actions = 0;
 	c->errmsg[0] = '\0';
+#ifdef STP_KMOD
+	c->nesting = 0;
+	c->frame_top = STP_PROBE_FRAMES;
+	c->items_top = 0;
+	c->re_state = 0;
+#endif
 	ps = bpf_map_lookup_elem(&stp_probe_stats, &probe);
 	c->start_ns = 0;
 	if (ps && (ps->hits < STP_TIMED_HITS || ps->hits % STP_TIME_EVERY == 0))
@@ -379,5 +471,8 @@ static __always_inline void stp_map_stat_add(struct context *c, void *map, const
 
 #include "stp_slots.bpf.h"	/* arrays whose values live in an mmapable array */
 #include "stp_statread.bpf.h"	/* @count(s)... in kernel context */
+#ifdef STP_KMOD
+#include "../kmod/stp_kmod_regex.h"	/* matched() in a module */
+#endif
 
 #endif

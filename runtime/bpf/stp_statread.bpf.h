@@ -77,6 +77,19 @@ static __always_inline int64_t stp_stat_total_variance(void *map, const void *ke
 	return 2 * shift > 63 ? (v < 0 ? -1 : 0) : v >> (2 * shift);
 }
 
+/* @OP of the merged T (count > 0), but @variance */
+static __always_inline int64_t stp_stat_pick(const struct stp_stat_total *t, int op)
+{
+	switch (op) {
+	case STP_STAT_READ_COUNT: return t->count;
+	case STP_STAT_READ_SUM: return t->sum;
+	case STP_STAT_READ_MIN: return t->min;
+	case STP_STAT_READ_MAX: return t->max;
+	case STP_STAT_READ_AVG: return stp_div(t->sum, t->count);
+	}
+	return 0;
+}
+
 /* @OP(MAP[KEY]); an empty aggregate raises stap's error at SITE, except for @count and @sum. */
 static __always_inline int64_t stp_map_stat_read(struct context *c, void *map, const void *key,
 						 const struct stp_stat_cfg *cfg, int op, int site)
@@ -89,15 +102,53 @@ static __always_inline int64_t stp_map_stat_read(struct context *c, void *map, c
 			stp_raise(c, site, "empty aggregate");
 		return 0;
 	}
-	switch (op) {
-	case STP_STAT_READ_COUNT: return t.count;
-	case STP_STAT_READ_SUM: return t.sum;
-	case STP_STAT_READ_MIN: return t.min;
-	case STP_STAT_READ_MAX: return t.max;
-	case STP_STAT_READ_AVG: return stp_div(t.sum, t.count);
-	case STP_STAT_READ_VARIANCE: return stp_stat_total_variance(map, key, cfg, &t);
-	}
-	return 0;
+	if (op == STP_STAT_READ_VARIANCE)
+		return stp_stat_total_variance(map, key, cfg, &t);
+	return stp_stat_pick(&t, op);
 }
+
+#ifdef STP_KMOD
+/* @OP of MAP[KEY] for sorting a foreach (not @variance): 0 for an empty aggregate. */
+static __always_inline int64_t stp_kmod_stat(void *map, const void *key, int op)
+{
+	struct stp_stat_total t;
+
+	stp_stat_total(map, key, &t);
+	return t.count ? stp_stat_pick(&t, op) : 0;
+}
+
+/*
+ * print(@hist_*(MAP[KEY])) in a module: the CPUs' partials merged into an
+ * STP_REC_HIST record, which the runner prints as user context prints
+ * one (runtime/user/events.c).
+ */
+static __always_inline void stp_kmod_hist_print(struct context *c, void *map, const void *key,
+						const struct stp_stat_cfg *cfg, int global)
+{
+	uint32_t off = stp_rec_start(c, STP_REC_HIST, (uint16_t)global);
+	uint32_t nb = (uint32_t)cfg->buckets;
+	struct stp_stat_total t;
+	int64_t *h;
+
+	stp_stat_total(map, key, &t);
+	off = stp_rec_long(c, off, t.count);
+	off = stp_rec_long(c, off, t.sum);
+	off = stp_rec_long(c, off, t.min);
+	off = stp_rec_long(c, off, t.max);
+	if (nb > STP_HIST_MAX_BUCKETS || off + 8 * nb > STP_REC_SIZE)
+		return;
+	h = (int64_t *)(c->rec + off);
+	memset(h, 0, 8 * nb);
+	for (uint32_t cpu = 0; cpu < STP_NCPUS; cpu++) {
+		const struct stp_stat_partial *p = bpf_map_lookup_percpu_elem(map, key, cpu);
+
+		if (!p)
+			break;
+		for (uint32_t b = 0; b < nb; b++)
+			h[b] += p->hist[b];
+	}
+	stp_rec_send(c, off + 8 * nb);
+}
+#endif
 
 #endif

@@ -620,14 +620,16 @@ STP_SERVICE int64_t stp_uarg(struct context *c, int64_t n)
 	return v;
 }
 
-/* ---- subexpressions of '=~': kept only in user context ---- */
+/* ---- subexpressions of '=~': kept only in user context (and in a module) ---- */
 
+#ifndef STP_KMOD	/* a module's: kmod/stp_kmod_regex.h */
 STP_SERVICE void stp_regex_matched(struct context *c, char *out, int64_t n)
 {
 	out[0] = '\0';
 	stp_raise_msg(c, "matched() cannot run in kernel context, where regular expressions keep "
 			 "no subexpressions (call it in a begin, end or timer probe)");
 }
+#endif
 
 STP_SERVICE int64_t stp_regex_ngroups(struct context *c)
 {

@@ -53,6 +53,7 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/smp.h>
+#include <linux/sort.h>
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
@@ -76,6 +77,59 @@
 #define STP_SLOT() ((uint32_t)raw_smp_processor_id())
 #include "../stp_bpf_native.h"
 
+/* ---- what BPF cannot run: sorted foreach, slices (translator/emit_kmod_data.c) ---- */
+
+/* An element a sorted foreach collected: pointers into its map (elements never move). */
+struct stp_kmod_item {
+	const void *key;
+	void *val;
+};
+
+/* A slice: the key with the columns given (MASK: bit 0 the first); FOUND for `in`. */
+struct stp_kmod_slice {
+	const void *want;
+	uint32_t mask;
+	int found;
+};
+
+#define stp_kmod_sign(r) ((int)(((r) > 0) - ((r) < 0)))
+
+/* matched(): a regular expression's NFA as a program (stp_kmod_regex.h) */
+struct stp_kmod_re_insn {
+	int8_t kind;		/* translator/regex_dfa.c's enum nfa_kind */
+	int16_t out1, out2;	/* next states; SPLIT: out1 preferred; -1 none */
+	int16_t arg;		/* SET: its byte set; SAVE: its capture slot */
+};
+
+struct stp_kmod_re {
+	const struct stp_kmod_re_insn *prog;
+	const uint64_t (*sets)[4];
+	int16_t n, start, ngroups;	/* ngroups counts the whole match */
+};
+
+#ifndef STP_KMOD_RE_STATES
+#define STP_KMOD_RE_STATES 1
+#endif
+#define STP_KMOD_RE_GROUPS 10	/* subexpressions kept, the whole match included */
+#define STP_KMOD_RE_STACK (3 * STP_KMOD_RE_STATES + 4)
+
+struct stp_kmod_re_thread {
+	int16_t pc;
+	int16_t caps[2 * STP_KMOD_RE_GROUPS];
+};
+
+struct stp__re_entry {
+	int16_t pc;		/* a state to visit, or -1: restore caps[slot] = val */
+	int16_t slot, val;
+};
+
+struct stp_kmod_re_vm {
+	struct stp_kmod_re_thread threads[2][STP_KMOD_RE_STATES];
+	uint32_t mark[STP_KMOD_RE_STATES];
+	uint32_t gen;
+	struct stp__re_entry stack[STP_KMOD_RE_STACK];
+};
+
 /* ---- the probes: the generated file's table (stp_kmod_sites), read by stp_kmod_main.h ---- */
 
 enum stp_ksite_kind {
@@ -87,6 +141,10 @@ enum stp_ksite_kind {
 	STP_KSITE_PROFILE,	/* timer.profile: a per-CPU hrtimer each tick, the sample's registers */
 	STP_KSITE_SYS_ENTER,	/* syscalls:NAME: raw_syscalls:sys_enter for its number; its record */
 	STP_KSITE_SYS_EXIT,	/* syscalls:NAME: raw_syscalls:sys_exit for its number; its record */
+	STP_KSITE_UPROBE,	/* NAME (a file) + OFFSET: a uprobe, in every process of the file */
+	STP_KSITE_URETPROBE,	/* the same, at the function's return */
+	STP_KSITE_PERF,		/* perf.sw.* / perf.type(1): a software perf event on each CPU;
+				   PERF_TYPE, PERF_CONFIG, every PERF_PERIOD events a sample */
 };
 
 #define STP_KSITE_MAX_WORDS 12	/* arguments of a function: BPF's MAX_BPF_FUNC_ARGS */
@@ -100,6 +158,8 @@ struct stp_ksite {
 	void *fn;			/* a tracepoint's probe: void (void *site, args...) */
 	int (*handler)(void *ctx);	/* probe_N: raw tracepoint args, a record, pt_regs, a sample */
 	bool optional;			/* probe point?: not there is no error */
+	uint32_t perf_type;
+	uint64_t perf_config, perf_period;
 };
 
 /* A tracepoint's typed probe calls this with its arguments as 64-bit words. */

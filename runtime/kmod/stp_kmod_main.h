@@ -22,16 +22,20 @@
  * state to running, and counts a CPU's re-entry as skipped.
  */
 #include <linux/compat.h>
+#include <linux/cpu.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/namei.h>
+#include <linux/perf_event.h>
 #include <asm/irq_regs.h>
 #include <asm/syscall.h>
 #include <trace/syscall.h>
 #include <linux/trace_events.h>
 #include <linux/tracepoint.h>
+#include <linux/uprobes.h>
 #include <linux/vmalloc.h>
 
 #include "kmod_abi.h"
@@ -64,6 +68,9 @@ struct stp_kprobe_live {
 	struct kprobe kp;
 	struct kretprobe krp;
 	struct stp_kmod_ptimer __percpu *prof;
+	struct perf_event **perf;	/* a perf site's event on each CPU (nr_cpu_ids) */
+	struct uprobe_consumer uc;	/* a uprobe's, on INODE */
+	struct inode *inode;
 	long nr;			/* a syscall site's syscall */
 	struct stp_kprobe_live *next_sys;	/* the next site of that syscall and direction */
 	bool on;
@@ -200,6 +207,125 @@ static enum hrtimer_restart stp_kmod_profile_hit(struct hrtimer *t)
 	}
 	hrtimer_forward_now(t, ns_to_ktime(TICK_NSEC));
 	return HRTIMER_RESTART;
+}
+
+/*
+ * perf.sw.*: a software perf event on each online CPU, whose overflow
+ * (every perf_period events) runs the handler on the registers of the
+ * event (a page fault's, a clock interrupt's) as a BPF perf program's
+ * sample.  Hardware counters overflow in NMI context: pass 3 refuses them.
+ */
+static void stp_kmod_perf_hit(struct perf_event *event, struct perf_sample_data *data,
+			      struct pt_regs *regs)
+{
+	struct stp_kprobe_live *l = event->overflow_handler_context;
+	struct bpf_perf_event_data d = { .sample_period = data->period, .addr = data->addr };
+
+	if (!regs)
+		return;
+	d.regs = *regs;
+	stp_kmod_hit(l->site, NULL, regs, &d);
+}
+
+static void stp_kmod_perf_stop(struct stp_kprobe_live *l)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		if (l->perf && l->perf[cpu])
+			perf_event_release_kernel(l->perf[cpu]);
+	kfree(l->perf);
+	l->perf = NULL;
+}
+
+static int stp_kmod_perf_start(struct stp_kprobe_live *l)
+{
+	struct perf_event_attr attr = {
+		.type = l->site->perf_type,
+		.size = sizeof(attr),
+		.config = l->site->perf_config,
+		.sample_period = l->site->perf_period,
+		.pinned = 1,
+	};
+	int cpu, err = 0;
+
+	l->perf = kcalloc(nr_cpu_ids, sizeof(*l->perf), GFP_KERNEL);
+	if (!l->perf)
+		return -ENOMEM;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		struct perf_event *e = perf_event_create_kernel_counter(&attr, cpu, NULL,
+									 stp_kmod_perf_hit, l);
+
+		if (IS_ERR(e)) {
+			err = PTR_ERR(e);
+			break;
+		}
+		l->perf[cpu] = e;
+	}
+	cpus_read_unlock();
+	if (err)
+		stp_kmod_perf_stop(l);
+	return err;
+}
+
+/*
+ * process("PATH").function/.statement and .return: the kernel's uprobe
+ * API on the file's inode at the file offset pass 2 found, for every
+ * process that maps it (the handler keeps target()'s tree with -c/-x, as
+ * on BPF).  A uprobe runs in the task's context, preemptible: the
+ * handler runs with preemption off, on this CPU's context, as the others.
+ */
+static int stp_kmod_uprobe_hit(struct uprobe_consumer *uc, struct pt_regs *regs)
+{
+	struct stp_kprobe_live *l = container_of(uc, struct stp_kprobe_live, uc);
+
+	preempt_disable();
+	stp_kmod_hit(l->site, (void *)instruction_pointer(regs), regs, regs);
+	preempt_enable();
+	return 0;
+}
+
+static int stp_kmod_uretprobe_hit(struct uprobe_consumer *uc, unsigned long func,
+				  struct pt_regs *regs)
+{
+	struct stp_kprobe_live *l = container_of(uc, struct stp_kprobe_live, uc);
+
+	preempt_disable();
+	stp_kmod_hit(l->site, (void *)func, regs, regs);
+	preempt_enable();
+	return 0;
+}
+
+static int stp_kmod_uprobe_start(struct stp_kprobe_live *l)
+{
+	struct path p;
+	int err = kern_path(l->site->name, LOOKUP_FOLLOW, &p);
+
+	if (err)
+		return err;
+	l->inode = igrab(d_inode(p.dentry));
+	path_put(&p);
+	if (!l->inode)
+		return -ENOENT;
+	memset(&l->uc, 0, sizeof(l->uc));
+	if (l->site->kind == STP_KSITE_URETPROBE)
+		l->uc.ret_handler = stp_kmod_uretprobe_hit;
+	else
+		l->uc.handler = stp_kmod_uprobe_hit;
+	err = uprobe_register(l->inode, (loff_t)l->site->offset, &l->uc);
+	if (err) {
+		iput(l->inode);
+		l->inode = NULL;
+	}
+	return err;
+}
+
+static void stp_kmod_uprobe_stop(struct stp_kprobe_live *l)
+{
+	uprobe_unregister(l->inode, (loff_t)l->site->offset, &l->uc);
+	iput(l->inode);
+	l->inode = NULL;
 }
 
 /* On each online CPU (an IPI from stp_kmod_profile_start()): start its timer. */
@@ -424,6 +550,11 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 		return register_kretprobe(&l->krp);
 	case STP_KSITE_PROFILE:
 		return stp_kmod_profile_start(l);
+	case STP_KSITE_PERF:
+		return stp_kmod_perf_start(l);
+	case STP_KSITE_UPROBE:
+	case STP_KSITE_URETPROBE:
+		return stp_kmod_uprobe_start(l);
 	}
 	return -EINVAL;
 }
@@ -450,6 +581,13 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 		break;
 	case STP_KSITE_PROFILE:
 		stp_kmod_profile_stop(l);
+		break;
+	case STP_KSITE_PERF:
+		stp_kmod_perf_stop(l);
+		break;
+	case STP_KSITE_UPROBE:
+	case STP_KSITE_URETPROBE:
+		stp_kmod_uprobe_stop(l);
 		break;
 	}
 }

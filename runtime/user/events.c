@@ -31,6 +31,7 @@
 #include "data.h"
 #include "handover.h"
 #include "script_int.h"
+#include "stats.h"
 #include "symbolize.h"
 
 #define OUT_BUFSIZE 65536
@@ -321,6 +322,38 @@ static int do_string_record(struct stp_script *s, const struct stp_rec_hdr *h, s
 	return 0;
 }
 
+/* print(@hist_*(s)) in a module (STP_REC_HIST): printed as user context prints it. */
+static int do_hist(struct stp_script *s, int id, struct reader *r)
+{
+	int64_t hist[STP_HIST_MAX_BUCKETS];
+	const struct stp_meta_global *g;
+	struct stp_stat_agg agg = { 0 };
+	struct stp_stat_cfg cfg;
+	struct stp_out out;
+
+	if (id >= s->meta->nglobals)
+		return -1;
+	g = &s->meta->globals[id];
+	if (g->type != STP_TYPE_STATS || stp_stat_cfg_init(&cfg, (enum stp_hist_type)g->hist.kind,
+							    g->hist.start, g->hist.stop,
+							    g->hist.interval, 0) != NULL)
+		return -1;
+	if (r->end - r->p < 4 * 8L + 8L * cfg.buckets || cfg.buckets > STP_HIST_MAX_BUCKETS)
+		return -1;
+	memcpy(&agg.count, r->p, 8);
+	memcpy(&agg.sum, r->p + 8, 8);
+	memcpy(&agg.min, r->p + 16, 8);
+	memcpy(&agg.max, r->p + 24, 8);
+	memcpy(hist, r->p + 32, 8 * (size_t)cfg.buckets);
+	agg.hist = hist;
+	if (s->out.size - s->out.len < PRINT_BUFSIZE)
+		stp_out_flush(s);
+	stp_out_init(&out, s->out.buf + s->out.len, PRINT_BUFSIZE);
+	stp_stat_print_hist(&out, &cfg, &agg, STP_HIST_ELISION);
+	s->out.len += out.len;
+	return 0;
+}
+
 static void bad_record(struct stp_script *s, const struct stp_rec_hdr *h, size_t size)
 {
 	if (!s->internal_error)
@@ -355,6 +388,9 @@ int stp_events_record(void *ctx, void *data, size_t size)
 	case STP_REC_EXIT:
 		stp_request_stop(s, STP_STATE_STOPPING);
 		rc = 0;
+		break;
+	case STP_REC_HIST:
+		rc = do_hist(s, h.id, &r);
 		break;
 	case STP_REC_STACK:	/* print_stack() and friends: symbolize.h */
 		rc = stp_sym_print_record(s, h.id, r.p, (size_t)(r.end - r.p));

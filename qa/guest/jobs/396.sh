@@ -1,0 +1,17 @@
+# 396: --runtime=kernel: print and println of @hist_log and @hist_linear
+# in a kernel probe, which BPF refuses: the module sends the buckets
+# merged over the CPUs, pmstap prints them as stap does; the output is
+# user context's.
+. "$REPO/qa/guest/kctx.rc"
+_kctx hist 'global s, l, t' '
+	for (i = 1; i <= 100; i++) {
+		s <<< i * 3
+		l <<< i * 3
+		t[i % 2] <<< i
+	}
+	printf("%d %d %d %d %d\n", @count(s), @sum(s), @min(s), @max(s), @avg(s))
+	print(@hist_log(s))
+	println(@hist_linear(l, 0, 300, 50))
+	print(@hist_log(t[1]))
+	l <<< -5; l <<< 1000
+	print(@hist_linear(l, 0, 300, 50))'
