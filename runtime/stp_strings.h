@@ -110,11 +110,24 @@ STP_STR_FN void stp__copy(char *out, const char *src, int64_t len)
 		return;
 	}
 #ifdef __bpf__
-	bpf_probe_read_kernel(out, (uint32_t)len, src);
+	{
+		uint32_t n = (uint32_t)len;
+
+		/*
+		 * The bound checked again on the register used: clang may
+		 * test a copy of LEN, and 6.1's verifier then sees an
+		 * unbounded size or index ("unbounded memory access").
+		 */
+		__asm__ __volatile__("" : "+r"(n));
+		if (n > (uint32_t)STP_STR_MAX)
+			n = (uint32_t)STP_STR_MAX;
+		bpf_probe_read_kernel(out, n, src);
+		out[n] = '\0';
+	}
 #else
 	__builtin_memmove(out, src, (size_t)len);
-#endif
 	out[len] = '\0';
+#endif
 }
 
 /* strlen: the index of the NUL, at most STP_STR_MAX. */
@@ -155,11 +168,16 @@ STP_STR_FN void stp__substr(char *out, const char *s, int64_t start, int64_t len
 	}
 	if (len > n - start)
 		len = n - start;
-	if (!STP_IN_STR(start)) {
-		out[0] = '\0';
-		return;
+	{
+		uint32_t at = (uint32_t)start;
+
+		__asm__ __volatile__("" : "+r"(at));	/* as in stp__copy */
+		if (!STP_IN_STR(at)) {
+			out[0] = '\0';
+			return;
+		}
+		stp__copy(out, s + at, len);
 	}
-	stp__copy(out, s + start, len);
 }
 
 /* The byte at POS as 0..255, or -1 when POS is not inside S. */

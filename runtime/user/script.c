@@ -75,6 +75,30 @@ static struct {
 	int verbose;
 } bpf_log;
 
+/*
+ * A message longer than the room left (a verifier log comes as one): its
+ * end, where the verifier says why, replaces what was kept.
+ */
+static void bpf_log_keep_end(const char *fmt, va_list ap)
+{
+	size_t keep = sizeof(bpf_log.buf) / 2, len;
+	const char *from;
+	char *big;
+
+	if (vasprintf(&big, fmt, ap) < 0)
+		return;
+	len = strlen(big);
+	from = len > keep ? big + len - keep : big;
+	if (from > big && (from = strchr(from, '\n')) != NULL)
+		from++;
+	else if (from > big)
+		from = big + len - keep;
+	bpf_log.len = (size_t)snprintf(bpf_log.buf, sizeof(bpf_log.buf), "%s%s",
+				       from > big ? "(the beginning of the log is cut)\n" : "",
+				       from);
+	free(big);
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	size_t room = sizeof(bpf_log.buf) - bpf_log.len;
@@ -96,9 +120,13 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		bpf_log.len = half;
 		room = sizeof(bpf_log.buf) - half;
 	}
-	n = vsnprintf(bpf_log.buf + bpf_log.len, room, fmt, ap);
-	if (n > 0)
-		bpf_log.len += (size_t)n < room ? (size_t)n : room - 1;
+	va_copy(copy, ap);
+	n = vsnprintf(bpf_log.buf + bpf_log.len, room, fmt, copy);
+	va_end(copy);
+	if (n > 0 && (size_t)n < room)
+		bpf_log.len += (size_t)n;
+	else if (n > 0)
+		bpf_log_keep_end(fmt, ap);
 	return 0;
 }
 

@@ -1,6 +1,8 @@
 # 392: --runtime=kernel: process("PATH").function and .return through
 # the kernel's uprobe API in the module: $vars from DWARF, $return,
-# int_arg() on the task's registers, a library's function;
+# int_arg() and register() on the task's registers (register()'s substr
+# once failed 6.1's verifier on the bpf runtime: bounds clang tested on a
+# copy), a library's function;
 # the same output as the bpf runtime's.  The binary is copied to a tmpfs
 # first (uprobes on the guest's 9p root fail with EIO).
 d=$tmp/bin
@@ -15,8 +17,9 @@ global adds, subs, rets, sq
 probe process("$d/uprobe_target").function("work_add") {
 	adds++
 	if (adds <= 3)
-		printf("work_add(%d, %d) int_arg(1)=%d int_arg(2)=%d %s\n", \$a, \$b, int_arg(1),
-		       int_arg(2), user_mode() ? "user" : "kernel")
+		printf("work_add(%d, %d) int_arg(1)=%d int_arg(2)=%d rdi=%d esi=%d %s\n", \$a, \$b,
+		       int_arg(1), int_arg(2), register("rdi"), register("esi"),
+		       user_mode() ? "user" : "kernel")
 }
 probe process("$d/uprobe_target").function("work_add").return {
 	rets += \$return == 3 * \$a
