@@ -285,28 +285,6 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-void stp_detach_all(struct stp_script *s)
-{
-	double t0 = now_ms();
-	int n = 0;
-
-	stp_dyn_detach_pid(s);	/* -x: the process runs on without the probes */
-	if (!s->links || !s->meta)
-		return;
-	for (int d = 0; d < 2; d++)
-		n += s->sc_links[d] != NULL;
-	stp_sc_detach(s);
-	for (int i = 0; i < s->meta->nprobes; i++) {
-		for (int j = 0; s->links[i] && s->links[i][j]; j++)
-			n++;
-		destroy_links(s->links[i]);
-		s->links[i] = NULL;
-	}
-	if (s->opts.verbose && n)
-		stp_msg(s, "note", "detached %d kernel attachment%s in %.0f ms", n, n == 1 ? "" : "s",
-			now_ms() - t0);
-}
-
 /* The kernel attachments made: links, one per CPU for perf events, and the dispatchers. */
 static int count_links(const struct stp_script *s)
 {
@@ -316,6 +294,25 @@ static int count_links(const struct stp_script *s)
 		for (int j = 0; s->links[i] && s->links[i][j]; j++)
 			n++;
 	return n;
+}
+
+void stp_detach_all(struct stp_script *s)
+{
+	double t0 = now_ms();
+	int n;
+
+	stp_dyn_detach_pid(s);	/* -x: the process runs on without the probes */
+	if (!s->links || !s->meta)
+		return;
+	n = count_links(s);
+	stp_sc_detach(s);
+	for (int i = 0; i < s->meta->nprobes; i++) {
+		destroy_links(s->links[i]);
+		s->links[i] = NULL;
+	}
+	if (s->opts.verbose && n)
+		stp_msg(s, "note", "detached %d kernel attachment%s in %.0f ms", n, n == 1 ? "" : "s",
+			now_ms() - t0);
 }
 
 /* -v: "attached 718 kernel probes (716 through raw_syscalls) with 4 kernel attachments in 9 ms" */
