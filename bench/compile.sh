@@ -19,6 +19,11 @@
 #             (cold: the precompiled headers and tapset object made too),
 #             then again in a cache that has those but not the script
 #             ("headers cached": what a new script costs once pmstap has run)
+#   attach    kernel attachments made and the time to make them, and the
+#             time to take them down at exit (pmstap -v's notes, a run of
+#             its own, not under strace); for BUILD also with
+#             PMSTAP_NO_DISPATCH=1, each syscall probe on its own tracepoint
+#             as before the dispatch (runtime/user/attach_syscall.c)
 #
 # Loading takes the BPF lock (flock /tmp/bpf.lock) as every loading
 # command here must.  Results also go to BUILD/bench/results-compile.txt.
@@ -98,6 +103,20 @@ run() {
 	END { printf("%d %d %.0f\n", n, vi, ms) }' "$work/strace.out"
 }
 
+# attach PMSTAP CACHE SCRIPT: "attachments attach_ms detach_ms" of a short
+# run (pmstap -v; "- - -" from a build whose -v does not say).
+attach() {
+	"$1" -v -T 1 "$3" >/dev/null 2>"$work/attach.err"
+	awk '
+	/attached [0-9]* kernel probe.* kernel attachments? in/ {
+		for (i = 1; i <= NF; i++) if ($i == "with") n = $(i + 1)
+		a = $(NF - 1)
+	}
+	/detached [0-9]* kernel attachments? in/ { d = $(NF - 1) }
+	END { printf("%s %s %s\n", n == "" ? "-" : n, a == "" ? "-" : a, d == "" ? "-" : d) }' \
+		"$work/attach.err"
+}
+
 # compile LABEL BUILD: the pass 4 times of each script, into $work/LABEL.p4.
 compile() {
 	local pmstap=$2/bin/pmstap s cold warm
@@ -124,12 +143,17 @@ load() {
 	local pmstap=$2/bin/pmstap s
 
 	for s in strace errsnoop oneliner; do
-		echo "$s $(run "$pmstap" "$work/load-$1" "$work/$s.stp")"
+		echo "$s $(run "$pmstap" "$work/load-$1" "$work/$s.stp")" \
+			"$(attach "$pmstap" "$work/load-$1" "$work/$s.stp")"
 	done >"$work/$1.load"
+	[ "$2" = "$3" ] || return 0	# the old attach too, with this build
+	for s in strace errsnoop oneliner; do
+		echo "$s $(PMSTAP_NO_DISPATCH=1 attach "$pmstap" "$work/load-$1" "$work/$s.stp")"
+	done >"$work/$1.nodispatch"
 }
 
 if [ -n "${load_only:-}" ]; then
-	load "$(basename "$load_only")" "$load_only"
+	load "$(basename "$load_only")" "$load_only" "$build"
 	exit
 fi
 
@@ -141,18 +165,23 @@ for b in $builds; do
 	compile "$(basename "$b")" "$b"
 done
 # one hold of the BPF lock for every run that loads programs
-flock /tmp/bpf.lock bash -c "for b in $builds; do \"$0\" --load \"\$b\" \"$build\"; done"
+flock -o /tmp/bpf.lock bash -c "for b in $builds; do \"$0\" --load \"\$b\" \"$build\"; done"
 
 {
 	echo "# bench/compile.sh on $(uname -r), $(nproc) CPUs, $(date -u +%F)"
 	echo
-	echo "| build | script | programs | instructions verified | verifier | pass 4 cold | pass 4, headers cached |"
-	echo "|---|---|---|---|---|---|---|"
+	echo "| build | script | programs | instructions verified | verifier | pass 4 cold | pass 4, headers cached | kernel attachments | attach | detach |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
 	for l in $labels; do
 		join <(sort "$work/$l.load") <(sort "$work/$l.p4") |
-		while read -r s np vi vms cold warm; do
-			printf "| %s | %s | %s | %s | %s ms | %s s | %s s |\n" "$l" "$s" "$np" "$vi" \
-				"$vms" "$cold" "$warm"
+		while read -r s np vi vms na ams dms cold warm; do
+			printf "| %s | %s | %s | %s | %s ms | %s s | %s s | %s | %s ms | %s ms |\n" \
+				"$l" "$s" "$np" "$vi" "$vms" "$cold" "$warm" "$na" "$ams" "$dms"
 		done
+	done
+	l=$(basename "$build")
+	sort "$work/$l.nodispatch" | while read -r s na ams dms; do
+		printf "| %s, PMSTAP_NO_DISPATCH=1 | %s | | | | | | %s | %s ms | %s ms |\n" \
+			"$l" "$s" "$na" "$ams" "$dms"
 	done
 } | tee "$out"

@@ -110,6 +110,14 @@ enum stp_probe_kind {
 	STP_PROBE_PROCFS,	/* user context: a FIFO the runner serves (runtime/user/procfs.c) */
 };
 
+/*
+ * Probes on syscalls:sys_enter_* (or sys_exit_*) from which the runtime
+ * runs them from one program on raw_syscalls:sys_enter (sys_exit) that
+ * jumps by the syscall's number (runtime/user/attach_syscall.c), and the
+ * translator writes that program (runtime/bpf/stp_syscall.bpf.h).
+ */
+#define STP_SC_MIN_PROBES 16
+
 struct stp_uctx;
 
 struct stp_meta_probe {

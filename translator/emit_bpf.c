@@ -704,6 +704,8 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 	E->dp = dp;
 	E->ctx_ctype = sec.ctype;
 	E->probe_kinds[index] = sec.kind;
+	if (mergeable(E, dp, &sec) && strcmp(dp->tp->system, "syscalls") == 0)
+		E->sc_probes[strncmp(dp->tp->name, "sys_exit_", 9) == 0]++;
 	inner = mergeable(E, dp, &sec) ? emit_body_inner(E, dp, index, &prologue) : NULL;
 	E->frame = emit_frame_new(E, arena_printf("frame_probe_%d", index));
 	cf = emit_cfunc_begin(E);
@@ -831,6 +833,8 @@ int emit_bpf_file(struct emitter *E, FILE *out)
 	for (int i = 0; i < E->prog->probes.len; i++)
 		if (E->kernel_probe[i])
 			bpf_probe(E, VEC_AT(&E->prog->probes, i), i);
+	/* enough probes on syscall tracepoints: runtime/bpf/stp_syscall.bpf.h */
+	E->sc_dispatch = E->sc_probes[0] >= STP_SC_MIN_PROBES || E->sc_probes[1] >= STP_SC_MIN_PROBES;
 	emit_merge_flush(E, E->defs);
 	emit_body_programs(E, E->defs);
 	fclose(E->decls);
@@ -855,6 +859,8 @@ int emit_bpf_file(struct emitter *E, FILE *out)
 	fprintf(out, "#include \"bpf/stp_context.bpf.h\"\n\n");
 	probe_points(E, out);
 	fprintf(out, "#include \"bpf/tapset.bpf.h\"\n\n");
+	if (E->sc_dispatch)
+		fprintf(out, "#include \"bpf/stp_syscall.bpf.h\"\n\n");
 	fputs(E->protos_buf, out);
 	emit_body_decls(E, out);
 	fputs(E->defs_buf, out);

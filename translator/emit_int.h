@@ -175,6 +175,8 @@ struct emitter {
 	struct merge *merge;		/* handlers held to be merged (emit_merge.c) */
 	struct body_state *bodies;	/* split handlers' bodies (emit_body.c) */
 	bool no_merge;			/* PMSTAP_NO_MERGE: one program per probe, none split */
+	int sc_probes[2];		/* probes on syscalls:sys_enter_*, sys_exit_* */
+	bool sc_dispatch;		/* enough of them: stp_syscall.bpf.h's dispatchers */
 	struct efunc *fn;		/* the function, or NULL in a handler */
 	struct frame *frame;
 	struct cfunc *cf;

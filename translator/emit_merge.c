@@ -12,7 +12,9 @@
  * Locals count by their place in the frame, not their names.
  *
  * The program learns which probe fired from its BPF cookie: the runtime
- * attaches probe I with cookie I (runtime/user/attach.c).  The cookie is
+ * attaches probe I with cookie I (runtime/user/attach.c), or, for the syscall
+ * tracepoints, from the slot the dispatcher that jumped to it filled
+ * (stp_probe_cookie(), runtime/bpf/stp_syscall.bpf.h).  The cookie is
  * a helper call where a table by syscall number would need the number's
  * place in each record and a map that user space fills; it serves every
  * tracepoint, not only syscalls.  stp_member[I] is the probe's row in the
@@ -273,7 +275,8 @@ static void literal_table(FILE *out, const struct mgroup *g, int lead, int k)
 }
 
 /* The lead's text with its index from the cookie and the varying literals from the tables. */
-static void merged_text(FILE *out, const struct mgroup *g, const bool *varies, bool tables)
+static void merged_text(struct emitter *E, FILE *out, const struct mgroup *g, const bool *varies,
+			bool tables)
 {
 	const struct mhandler *lead = VEC_AT(&g->members, 0);
 	const char *p = lead->text, *body = strstr(p, "{\n");
@@ -283,8 +286,8 @@ static void merged_text(FILE *out, const struct mgroup *g, const bool *varies, b
 
 	snprintf(enter, sizeof(enter), "stp_enter(%d)", lead->index);
 	fwrite(p, 1, (size_t)(body + 2 - p), out);
-	fprintf(out, "\tuint32_t stp_p = (uint32_t)bpf_get_attach_cookie(ctx)%s;\n",
-		tables ? ", stp_m" : "");
+	fprintf(out, "\tuint32_t stp_p = %s%s;\n", E->sc_dispatch ? "stp_probe_cookie(ctx)" :
+		"(uint32_t)bpf_get_attach_cookie(ctx)", tables ? ", stp_m" : "");
 	for (p = body + 2; *p; ) {
 		if (p[0] == '/' && p[1] == '*') {
 			const char *e = strstr(p + 2, "*/");
@@ -345,7 +348,7 @@ static bool write_group(struct emitter *E, FILE *out, struct mgroup *g)
 	else
 		fprintf(out, "/* one program for probe %d and %d more whose C is the same: the "
 			"cookie names the probe */\n", lead->index, g->members.len - 1);
-	merged_text(out, g, varies, tables);
+	merged_text(E, out, g, varies, tables);
 	return true;
 }
 

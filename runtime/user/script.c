@@ -319,7 +319,8 @@ struct stp_script *stp_script__open(const char *dir, const struct stp_script_opt
 		goto fail;
 	s->skipped = calloc((size_t)s->meta->nprobes + 1, sizeof(*s->skipped));
 	s->links = calloc((size_t)s->meta->nprobes + 1, sizeof(*s->links));
-	if (!s->skipped || !s->links)
+	s->dispatched = calloc((size_t)s->meta->nprobes + 1, sizeof(*s->dispatched));
+	if (!s->skipped || !s->links || !s->dispatched)
 		goto fail;
 	if ((stp_kmod_is(dir) ? stp_kmod_open(s) : stp_dyn_is(dir) ? stp_dyn_open(s) :
 	     open_bpf_object(s)) < 0 ||
@@ -817,6 +818,7 @@ void stp_script__free(struct stp_script *s)
 	if (s->dl)
 		dlclose(s->dl);
 	free(s->links);
+	free(s->dispatched);
 	free(s->skipped);
 	free(s->bpf_path);
 	free(s->dir);

@@ -68,6 +68,8 @@ struct stp_script {
 	/* per probe, indexed like meta.probes */
 	bool *skipped;				/* optional and unavailable here */
 	struct bpf_link ***links;		/* NULL-terminated, one per CPU for perf */
+	bool *dispatched;			/* run by a syscall dispatcher (attach_syscall.c) */
+	struct bpf_link *sc_links[2];		/* the dispatchers on raw_syscalls, or NULL */
 
 	struct stp_format **formats;		/* meta.formats, compiled */
 	struct stp_value *values;		/* room for the most arguments of any format */
@@ -118,6 +120,10 @@ int stp_control_set(struct stp_script *s, enum stp_state state);
 /* attach.c */
 int stp_attach_probe(struct stp_script *s, int i);
 void stp_detach_all(struct stp_script *s);
+
+/* attach_syscall.c */
+int stp_sc_attach(struct stp_script *s);
+void stp_sc_detach(struct stp_script *s);
 bool stp_kprobes_available(void);
 
 /* attach_files.c */
