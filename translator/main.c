@@ -8,6 +8,7 @@
 #define _GNU_SOURCE	/* strverscmp */
 #include <errno.h>
 #include <getopt.h>
+#include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,7 +306,7 @@ static void parse_option(struct session *s, int c, int long_index)
 {
 	switch (c) {
 	case 'e':
-		if (s->list_pattern)
+		if (s->list_pattern || s->script_text)
 			usage_error("%s", "only one script can be given (-l, -L or -e)");
 		s->script_text = optarg;
 		break;
@@ -357,7 +358,12 @@ static void parse_option(struct session *s, int c, int long_index)
 		ignored_option(s, (char[]){ '-', (char)c, 0 });
 		break;
 	case 'm': s->module_name = module_name(optarg); break;
-	case 's': case 'S': case 'B': case 'R': case 'd':
+	case 's':
+		/* no buffer here, but stap's check of the value */
+		parse_number(optarg, 1, 4095, "invalid buffer size '%s' (should be 1-4095)");
+		ignored_option(s, "-s");
+		break;
+	case 'S': case 'B': case 'R': case 'd':
 		ignored_option(s, (char[]){ '-', (char)c, 0 });
 		break;
 	case OPT_IGNORED: case OPT_IGNORED_ARG:
@@ -367,6 +373,30 @@ static void parse_option(struct session *s, int c, int long_index)
 	case 'V': print_version(); break;
 	default:
 		fputs("Try 'pmstap --help' for more information.\n", stderr);
+		exit(1);
+	}
+}
+
+/*
+ * TMPDIR, as stap checks it: clang and kbuild write there at pass 4, and a
+ * name with spaces or shell characters breaks kbuild, so only stap's safe
+ * characters; and it must be a directory pmstap can write.
+ */
+static void check_tmpdir(void)
+{
+	const char *dir = getenv("TMPDIR");
+	regex_t safe;
+	bool ok;
+
+	if (!dir)
+		return;
+	regcomp(&safe, "^[-/._0-9a-z]+$", REG_ICASE | REG_NOSUB | REG_EXTENDED);
+	ok = regexec(&safe, dir, 0, NULL, 0) == 0;
+	regfree(&safe);
+	if (!ok)
+		usage_error("TMPDIR '%s' has characters other than letters, digits and -/._", dir);
+	if (access(dir, W_OK | X_OK) != 0) {
+		fprintf(stderr, "pmstap: cannot use TMPDIR '%s': %s\n", dir, strerror(errno));
 		exit(1);
 	}
 }
@@ -399,6 +429,9 @@ static void parse_options(struct session *s, int argc, char **argv)
 	}
 	s->args = (const char **)argv + optind;
 	s->nargs = argc - optind;
+	if (s->target_cmd && s->target_pid)
+		usage_error("%s", "cannot specify -c and -x together");
+	check_tmpdir();
 	if (s->pmda_name && strcmp(s->runtime, "dyninst") != 0)
 		usage_error("--pmda hands a --runtime=dyninst script to pmdastap; scripts of the "
 			    "%s runtime run in pmdastap itself (its autostart directory or "
