@@ -58,6 +58,7 @@ static const char usage_text[] =
 	"  -v             verbose: per-pass times and counts (repeat for more)\n"
 	"  -w             suppress warnings\n"
 	"  -W             turn warnings into errors\n"
+	"  -u             unoptimized: elide no dead code before checking types\n"
 	"  -o FILE        write the script's output to FILE\n"
 	"  -c CMD         start CMD once probes are attached; stop when it exits\n"
 	"  -x PID         set target() to PID (--runtime=dyninst: probe that process)\n"
@@ -90,7 +91,7 @@ static const char usage_text[] =
 	"  -h, --help     print this help and exit\n"
 	"\n"
 	"Script arguments are $1, $2, ... (as tokens) and @1, @2, ... (as strings).\n"
-	"stap's module-runtime options (-b -s -S -B -R -d -k -t -u -F --ldd\n"
+	"stap's module-runtime options (-b -s -S -B -R -d -k -t -F --ldd\n"
 	"--all-modules ...) are accepted and have no effect.\n"
 	"See pmstap(1).\n";
 
@@ -354,7 +355,8 @@ static void parse_option(struct session *s, int c, int long_index)
 			usage_error("invalid --prologue-searching '%s' (expected always, auto or never)",
 				    optarg);
 		break;
-	case 'b': case 'k': case 't': case 'u': case 'F':
+	case 'u': s->unoptimized = true; break;
+	case 'b': case 'k': case 't': case 'F':
 		ignored_option(s, (char[]){ '-', (char)c, 0 });
 		break;
 	case 'm': s->module_name = module_name(optarg); break;

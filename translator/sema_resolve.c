@@ -1049,7 +1049,7 @@ static bool drop_pure_target_stmt(struct scope *sc, struct stmt **sp)
 	bool target = false;
 	struct stapfile *f;
 
-	if (!pure_reads(s->expr, &target) || !target)
+	if (sc->sm->s->unoptimized || !pure_reads(s->expr, &target) || !target)
 		return false;
 	f = sema_file_of(sc->sm, s->loc);
 	if (f && !f->is_tapset)

@@ -579,6 +579,8 @@ void sema_use_elide_and_collect(struct sema *sm)
 		u->changed = false;
 		if (sm->s->list_vars)	/* -L lists locals nothing reads: keep them, as stap -L does */
 			break;
+		if (sm->s->unoptimized)	/* -u: stap's optimizer does not run */
+			break;
 		elide_all(u);
 		if (!u->changed)
 			break;

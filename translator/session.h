@@ -33,6 +33,7 @@ struct session {
 	int last_pass;			/* -pN: 1..5 */
 	int verbose;			/* -v count */
 	bool guru;			/* -g: embedded C allowed */
+	bool unoptimized;		/* -u: no dead code elided before types are checked */
 	bool no_warnings;		/* -w */
 	bool warnings_are_errors;	/* -W */
 	bool check_version;		/* --check-version: warn where code depends on systemtap_v */
