@@ -743,11 +743,16 @@ static void rx_defined(struct scope *sc, struct expr **ep)
 	*ep = num;
 }
 
+/*
+ * @entry outside a .return probe (or in a function) stays as it is: elision
+ * may drop it, and type inference refuses what is left (as stap, whose
+ * optimizer runs first: its semok/entry02).
+ */
 static void rx_entry(struct scope *sc, struct expr *e)
 {
 	struct derived_probe *dp = sc->dp;
 
-	if (!dp || !dp->is_return || probe_targets(dp) == TARGETS_NONE)
+	if (dp && dp->is_return && probe_targets(dp) == TARGETS_NONE)
 		sema_error(e->loc, sc->sm, "@entry can only be used in a .return probe");
 	rx(sc, &e->left);
 }
