@@ -702,9 +702,10 @@ static void resolve_target(struct scope *sc, struct expr *e)
 		}
 		/* fall through */
 	case TARGETS_NONE:
+		/* reported by type inference, if elision keeps it (stap's semok/optimize) */
 		if (target_fail(sc))
-			sema_error(e->loc, sc->sm, "target variable '%s' is not available at probe point '%s'",
-				   e->name, dp->point);
+			e->unresolved = arena_printf("target variable '%s' is not available at probe point '%s'",
+						     e->name, dp->point);
 		return;
 	case TARGETS_KFUNC:
 		if (kfunc_targets_checkable(dp)) {

@@ -439,6 +439,8 @@ static void check_regex(struct tc *tc, struct expr *re)
 
 static enum type tx_target(struct tc *tc, struct expr *e)
 {
+	if (e->unresolved)
+		sema_error(e->loc, tc->sm, "%s", e->unresolved);
 	for (int i = 0; i < e->comps.len; i++) {
 		struct target_comp *c = VEC_AT(&e->comps, i);
 
