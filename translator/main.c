@@ -517,12 +517,18 @@ static struct stapfile *pass1_parse(struct session *s)
 	int include_files = tapset_path_parse_includes(s);
 	struct source *src;
 	struct stapfile *file;
+	const char *tapset;
 
 	if (s->script_text)
 		src = lex_source_from_string("<input>", s->script_text);
 	else if (strcmp(s->script_path, "-") == 0)
 		src = read_stdin();
-	else
+	else if ((tapset = tapset_path_holding(s, s->script_path))) {
+		diag_error((struct srcloc){ 0 }, "%stapset file '%s' cannot be run directly as a session script",
+			   strlen(tapset) > 5 && !strcmp(tapset + strlen(tapset) - 5, ".stpm") ? "macro " : "",
+			   tapset_path_display(tapset));
+		return NULL;
+	} else
 		src = lex_source_read_file(s->script_path, false);
 	if (!src)
 		return NULL;
