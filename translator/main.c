@@ -179,11 +179,15 @@ static const char *dir_near_binary(const char *name)
 	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? dir : NULL;
 }
 
+/* PMSTAP_TAPSET_DIR, else stap's SYSTEMTAP_TAPSET, else beside pmstap, else the built-in. */
 static const char *default_tapset_dir(void)
 {
 	const char *env = getenv("PMSTAP_TAPSET_DIR");
 	const char *near;
 
+	if (env && *env)
+		return env;
+	env = getenv("SYSTEMTAP_TAPSET");
 	if (env && *env)
 		return env;
 	near = dir_near_binary("tapset");
