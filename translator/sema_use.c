@@ -7,10 +7,10 @@
  * x += y read x, as in stap) loses its assignments (an assignment whose
  * value has side effects keeps the value as a statement), a statement with
  * no effect goes, and so does control with nothing left to control; all
- * repeat until nothing changes, as stap's optimizer does (stap then also
- * elides a probe whose handler does nothing; pmstap keeps it).  Code from
- * the tapsets is pruned silently; the script's own gets warnings (pmstap
- * -w hides them).  -u turns all of it off.
+ * repeat until nothing changes, as stap's optimizer does.  Then a probe
+ * whose handler does nothing goes too.  Code from the tapsets is pruned
+ * silently; the script's own gets warnings (pmstap -w hides them).  -u
+ * turns all of it off.
  */
 #include <string.h>
 #include "diag.h"
@@ -653,6 +653,35 @@ static void collect_globals(struct use *u)
 	}
 }
 
+/*
+ * A probe whose handler does nothing goes, as stap elides it (not with -u,
+ * nor when listing); none left is an error, stap's "no probes found".
+ */
+static void elide_probes(struct use *u)
+{
+	struct sema *sm = u->sm;
+	struct vec *probes = &sm->prog->probes;
+	int n = 0, had = probes->len;
+
+	if (sm->s->unoptimized || sm->s->list_pattern || sm->s->dump)
+		return;
+	for (int i = 0; i < probes->len; i++) {
+		struct derived_probe *dp = VEC_AT(probes, i);
+
+		if (!stmt_empty(dp->body)) {
+			probes->items[n++] = dp;
+			continue;
+		}
+		if (user_code(sm, dp->probe->loc) && warn_once(u, dp->probe))
+			diag_warning(dp->probe->loc, "probe '%s' has been elided: its handler does nothing",
+				     dp->point);
+	}
+	probes->len = n;
+	if (!n && had)
+		diag_error((struct srcloc){ 0 }, "no probes found: every probe's handler does nothing "
+			   "and was elided");
+}
+
 /* Count, prune and repeat until stable; then decide what the program keeps. */
 void sema_use_elide_and_collect(struct sema *sm)
 {
@@ -671,6 +700,7 @@ void sema_use_elide_and_collect(struct sema *sm)
 		if (!u->changed)
 			break;
 	}
+	elide_probes(u);
 	for (int i = 0; i < prog->probes.len; i++) {
 		struct derived_probe *dp = VEC_AT(&prog->probes, i);
 
