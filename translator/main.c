@@ -87,6 +87,7 @@ static const char usage_text[] =
 	"                 prologue: always (-P), auto (the default: unoptimized code\n"
 	"                 only, as stap), never\n"
 	"  --suppress-handler-errors  count handler errors without stopping\n"
+	"  --skip-badvars  a $var that cannot be read is 0, with a warning\n"
 	"  -V, --version  print the version and exit\n"
 	"  -h, --help     print this help and exit\n"
 	"\n"
@@ -340,7 +341,7 @@ static void parse_option(struct session *s, int c, int long_index)
 	case OPT_DYNINST: s->runtime = "dyninst"; break;
 	case OPT_PMDA: s->pmda_name = optarg ? optarg : ""; break;
 	case OPT_SUPPRESS_HANDLER_ERRORS: s->suppress_handler_errors = true; break;
-	case OPT_SKIP_BADVARS: ignored_option(s, "--skip-badvars"); break;
+	case OPT_SKIP_BADVARS: s->skip_badvars = true; break;
 	case OPT_COMPATIBLE: compatible_option(s, optarg); break;
 	case OPT_CHECK_VERSION: s->check_version = true; break;
 	case OPT_DUMP_FUNCTIONS: dump_option(s, DUMP_FUNCTIONS); break;

@@ -841,6 +841,30 @@ static struct expr *number(struct srcloc loc, int64_t v)
 	return n;
 }
 
+/*
+ * A $var.  With --skip-badvars one that cannot be read becomes 0, with
+ * stap's warning (its const_folder); inside @defined() it is still asked.
+ */
+static void rx_target(struct scope *sc, struct expr **ep)
+{
+	struct expr *e = *ep;
+	bool failed = sc->failed;
+
+	if (!sc->sm->s->skip_badvars || sc->quiet) {
+		resolve_target(sc, e);
+		return;
+	}
+	sc->quiet++;
+	sc->failed = false;
+	resolve_target(sc, e);
+	sc->quiet--;
+	if (sc->failed) {
+		sema_warning(e->loc, sc->sm, "bad $context variable being substituted with literal 0");
+		*ep = number(e->loc, 0);
+	}
+	sc->failed = failed;
+}
+
 /* Resolve the condition *CP; true if @defined made it a constant. */
 static bool rx_cond(struct scope *sc, struct expr **cp)
 {
@@ -996,7 +1020,7 @@ static void rx(struct scope *sc, struct expr **ep)
 		rx_hist(sc, e);
 		break;
 	case EXPR_TARGET:
-		resolve_target(sc, e);
+		rx_target(sc, ep);
 		break;
 	case EXPR_CAST:
 	case EXPR_ATVAR:

@@ -27,6 +27,7 @@ struct session {
 	long target_pid;		/* -x PID; 0 when not given */
 	long timeout_s;			/* -T SECONDS; 0 when not given */
 	bool suppress_handler_errors;	/* --suppress-handler-errors */
+	bool skip_badvars;		/* --skip-badvars: a $var that cannot be read is 0 */
 	/* process(..).function probes after the prologue: -P, --prologue-searching[=WHEN] */
 	enum { PROLOGUE_AUTO, PROLOGUE_ALWAYS, PROLOGUE_NEVER } prologue;
 
