@@ -865,6 +865,26 @@ static void rx_target(struct scope *sc, struct expr **ep)
 	sc->failed = failed;
 }
 
+/*
+ * "foo" . "bar" is "foobar", as stap's const_folder makes it (its
+ * transok/literal_tmp: no temporary).  Bodies keep their escapes, so not
+ * when the left one ends in a numeric escape the right one could extend.
+ */
+static void fold_concat(struct expr **ep)
+{
+	struct expr *e = *ep, *s;
+	const char *l = e->left->str, *bs;
+
+	if (strcmp(e->op, ".") != 0 || e->left->kind != EXPR_STRING || e->right->kind != EXPR_STRING)
+		return;
+	bs = strrchr(l, '\\');
+	if (bs && strlen(bs) <= 4 && (bs[1] == 'x' || (bs[1] >= '0' && bs[1] <= '7')))
+		return;
+	s = ast_expr(EXPR_STRING, e->loc);
+	s->str = arena_printf("%s%s", l, e->right->str);
+	*ep = s;
+}
+
 /* Resolve the condition *CP; true if @defined made it a constant. */
 static bool rx_cond(struct scope *sc, struct expr **cp)
 {
@@ -995,6 +1015,10 @@ static void rx(struct scope *sc, struct expr **ep)
 		rx_logical(sc, ep);
 		break;
 	case EXPR_BINARY:
+		rx(sc, &e->left);
+		rx(sc, &e->right);
+		fold_concat(ep);
+		break;
 	case EXPR_COMPARE:
 	case EXPR_REGEX:
 		rx(sc, &e->left);
