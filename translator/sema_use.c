@@ -61,6 +61,7 @@ static bool expr_escapes(struct sema *sm, const struct expr *e)
 			return true;
 		break;
 	case EXPR_EMBEDDED:
+	case EXPR_REGEX:	/* =~ sets what matched() returns */
 		return true;
 	case EXPR_CALL:
 		if (is_printing(e->builtin) || (e->func && !func_pure(sm, e->func)))
@@ -136,6 +137,7 @@ bool sema_expr_has_side_effects(struct sema *sm, struct expr *e)
 	case EXPR_PREFIX:
 	case EXPR_POSTFIX:
 	case EXPR_EMBEDDED:
+	case EXPR_REGEX:	/* =~ sets what matched() returns */
 		return true;
 	case EXPR_CALL:
 		if (is_printing(e->builtin) || (e->func && !func_pure(sm, e->func)))
