@@ -57,9 +57,13 @@ static void block(struct emitter *E, struct stmt *s)
 static void stmt_expr(struct emitter *E, struct stmt *s)
 {
 	int mark, *keys;
+	const char *v;
 
 	emit_temps_mark(E, &mark, &keys);
-	emit_expr_void(E, s->expr);
+	v = emit_expr_void(E, s->expr);
+	/* a match is a value that also sets what matched() returns: evaluate it */
+	if (s->expr->kind == EXPR_REGEX)
+		emit_line(E, "(void)(%s);", v);
 	emit_temps_release(E, mark, keys);
 }
 
