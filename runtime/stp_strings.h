@@ -91,6 +91,7 @@ static inline void stp__loop(uint64_t n, stp__step_fn step, void *state)
 #define STP_MSG_READ_SIZE(what) what " read of %lld bytes: the size must be 1, 2, 4 or 8"
 #define STP_MSG_POSITION "position %lld is outside the string"
 #define STP_MSG_NO_CPU "cpu_clock_ns: cpu %lld does not exist"
+#define STP_MSG_RANDINT "range too wide: randint(%lld) takes at most 1048576"
 #define STP_MSG_UNKNOWN "unknown error"
 
 /* The longest string: the last byte of a buffer is its NUL. */

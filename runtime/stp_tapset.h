@@ -197,6 +197,13 @@ STP_SERVICE int64_t stp_get_cycles(struct context *c);	/* the cycle counter, 0 w
 STP_SERVICE int64_t stp_jiffies(struct context *c);		/* the kernel's jiffies (64-bit) */
 STP_SERVICE int64_t stp_hz(struct context *c);		/* the kernel's HZ: jiffies per second */
 
+/*
+ * A pseudo-random number in [0, N), 0 for N = 0; an error (STP_MSG_RANDINT)
+ * for N above STP_RANDINT_MAX or below 0, as stap's randint().  Not for keys.
+ */
+#define STP_RANDINT_MAX (1024 * 1024)
+STP_SERVICE int64_t stp_randint(struct context *c, int64_t n);
+
 /* The local time zone when the script started: seconds west of UTC, and its name into OUT. */
 STP_SERVICE int64_t stp_tz_gmtoff(struct context *c);
 STP_SERVICE int64_t stp_page_size(struct context *c);

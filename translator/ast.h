@@ -138,6 +138,7 @@ struct expr {
 	struct vardecl *decl;	/* pass 2: EXPR_SYMBOL, the array of EXPR_INDEX */
 	struct func *func;	/* pass 2: EXPR_CALL to a script function */
 	int builtin;		/* pass 2: EXPR_CALL to a builtin (print family), else 0 */
+	const char *unresolved;	/* pass 2: why this $var cannot be read; an error if elision keeps it */
 };
 
 enum stmt_kind {

@@ -54,12 +54,31 @@ static void block(struct emitter *E, struct stmt *s)
 	E->cf->indent--;
 }
 
+/* Does E hold a match (=~), a value that also sets what matched() returns? */
+static bool has_match(const struct expr *e)
+{
+	if (!e)
+		return false;
+	if (e->kind == EXPR_REGEX)
+		return true;
+	if (has_match(e->left) || has_match(e->right) || has_match(e->cond))
+		return true;
+	for (int i = 0; i < e->args.len; i++)
+		if (has_match(VEC_AT(&e->args, i)))
+			return true;
+	return false;
+}
+
 static void stmt_expr(struct emitter *E, struct stmt *s)
 {
 	int mark, *keys;
+	const char *v;
 
 	emit_temps_mark(E, &mark, &keys);
-	emit_expr_void(E, s->expr);
+	v = emit_expr_void(E, s->expr);
+	/* the value is dropped, but a match in it must still be evaluated */
+	if (has_match(s->expr))
+		emit_line(E, "(void)(%s);", v);
 	emit_temps_release(E, mark, keys);
 }
 

@@ -19,6 +19,7 @@ struct lexer {
 	struct srcloc paste_loc;
 	bool keep_errors;
 	const char *doc;		/* a doc comment waiting for its token */
+	bool comment;			/* a comment since the last token */
 	struct token *eof;
 	char *buf;			/* the current token's text */
 	size_t len, cap;
@@ -142,6 +143,8 @@ static struct token *tok_new(struct lexer *lx, enum tok_type type,
 	t->type = type;
 	t->loc = loc;
 	t->space_before = space;
+	t->comment_before = lx->comment;
+	lx->comment = false;
 	t->doc = lx->doc;
 	lx->doc = NULL;
 	t->text = "";
@@ -203,6 +206,7 @@ static struct token *skip_space(struct lexer *lx, bool *space)
 		} else if (c == '#' || (c == '/' && c2 == '/')) {
 			while (c >= 0 && c != '\n')
 				c = getch(lx);
+			lx->comment = true;
 		} else if (c == '/' && c2 == '*') {
 			struct srcloc loc = here(lx);
 			const char *err;
@@ -210,6 +214,7 @@ static struct token *skip_space(struct lexer *lx, bool *space)
 			getch(lx);
 			getch(lx);
 			err = skip_block_comment(lx);
+			lx->comment = true;
 			if (err) {
 				struct token *t = tok_new(lx, TOK_OP, loc, true);
 

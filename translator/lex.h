@@ -27,6 +27,7 @@ struct token {
 	struct srcloc loc;
 	const char *doc;	/* the body of a directly preceding doc comment, or NULL */
 	bool space_before;	/* blank or comment between this and the previous token */
+	bool comment_before;	/* a comment between them */
 	const struct token *expanded_from;	/* the @macro use this came from */
 	/*
 	 * A lexical error in this token (bad number, unterminated string,

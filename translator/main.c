@@ -8,6 +8,7 @@
 #define _GNU_SOURCE	/* strverscmp */
 #include <errno.h>
 #include <getopt.h>
+#include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,7 @@ static const char usage_text[] =
 	"  -v             verbose: per-pass times and counts (repeat for more)\n"
 	"  -w             suppress warnings\n"
 	"  -W             turn warnings into errors\n"
+	"  -u             unoptimized: elide no dead code before checking types\n"
 	"  -o FILE        write the script's output to FILE\n"
 	"  -c CMD         start CMD once probes are attached; stop when it exits\n"
 	"  -x PID         set target() to PID (--runtime=dyninst: probe that process)\n"
@@ -85,11 +87,12 @@ static const char usage_text[] =
 	"                 prologue: always (-P), auto (the default: unoptimized code\n"
 	"                 only, as stap), never\n"
 	"  --suppress-handler-errors  count handler errors without stopping\n"
+	"  --skip-badvars  a $var that cannot be read is 0, with a warning\n"
 	"  -V, --version  print the version and exit\n"
 	"  -h, --help     print this help and exit\n"
 	"\n"
 	"Script arguments are $1, $2, ... (as tokens) and @1, @2, ... (as strings).\n"
-	"stap's module-runtime options (-b -s -S -B -R -d -k -t -u -F --ldd\n"
+	"stap's module-runtime options (-b -s -S -B -R -d -k -t -F --ldd\n"
 	"--all-modules ...) are accepted and have no effect.\n"
 	"See pmstap(1).\n";
 
@@ -177,11 +180,15 @@ static const char *dir_near_binary(const char *name)
 	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? dir : NULL;
 }
 
+/* PMSTAP_TAPSET_DIR, else stap's SYSTEMTAP_TAPSET, else beside pmstap, else the built-in. */
 static const char *default_tapset_dir(void)
 {
 	const char *env = getenv("PMSTAP_TAPSET_DIR");
 	const char *near;
 
+	if (env && *env)
+		return env;
+	env = getenv("SYSTEMTAP_TAPSET");
 	if (env && *env)
 		return env;
 	near = dir_near_binary("tapset");
@@ -305,7 +312,7 @@ static void parse_option(struct session *s, int c, int long_index)
 {
 	switch (c) {
 	case 'e':
-		if (s->list_pattern)
+		if (s->list_pattern || s->script_text)
 			usage_error("%s", "only one script can be given (-l, -L or -e)");
 		s->script_text = optarg;
 		break;
@@ -334,7 +341,7 @@ static void parse_option(struct session *s, int c, int long_index)
 	case OPT_DYNINST: s->runtime = "dyninst"; break;
 	case OPT_PMDA: s->pmda_name = optarg ? optarg : ""; break;
 	case OPT_SUPPRESS_HANDLER_ERRORS: s->suppress_handler_errors = true; break;
-	case OPT_SKIP_BADVARS: ignored_option(s, "--skip-badvars"); break;
+	case OPT_SKIP_BADVARS: s->skip_badvars = true; break;
 	case OPT_COMPATIBLE: compatible_option(s, optarg); break;
 	case OPT_CHECK_VERSION: s->check_version = true; break;
 	case OPT_DUMP_FUNCTIONS: dump_option(s, DUMP_FUNCTIONS); break;
@@ -353,11 +360,17 @@ static void parse_option(struct session *s, int c, int long_index)
 			usage_error("invalid --prologue-searching '%s' (expected always, auto or never)",
 				    optarg);
 		break;
-	case 'b': case 'k': case 't': case 'u': case 'F':
+	case 'u': s->unoptimized = true; break;
+	case 'b': case 'k': case 't': case 'F':
 		ignored_option(s, (char[]){ '-', (char)c, 0 });
 		break;
 	case 'm': s->module_name = module_name(optarg); break;
-	case 's': case 'S': case 'B': case 'R': case 'd':
+	case 's':
+		/* no buffer here, but stap's check of the value */
+		parse_number(optarg, 1, 4095, "invalid buffer size '%s' (should be 1-4095)");
+		ignored_option(s, "-s");
+		break;
+	case 'S': case 'B': case 'R': case 'd':
 		ignored_option(s, (char[]){ '-', (char)c, 0 });
 		break;
 	case OPT_IGNORED: case OPT_IGNORED_ARG:
@@ -367,6 +380,30 @@ static void parse_option(struct session *s, int c, int long_index)
 	case 'V': print_version(); break;
 	default:
 		fputs("Try 'pmstap --help' for more information.\n", stderr);
+		exit(1);
+	}
+}
+
+/*
+ * TMPDIR, as stap checks it: clang and kbuild write there at pass 4, and a
+ * name with spaces or shell characters breaks kbuild, so only stap's safe
+ * characters; and it must be a directory pmstap can write.
+ */
+static void check_tmpdir(void)
+{
+	const char *dir = getenv("TMPDIR");
+	regex_t safe;
+	bool ok;
+
+	if (!dir)
+		return;
+	regcomp(&safe, "^[-/._0-9a-z]+$", REG_ICASE | REG_NOSUB | REG_EXTENDED);
+	ok = regexec(&safe, dir, 0, NULL, 0) == 0;
+	regfree(&safe);
+	if (!ok)
+		usage_error("TMPDIR '%s' has characters other than letters, digits and -/._", dir);
+	if (access(dir, W_OK | X_OK) != 0) {
+		fprintf(stderr, "pmstap: cannot use TMPDIR '%s': %s\n", dir, strerror(errno));
 		exit(1);
 	}
 }
@@ -399,6 +436,9 @@ static void parse_options(struct session *s, int argc, char **argv)
 	}
 	s->args = (const char **)argv + optind;
 	s->nargs = argc - optind;
+	if (s->target_cmd && s->target_pid)
+		usage_error("%s", "cannot specify -c and -x together");
+	check_tmpdir();
 	if (s->pmda_name && strcmp(s->runtime, "dyninst") != 0)
 		usage_error("--pmda hands a --runtime=dyninst script to pmdastap; scripts of the "
 			    "%s runtime run in pmdastap itself (its autostart directory or "
@@ -482,12 +522,18 @@ static struct stapfile *pass1_parse(struct session *s)
 	int include_files = tapset_path_parse_includes(s);
 	struct source *src;
 	struct stapfile *file;
+	const char *tapset;
 
 	if (s->script_text)
 		src = lex_source_from_string("<input>", s->script_text);
 	else if (strcmp(s->script_path, "-") == 0)
 		src = read_stdin();
-	else
+	else if ((tapset = tapset_path_holding(s, s->script_path))) {
+		diag_error((struct srcloc){ 0 }, "%stapset file '%s' cannot be run directly as a session script",
+			   strlen(tapset) > 5 && !strcmp(tapset + strlen(tapset) - 5, ".stpm") ? "macro " : "",
+			   tapset_path_display(tapset));
+		return NULL;
+	} else
 		src = lex_source_read_file(s->script_path, false);
 	if (!src)
 		return NULL;

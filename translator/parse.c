@@ -180,6 +180,15 @@ struct expr *parse_number_literal(struct parser *p)
 	return e;
 }
 
+/*
+ * Adjacent strings are joined; with --compatible older than 2.0 not across
+ * a comment, as stap (parse.cxx, consume_string_literals).
+ */
+static bool joins(const struct parser *p, const struct token *t)
+{
+	return t->type == TOK_STRING && !(t->comment_before && parse_compatible_before(p, "2.0"));
+}
+
 /* string_literal: STRING { STRING }   (adjacent strings are joined) */
 struct expr *parse_string_literal(struct parser *p)
 {
@@ -191,7 +200,7 @@ struct expr *parse_string_literal(struct parser *p)
 		parse_fail_expected(p, t, "a string");
 	parse_next(p);
 	body = t->text;
-	while (parse_peek(p)->type == TOK_STRING)
+	while (joins(p, parse_peek(p)))
 		body = arena_printf("%s%s", body, parse_next(p)->text);
 	e = ast_expr(EXPR_STRING, t->loc);
 	e->str = body;

@@ -394,9 +394,14 @@ static bool is_target_kind(const struct expr *e)
 static struct expr *parse_value(struct parser *p);
 
 /* --compatible=V with V older than 2.6: no autocasts, as in stap (parse.cxx) */
+bool parse_compatible_before(const struct parser *p, const char *version)
+{
+	return p->s->compatible && strverscmp(p->s->compatible, version) < 0;
+}
+
 static bool no_autocast(const struct parser *p)
 {
-	return p->s->compatible && strverscmp(p->s->compatible, "2.6") < 0;
+	return parse_compatible_before(p, "2.6");
 }
 
 /*

@@ -57,6 +57,9 @@ void parse_leave(struct parser *p);
 void parse_check_embedded(struct parser *p, const struct token *t);
 
 /* Literals: a number (maybe after '-'), or a string (adjacent ones joined). */
+/* --compatible=V given, with V older than VERSION (stap's !has_version) */
+bool parse_compatible_before(const struct parser *p, const char *version);
+
 struct expr *parse_literal(struct parser *p);
 struct expr *parse_number_literal(struct parser *p);
 struct expr *parse_string_literal(struct parser *p);

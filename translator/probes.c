@@ -538,7 +538,9 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 			return 0;
 		if (sema_error(fc->arg->loc, x->sm, "no match for probe point '%s'",
 			       probes_point_text(comps))) {
-			if (similar)
+			if (!mod && !has_wildcard(name) && sys_kernel_function_is_init(name))
+				diag_hint("'%s' is in the kernel's init text, freed after boot", name);
+			else if (similar)
 				diag_hint("did you mean '%s'?", similar);
 			else if (mod)
 				diag_hint("is module '%s' loaded? /proc/kallsyms lists its functions "

@@ -305,6 +305,48 @@ static void module_functions(const char *module, struct symset *ss)
 	fclose(f);
 }
 
+/* The names of kallsyms' text symbols in [_sinittext, _einittext): two reads of the file. */
+static void load_init_functions(struct hmap *set)
+{
+	FILE *f = fopen(sysroot_path("/proc/kallsyms"), "r");
+	unsigned long long addr, lo = 0, hi = 0;
+	char line[512], type, name[256];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && !(lo && hi))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3) {
+			if (strcmp(name, "_sinittext") == 0)
+				lo = addr;
+			else if (strcmp(name, "_einittext") == 0)
+				hi = addr;
+		}
+	rewind(f);
+	while (lo < hi && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 && addr >= lo && addr < hi &&
+		    (type == 't' || type == 'T') && !strchr(line, '['))
+			hmap_put(set, arena_strdup(name), (void *)1);
+	fclose(f);
+}
+
+bool sys_kernel_function_is_init(const char *name)
+{
+	static struct hmap set;
+	static unsigned generation;
+	static bool loaded;
+
+	if (generation != arena_generation()) {
+		set = (struct hmap){ .str_keys = true };
+		loaded = false;
+		generation = arena_generation();
+	}
+	if (!loaded) {
+		loaded = true;
+		load_init_functions(&set);
+	}
+	return hmap_get(&set, name) != NULL;
+}
+
 int sys_kernel_functions(const char *module, const char *pattern, struct vec *names,
 			 const char **similar)
 {
@@ -321,7 +363,7 @@ int sys_kernel_functions(const char *module, const char *pattern, struct vec *na
 			ss = function_set(true);
 	}
 	if (!strpbrk(pattern, "*?[")) {
-		if (hmap_get(&ss->set, pattern))
+		if (hmap_get(&ss->set, pattern) && (module || !sys_kernel_function_is_init(pattern)))
 			vec_push(names, (void *)pattern);
 	} else {
 		for (int i = 0; i < ss->names.len; i++) {

@@ -29,9 +29,17 @@ int sys_kernel_function_matches(const char *pattern, const char **similar);
  * The functions PATTERN matches, into NAMES (char *): the names BTF knows,
  * else those of /proc/kallsyms; MODULE non-NULL: that module's functions
  * (kallsyms).  A wildcard keeps only the functions the kernel can trace
- * (available_filter_functions), when it can tell.  *SIMILAR gets a close
- * name when nothing matches.
+ * (available_filter_functions), when it can tell; a kernel function of
+ * the init text is never kept.  *SIMILAR gets a close name when nothing
+ * matches.
  */
+/*
+ * Is NAME a kernel function of the init text (.init.text: between
+ * _sinittext and _einittext in /proc/kallsyms)?  The kernel frees it once
+ * booted, so no probe can be put there (stap skips such functions too).
+ */
+bool sys_kernel_function_is_init(const char *name);
+
 int sys_kernel_functions(const char *module, const char *pattern, struct vec *names,
 			 const char **similar);
 

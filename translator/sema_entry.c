@@ -716,6 +716,8 @@ void sema_entry_rewrite(struct sema *sm, struct derived_probe *dp)
 		return;
 	state_init(sm);
 	w.why = no_entry_reason(sm, dp);
+	if (w.why && !dp->is_return)
+		return;		/* refused by type inference if elision leaves it */
 	w.saves = ast_stmt(STMT_BLOCK, loc);
 	w.fetches = ast_stmt(STMT_BLOCK, loc);
 	if (!w.why) {

@@ -40,6 +40,7 @@ struct declinfo {
 	bool must_be_array;		/* global a[N] */
 	int reads;
 	int writes;
+	int updates;			/* of the reads: statements x++, x += y (stap autoprints x) */
 	struct srcloc first_read;
 	struct srcloc first_write;
 	bool from_tapset;

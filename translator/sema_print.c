@@ -18,6 +18,7 @@
  *
  * Bodies print through ast_print_stmt(); each lists its locals first.
  */
+#include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include "sema.h"
@@ -132,9 +133,24 @@ static void print_fields(FILE *out, const struct tracepoint *tp)
 	fputs(" */\n", out);
 }
 
+/* stap's section of a user probe's address: ".dynamic" in a PIE or library, else ".absolute". */
+static const char *user_section(const char *path)
+{
+	Elf64_Ehdr eh;
+	FILE *f = path ? fopen(path, "rb") : NULL;
+	bool dyn = f && fread(&eh, sizeof(eh), 1, f) == 1 && eh.e_type == ET_DYN;
+
+	if (f)
+		fclose(f);
+	return dyn ? ".dynamic" : ".absolute";
+}
+
 static void print_probe(FILE *out, const struct derived_probe *dp)
 {
 	fputs(dp->point, out);
+	/* as stap, the address of a function or statement probe (tells inline instances apart) */
+	if ((dp->kind == PROBE_UFUNC || dp->kind == PROBE_USTATEMENT) && dp->addr)
+		fprintf(out, " /* pc=%s+0x%" PRIx64 " */", user_section(dp->elf_path), dp->addr);
 	fputs(" /* <- ", out);
 	ast_print_probe_point(out, dp->orig);
 	fputs(" */", out);

@@ -702,9 +702,10 @@ static void resolve_target(struct scope *sc, struct expr *e)
 		}
 		/* fall through */
 	case TARGETS_NONE:
+		/* reported by type inference, if elision keeps it (stap's semok/optimize) */
 		if (target_fail(sc))
-			sema_error(e->loc, sc->sm, "target variable '%s' is not available at probe point '%s'",
-				   e->name, dp->point);
+			e->unresolved = arena_printf("target variable '%s' is not available at probe point '%s'",
+						     e->name, dp->point);
 		return;
 	case TARGETS_KFUNC:
 		if (kfunc_targets_checkable(dp)) {
@@ -743,11 +744,16 @@ static void rx_defined(struct scope *sc, struct expr **ep)
 	*ep = num;
 }
 
+/*
+ * @entry outside a .return probe (or in a function) stays as it is: elision
+ * may drop it, and type inference refuses what is left (as stap, whose
+ * optimizer runs first: its semok/entry02).
+ */
 static void rx_entry(struct scope *sc, struct expr *e)
 {
 	struct derived_probe *dp = sc->dp;
 
-	if (!dp || !dp->is_return || probe_targets(dp) == TARGETS_NONE)
+	if (dp && dp->is_return && probe_targets(dp) == TARGETS_NONE)
 		sema_error(e->loc, sc->sm, "@entry can only be used in a .return probe");
 	rx(sc, &e->left);
 }
@@ -833,6 +839,50 @@ static struct expr *number(struct srcloc loc, int64_t v)
 	n->num = v;
 	n->type = TYPE_LONG;
 	return n;
+}
+
+/*
+ * A $var.  With --skip-badvars one that cannot be read becomes 0, with
+ * stap's warning (its const_folder); inside @defined() it is still asked.
+ */
+static void rx_target(struct scope *sc, struct expr **ep)
+{
+	struct expr *e = *ep;
+	bool failed = sc->failed;
+
+	if (!sc->sm->s->skip_badvars || sc->quiet) {
+		resolve_target(sc, e);
+		return;
+	}
+	sc->quiet++;
+	sc->failed = false;
+	resolve_target(sc, e);
+	sc->quiet--;
+	if (sc->failed) {
+		sema_warning(e->loc, sc->sm, "bad $context variable being substituted with literal 0");
+		*ep = number(e->loc, 0);
+	}
+	sc->failed = failed;
+}
+
+/*
+ * "foo" . "bar" is "foobar", as stap's const_folder makes it (its
+ * transok/literal_tmp: no temporary).  Bodies keep their escapes, so not
+ * when the left one ends in a numeric escape the right one could extend.
+ */
+static void fold_concat(struct expr **ep)
+{
+	struct expr *e = *ep, *s;
+	const char *l = e->left->str, *bs;
+
+	if (strcmp(e->op, ".") != 0 || e->left->kind != EXPR_STRING || e->right->kind != EXPR_STRING)
+		return;
+	bs = strrchr(l, '\\');
+	if (bs && strlen(bs) <= 4 && (bs[1] == 'x' || (bs[1] >= '0' && bs[1] <= '7')))
+		return;
+	s = ast_expr(EXPR_STRING, e->loc);
+	s->str = arena_printf("%s%s", l, e->right->str);
+	*ep = s;
 }
 
 /* Resolve the condition *CP; true if @defined made it a constant. */
@@ -965,6 +1015,10 @@ static void rx(struct scope *sc, struct expr **ep)
 		rx_logical(sc, ep);
 		break;
 	case EXPR_BINARY:
+		rx(sc, &e->left);
+		rx(sc, &e->right);
+		fold_concat(ep);
+		break;
 	case EXPR_COMPARE:
 	case EXPR_REGEX:
 		rx(sc, &e->left);
@@ -990,7 +1044,7 @@ static void rx(struct scope *sc, struct expr **ep)
 		rx_hist(sc, e);
 		break;
 	case EXPR_TARGET:
-		resolve_target(sc, e);
+		rx_target(sc, ep);
 		break;
 	case EXPR_CAST:
 	case EXPR_ATVAR:
@@ -1049,7 +1103,7 @@ static bool drop_pure_target_stmt(struct scope *sc, struct stmt **sp)
 	bool target = false;
 	struct stapfile *f;
 
-	if (!pure_reads(s->expr, &target) || !target)
+	if (sc->sm->s->unoptimized || !pure_reads(s->expr, &target) || !target)
 		return false;
 	f = sema_file_of(sc->sm, s->loc);
 	if (f && !f->is_tapset)

@@ -439,6 +439,8 @@ static void check_regex(struct tc *tc, struct expr *re)
 
 static enum type tx_target(struct tc *tc, struct expr *e)
 {
+	if (e->unresolved)
+		sema_error(e->loc, tc->sm, "%s", e->unresolved);
 	for (int i = 0; i < e->comps.len; i++) {
 		struct target_comp *c = VEC_AT(&e->comps, i);
 
@@ -515,7 +517,9 @@ static enum type tx_kind(struct tc *tc, struct expr *e)
 	case EXPR_DEREF:
 		want(tc, e->left, TYPE_LONG, "the address of @kderef/@uderef");
 		return TYPE_LONG;
-	case EXPR_ENTRY: return tx(tc, e->left);
+	case EXPR_ENTRY:	/* a .return probe's are rewritten by now */
+		sema_error(e->loc, tc->sm, "@entry can only be used in a .return probe");
+		return tx(tc, e->left);
 	case EXPR_EMBEDDED:
 		return e->str && strstr(e->str, "/* string */") ? TYPE_STRING : TYPE_LONG;
 	}

@@ -3,11 +3,14 @@
  * about it.
  *
  * Functions are kept when a probe calls them (transitively), globals when
- * kept code uses them.  A local that is assigned but never read loses its
- * assignments (an assignment whose value has side effects keeps the value
- * as a statement), and a statement with no effect goes; both repeat until
- * nothing changes, as stap's optimizer does.  Code from the tapsets is
- * pruned silently; the script's own gets warnings (pmstap -w hides them).
+ * kept code uses them.  A local that is assigned but never read (x++ and
+ * x += y read x, as in stap) loses its assignments (an assignment whose
+ * value has side effects keeps the value as a statement), a statement with
+ * no effect goes, and so does control with nothing left to control; all
+ * repeat until nothing changes, as stap's optimizer does.  Then a probe
+ * whose handler does nothing goes too.  Code from the tapsets is pruned
+ * silently; the script's own gets warnings (pmstap -w hides them).  -u
+ * turns all of it off.
  */
 #include <string.h>
 #include "diag.h"
@@ -58,6 +61,7 @@ static bool expr_escapes(struct sema *sm, const struct expr *e)
 			return true;
 		break;
 	case EXPR_EMBEDDED:
+	case EXPR_REGEX:	/* =~ sets what matched() returns */
 		return true;
 	case EXPR_CALL:
 		if (is_printing(e->builtin) || (e->func && !func_pure(sm, e->func)))
@@ -133,6 +137,7 @@ bool sema_expr_has_side_effects(struct sema *sm, struct expr *e)
 	case EXPR_PREFIX:
 	case EXPR_POSTFIX:
 	case EXPR_EMBEDDED:
+	case EXPR_REGEX:	/* =~ sets what matched() returns */
 		return true;
 	case EXPR_CALL:
 		if (is_printing(e->builtin) || (e->func && !func_pure(sm, e->func)))
@@ -237,12 +242,14 @@ static void count_expr(struct use *u, struct expr *e)
 	case EXPR_CALL:
 		count_call(u, e);
 		return;
-	case EXPR_ASSIGN:
+	case EXPR_ASSIGN:	/* x += y reads x too, as in stap (not '=' and '<<<') */
 		count_target(u, e->left);
+		if (strcmp(e->op, "=") != 0 && strcmp(e->op, "<<<") != 0)
+			note_read(u, e->left->decl, e->loc);
 		count_expr(u, e->right);
 		return;
 	case EXPR_PREFIX:
-	case EXPR_POSTFIX:	/* here its value is used: a read too (i = calls++) */
+	case EXPR_POSTFIX:	/* a read and a write, as in stap */
 		count_target(u, e->left);
 		note_read(u, e->left->decl, e->loc);
 		return;
@@ -268,13 +275,19 @@ static void count_expr(struct use *u, struct expr *e)
 	}
 }
 
-/* An expression evaluated for its effect only: a bare x++ writes x, reads nothing. */
+/*
+ * An expression evaluated for its effect only.  A bare x++ or x += y reads
+ * x (stap keeps it), but only to update it: x is still "never read" for
+ * the end-of-run display.
+ */
 static void count_effect(struct use *u, struct expr *e)
 {
-	if (e && (e->kind == EXPR_PREFIX || e->kind == EXPR_POSTFIX))
-		count_target(u, e->left);
-	else if (e)
-		count_expr(u, e);
+	bool update = e->kind == EXPR_PREFIX || e->kind == EXPR_POSTFIX ||
+		      (e->kind == EXPR_ASSIGN && strcmp(e->op, "=") != 0 && strcmp(e->op, "<<<") != 0);
+
+	count_expr(u, e);
+	if (update && e->left->decl)
+		sema_declinfo(u->sm, e->left->decl)->updates++;
 }
 
 static void count_stmt(struct use *u, struct stmt *s)
@@ -308,8 +321,10 @@ static void count_stmt(struct use *u, struct stmt *s)
 		count_effect(u, s->expr);
 	else if (s->expr)
 		count_expr(u, s->expr);
-	count_effect(u, s->init);
-	count_effect(u, s->incr);
+	if (s->init)
+		count_effect(u, s->init);
+	if (s->incr)
+		count_effect(u, s->incr);
 	count_stmt(u, s->then);
 	count_stmt(u, s->otherwise);
 }
@@ -323,7 +338,7 @@ static void reset_counts(struct use *u)
 			struct declinfo *di = m->slots[i].val;
 			struct vardecl *d = (struct vardecl *)m->slots[i].key;
 
-			di->reads = di->writes = 0;
+			di->reads = di->writes = di->updates = 0;
 			d->refs = 0;
 		}
 	}
@@ -402,18 +417,90 @@ static void elide_expr_stmt(struct use *u, struct stmt **sp)
 	}
 }
 
-/* A block loses the ';' statements that elision left behind. */
-static void drop_null_stmts(struct stmt *block)
+/* Does S do nothing at all: ';', or a block of such? */
+static bool stmt_empty(const struct stmt *s)
+{
+	if (!s || s->kind == STMT_NULL)
+		return true;
+	if (s->kind != STMT_BLOCK)
+		return false;
+	for (int i = 0; i < s->body.len; i++)
+		if (!stmt_empty(VEC_AT(&s->body, i)))
+			return false;
+	return true;
+}
+
+/* A block loses the statements that elision emptied. */
+static void drop_empty_stmts(struct use *u, struct stmt *block)
 {
 	int n = 0;
 
 	for (int i = 0; i < block->body.len; i++) {
 		struct stmt *s = VEC_AT(&block->body, i);
 
-		if (s->kind != STMT_NULL)
+		if (!stmt_empty(s))
 			block->body.items[n++] = s;
+		else if (s->kind == STMT_BLOCK)
+			u->changed = true;
 	}
 	block->body.len = n;
+}
+
+static void make_null(struct use *u, struct stmt **sp)
+{
+	*sp = ast_stmt(STMT_NULL, (*sp)->loc);
+	u->changed = true;
+}
+
+/*
+ * Control with nothing to control, as stap's dead_stmtexpr_remover: an if
+ * with no branches goes (its condition stays as a statement when it has
+ * side effects), an if with only an else tests the negation; a loop with
+ * an empty body goes when its expressions change nothing (a foreach
+ * always), and so does an empty try.
+ */
+static void elide_control(struct use *u, struct stmt **sp)
+{
+	struct stmt *s = *sp;
+	struct expr *not;
+
+	switch (s->kind) {
+	case STMT_IF:
+		if (!stmt_empty(s->then))
+			return;
+		if (stmt_empty(s->otherwise)) {
+			if (!sema_expr_has_side_effects(u->sm, s->expr)) {
+				make_null(u, sp);
+			} else {
+				s->kind = STMT_EXPR;
+				s->then = s->otherwise = NULL;
+				u->changed = true;
+			}
+			return;
+		}
+		not = ast_expr(EXPR_UNARY, s->expr->loc);
+		not->op = "!";
+		not->left = s->expr;
+		s->expr = not;
+		s->then = s->otherwise;
+		s->otherwise = NULL;
+		u->changed = true;
+		return;
+	case STMT_WHILE:
+	case STMT_FOR:
+		if (stmt_empty(s->then) && !sema_expr_has_side_effects(u->sm, s->init) &&
+		    !sema_expr_has_side_effects(u->sm, s->expr) &&
+		    !sema_expr_has_side_effects(u->sm, s->incr))
+			make_null(u, sp);
+		return;
+	case STMT_FOREACH:
+	case STMT_TRY:
+		if (stmt_empty(s->then))
+			make_null(u, sp);
+		return;
+	default:
+		return;
+	}
 }
 
 static void elide_stmt(struct use *u, struct stmt **sp)
@@ -428,9 +515,10 @@ static void elide_stmt(struct use *u, struct stmt **sp)
 	}
 	for (int i = 0; i < s->body.len; i++)
 		elide_stmt(u, (struct stmt **)&s->body.items[i]);
-	drop_null_stmts(s);
+	drop_empty_stmts(u, s);
 	elide_stmt(u, &s->then);
 	elide_stmt(u, &s->otherwise);
+	elide_control(u, sp);
 }
 
 static void elide_all(struct use *u)
@@ -567,6 +655,35 @@ static void collect_globals(struct use *u)
 	}
 }
 
+/*
+ * A probe whose handler does nothing goes, as stap elides it (not with -u,
+ * nor when listing); none left is an error, stap's "no probes found".
+ */
+static void elide_probes(struct use *u)
+{
+	struct sema *sm = u->sm;
+	struct vec *probes = &sm->prog->probes;
+	int n = 0, had = probes->len;
+
+	if (sm->s->unoptimized || sm->s->list_pattern || sm->s->dump)
+		return;
+	for (int i = 0; i < probes->len; i++) {
+		struct derived_probe *dp = VEC_AT(probes, i);
+
+		if (!stmt_empty(dp->body)) {
+			probes->items[n++] = dp;
+			continue;
+		}
+		if (user_code(sm, dp->probe->loc) && warn_once(u, dp->probe))
+			diag_warning(dp->probe->loc, "probe '%s' has been elided: its handler does nothing",
+				     dp->point);
+	}
+	probes->len = n;
+	if (!n && had)
+		diag_error((struct srcloc){ 0 }, "no probes found: every probe's handler does nothing "
+			   "and was elided");
+}
+
 /* Count, prune and repeat until stable; then decide what the program keeps. */
 void sema_use_elide_and_collect(struct sema *sm)
 {
@@ -579,10 +696,13 @@ void sema_use_elide_and_collect(struct sema *sm)
 		u->changed = false;
 		if (sm->s->list_vars)	/* -L lists locals nothing reads: keep them, as stap -L does */
 			break;
+		if (sm->s->unoptimized)	/* -u: stap's optimizer does not run */
+			break;
 		elide_all(u);
 		if (!u->changed)
 			break;
 	}
+	elide_probes(u);
 	for (int i = 0; i < prog->probes.len; i++) {
 		struct derived_probe *dp = VEC_AT(&prog->probes, i);
 
@@ -610,7 +730,7 @@ void sema_use_finish(struct sema *sm)
 		struct vardecl *d = VEC_AT(&prog->globals, i);
 		struct declinfo *di = sema_declinfo(sm, d);
 
-		if (!di->from_tapset && di->writes && !di->reads)
+		if (!di->from_tapset && di->writes && di->reads == di->updates)
 			vec_push(&prog->autoprint, d);
 	}
 }

@@ -22,6 +22,8 @@ static const char *what_of(const struct expr *e)
 void sema_target_write(struct sema *sm, const struct derived_probe *dp, struct expr *e,
 		       const char *op)
 {
+	if (e->unresolved)	/* a write is never elided: say so now */
+		sema_error(e->loc, sm, "%s", e->unresolved);
 	if (!sm->s->guru) {
 		sema_error(e->loc, sm, "write to %s not permitted; need pmstap -g", what_of(e));
 		return;

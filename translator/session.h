@@ -27,12 +27,14 @@ struct session {
 	long target_pid;		/* -x PID; 0 when not given */
 	long timeout_s;			/* -T SECONDS; 0 when not given */
 	bool suppress_handler_errors;	/* --suppress-handler-errors */
+	bool skip_badvars;		/* --skip-badvars: a $var that cannot be read is 0 */
 	/* process(..).function probes after the prologue: -P, --prologue-searching[=WHEN] */
 	enum { PROLOGUE_AUTO, PROLOGUE_ALWAYS, PROLOGUE_NEVER } prologue;
 
 	int last_pass;			/* -pN: 1..5 */
 	int verbose;			/* -v count */
 	bool guru;			/* -g: embedded C allowed */
+	bool unoptimized;		/* -u: no dead code elided before types are checked */
 	bool no_warnings;		/* -w */
 	bool warnings_are_errors;	/* -W */
 	bool check_version;		/* --check-version: warn where code depends on systemtap_v */

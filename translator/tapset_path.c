@@ -99,6 +99,48 @@ void tapset_path_files(const struct session *s, const char *dir, struct vec *pat
 	walk(s, dir, 0, paths, seen);
 }
 
+static bool same_file(const char *path, const struct stat *st)
+{
+	struct stat other;
+
+	return stat(path, &other) == 0 && other.st_dev == st->st_dev && other.st_ino == st->st_ino;
+}
+
+static int is_stpm(const struct dirent *d)
+{
+	return has_suffix(d->d_name, ".stpm");
+}
+
+const char *tapset_path_holding(const struct session *s, const char *path)
+{
+	struct stat st;
+	const char *found = NULL;
+
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	for (int i = 0; !found && i < s->tapset_dirs.len; i++) {
+		const char *dir = VEC_AT(&s->tapset_dirs, i);
+		struct vec paths = { 0 };
+		struct dirent **list;
+		int n = scandir(dir, &list, is_stpm, alphasort);
+
+		for (int j = 0; j < n; j++) {
+			char *p = arena_printf("%s/%s", dir, list[j]->d_name);
+
+			if (!found && same_file(p, &st))
+				found = p;
+			free(list[j]);
+		}
+		if (n >= 0)
+			free(list);
+		tapset_path_files(s, dir, &paths, NULL);
+		for (int j = 0; !found && j < paths.len; j++)
+			if (same_file(VEC_AT(&paths, j), &st))
+				found = VEC_AT(&paths, j);
+	}
+	return found;
+}
+
 /* One file of a -I directory: parsed, or shown with its errors and skipped. */
 static bool parse_include(struct session *s, const char *path)
 {

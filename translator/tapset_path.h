@@ -21,6 +21,13 @@
 void tapset_path_files(const struct session *s, const char *dir, struct vec *paths,
 		       struct hmap *seen);
 
+/*
+ * The file of the tapset path (a *.stp under one of its directories, or a
+ * *.stpm in one) that PATH is, by device and inode; NULL when none.  stap
+ * refuses to run a tapset file as the script.
+ */
+const char *tapset_path_holding(const struct session *s, const char *path);
+
 /* PATH relative to the working directory when it is under it (shorter messages). */
 const char *tapset_path_display(const char *path);
 

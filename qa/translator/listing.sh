@@ -6,6 +6,7 @@
 #	needs: tracefs btf bpftool	skip unless this machine has them
 #	args: -L 'lt.*'		pmstap's arguments, as shell words ($dir is the
 #				case directory, for -I "$dir/tapset")
+#	env: TMPDIR='/x y'	its environment's changes, as shell words
 #	status: 1		the exit status expected (default 0)
 #	expect: COMMAND		stdout must equal COMMAND's output (else NAME.out)
 # stdout must equal NAME.out (or the expect: command's output), and stderr
@@ -70,7 +71,7 @@ check() {
 	fi
 	# shellcheck disable=SC2046 # the args line is shell words
 	eval "set -- $(field "$c" args)"
-	"$pmstap" "$@" >"$tmp/out" 2>"$tmp/err"
+	eval "env $(field "$c" env) \"\$pmstap\" \"\$@\"" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	want=$(field "$c" status)
 	expect=$(field "$c" expect)

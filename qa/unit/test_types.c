@@ -549,7 +549,7 @@ static void test_no_match_hint(void)
 
 static void test_unused_warnings(void)
 {
-	struct program *p = elab("global g\nprobe begin { x = 1 }");
+	struct program *p = elab("global g\nprobe begin { x = 1; println(1) }");
 
 	CU_ASSERT_PTR_NOT_NULL(p);
 	CU_ASSERT_EQUAL(diag_warning_count(), 2);
@@ -559,7 +559,7 @@ static void test_unused_warnings(void)
 
 static void test_warnings_suppressed(void)
 {
-	struct source *src = lex_source_from_string("t.stp", "global g\nprobe begin { x = 1 }");
+	struct source *src = lex_source_from_string("t.stp", "global g\nprobe begin { x = 1; println(1) }");
 	struct stapfile *file;
 
 	free(diag_text);

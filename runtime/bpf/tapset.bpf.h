@@ -280,6 +280,15 @@ STP_SERVICE int64_t stp_cpu_clock_ns(struct context *c, int64_t cpu)
 	return (int64_t)bpf_ktime_get_ns();
 }
 
+STP_SERVICE int64_t stp_randint(struct context *c, int64_t n)
+{
+	if ((uint64_t)n > STP_RANDINT_MAX) {
+		stp__raisef(c, STP_MSG_RANDINT, n);
+		return 0;
+	}
+	return n ? (int64_t)(bpf_get_prandom_u32() % (uint32_t)n) : 0;
+}
+
 /* No BPF helper reads the cycle counter. */
 STP_SERVICE int64_t stp_get_cycles(struct context *c)
 {

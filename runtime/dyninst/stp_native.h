@@ -176,6 +176,19 @@ static inline uint64_t bpf_ktime_get_tai_ns(void)
 	return stp__clock(CLOCK_TAI);
 }
 
+/* bpf_get_prandom_u32(): xorshift64, per thread, seeded by the clock and the thread. */
+static inline uint32_t bpf_get_prandom_u32(void)
+{
+	static __thread uint64_t state;
+
+	if (!state)
+		state = (stp__clock(CLOCK_MONOTONIC) ^ (uint64_t)(uintptr_t)&state) | 1;
+	state ^= state << 13;
+	state ^= state >> 7;
+	state ^= state << 17;
+	return (uint32_t)(state >> 32);
+}
+
 /* The tapset services' scratch words (the stp_tapset_vars map of BPF): per thread. */
 struct stp__vars_mem {
 	uint64_t words[16];

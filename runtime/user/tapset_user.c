@@ -332,6 +332,15 @@ int64_t stp_cpu_clock_ns(struct context *c, int64_t cpu)
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
+int64_t stp_randint(struct context *c, int64_t n)
+{
+	if ((uint64_t)n > STP_RANDINT_MAX) {
+		raisef(c, STP_MSG_RANDINT, (long long)n);
+		return 0;
+	}
+	return n ? (int64_t)arc4random_uniform((uint32_t)n) : 0;
+}
+
 int64_t stp_get_cycles(struct context *c)
 {
 #if defined(__x86_64__) || defined(__i386__)
