@@ -21,9 +21,15 @@ Checks, in order (each waits up to --wait seconds for the page):
              served; moved back, it runs again and its metric shows
   restart    pmproxy stopped (--proxy-pid, --proxy-argv): the page says
              "unreachable"; started again, the page recovers by itself
+  flame      --flame METRIC:F1,F2,...: METRIC (an array keyed by stacks)
+             is drawn as a flame graph with frames named F1, F2, ...; each
+             frame's value is the sum of the values, fetched here through
+             /pmapi/fetch, of the stacks through it, and its width is that
+             over the sum of all (to 0.5% of the graph's width)
   dead       pointed at --dead-url: the page says "unreachable"
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -33,6 +39,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
+import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -235,6 +242,60 @@ def check_restart(p):
     p.check(up, "pmproxy started again, the page recovers by itself", p.state())
 
 
+def rest(p, path):
+    with urllib.request.urlopen(p.args.pmproxy + path, timeout=20) as r:
+        return json.load(r)
+
+
+def rest_values(p, metric):
+    """METRIC's values by instance name, in one REST context."""
+    ctx = rest(p, "/pmapi/context")["context"]
+    names = {i["instance"]: i["name"] for i in
+             rest(p, "/pmapi/indom?context=%d&name=%s" % (ctx, metric))["instances"]}
+    vals = rest(p, "/pmapi/fetch?context=%d&names=%s" % (ctx, metric))["values"]
+    return {names[i["instance"]]: i["value"] for v in vals for i in v["instances"]}
+
+
+def funcs(stack):
+    return [re.sub(r"\+0x[0-9a-f]+$", "", f) for f in stack.split(";")]
+
+
+FLAME_FRAMES = """
+const f = document.querySelector('.flame[data-metric="' + arguments[0] + '"]');
+if (!f || f.closest('[hidden]') || +f.dataset.total !== arguments[1]) return null;
+const w = f.getBoundingClientRect().width;
+return [...f.querySelectorAll('.frame')].map(e => [e.dataset.frame, e.dataset.path, +e.dataset.value,
+    e.getBoundingClientRect().width / w, e.textContent]);
+"""
+
+
+def check_flame(p):
+    metric, wanted = p.args.flame.split(":", 1)
+    wanted = wanted.split(",")
+    vals = rest_values(p, metric)
+    total = sum(vals.values())
+    frames = p.wait(FLAME_FRAMES, metric, total)
+    p.js("const f = document.querySelector('.flame[data-metric=\"' + arguments[0] + '\"]');"
+         "if (f) f.scrollIntoView()", metric)
+    p.shot("flame")
+    if not frames:
+        p.check(False, "%s is drawn as a flame graph" % metric, "no graph with total %d" % total)
+        return
+    bad = []
+    for name in wanted:
+        mine = [f for f in frames if f[0] == name]
+        if not mine:
+            bad.append("no frame %s" % name)
+        for _, path, value, share, text in mine:
+            want = sum(v for s, v in vals.items() if funcs(s)[:len(path.split(";"))] == path.split(";"))
+            if value != want or abs(share - want / total) > 0.005 or text != name:
+                bad.append("%s: value %s, width %.4f, text %r; over REST %d of %d (%.4f)" %
+                           (path, value, share, text, want, total, want / total))
+    print("flame frames: " + ", ".join(sorted("%s=%d" % (f[0], f[2]) for f in frames if f[0] in wanted)))
+    p.check(not bad, "%s is a flame graph: %s named, as wide as their counts over REST" %
+            (metric, ", ".join(wanted)), "; ".join(bad))
+
+
 def check_dead(p):
     p.set_proxy(p.args.dead_url)
     ok = p.wait("const c = document.getElementById('conn');"
@@ -260,6 +321,7 @@ def main():
     ap.add_argument("--proxy-pid")
     ap.add_argument("--proxy-argv")
     ap.add_argument("--dead-url")
+    ap.add_argument("--flame")
     args = ap.parse_args()
     os.makedirs(args.shots, exist_ok=True)
     p = Page(args)
@@ -267,7 +329,8 @@ def main():
         p.open(args.pmproxy)
         for name, check in [("running", check_running), ("rate", check_rate),
                             ("heatmap", check_heatmap), ("output", check_output),
-                            ("failed", check_failed), ("gone", check_gone),
+                            ("failed", check_failed), ("flame", check_flame),
+                            ("gone", check_gone),
                             ("proxy_pid", check_restart), ("dead_url", check_dead)]:
             if getattr(args, name):
                 check(p)

@@ -93,6 +93,8 @@ void stp_sym_umaps_add_file(const char *file);
 bool stp_sym_umaps_lookup(int pid, uint64_t addr, struct stp_sym_info *info);
 /* The same for the source FILE and LINE of ADDR. */
 bool stp_sym_umaps_line(int pid, uint64_t addr, const char **file, int *line);
+/* The process whose entries place the most of ADDRS (N of them); -1: none. */
+int stp_sym_umaps_pid(const uint64_t *addrs, int n);
 
 /*
  * Tell the symbolizer about script S as it is attached: its stp_umaps

@@ -354,3 +354,39 @@ bool stp_sym_umaps_line(int pid, uint64_t addr, const char **file, int *line)
 	umaps_load();
 	return umaps_find(pid, addr, found_line, file, line);
 }
+
+/*
+ * The process whose entries place the most of the N addresses at ADDRS (a
+ * user stack whose process is not known: an array key ubacktrace() gave),
+ * the first such process on a tie; -1 when none places any.
+ */
+int stp_sym_umaps_pid(const uint64_t *addrs, int n)
+{
+	struct file *f;
+	Dwarf_Addr at;
+	int best = -1, most = 0;
+
+	if (map_fd < 0)
+		return -1;
+	umaps_load();
+	for (size_t i = 0; i < numaps;) {
+		uint32_t pid = umaps[i].key.pid;
+		size_t end = i;
+		int placed = 0;
+
+		while (end < numaps && umaps[end].key.pid == pid)
+			end++;
+		for (int a = 0; a < n; a++)
+			for (size_t j = i; j < end; j++)
+				if (umaps[j].key.bias <= addrs[a] && umap_place(&umaps[j], addrs[a], &f, &at)) {
+					placed++;
+					break;
+				}
+		if (placed > most) {
+			most = placed;
+			best = (int)pid;
+		}
+		i = end;
+	}
+	return best;
+}
