@@ -26,6 +26,12 @@ Checks, in order (each waits up to --wait seconds for the page):
              frame's value is the sum of the values, fetched here through
              /pmapi/fetch, of the stacks through it, and its width is that
              over the sum of all (to 0.5% of the graph's width)
+  register   --register-bad FILE:PATTERN: FILE's text put in the
+             registration form and submitted (stored through /pmapi/store):
+             the outcome says refused, with the diagnostics (PATTERN, a
+             regular expression); --register-good FILE:SCRIPT:METRIC: the
+             outcome names SCRIPT, then says it runs and lists METRIC, and
+             SCRIPT's section shows METRIC's value
   dead       pointed at --dead-url: the page says "unreachable"
 """
 import argparse
@@ -296,6 +302,50 @@ def check_flame(p):
             (metric, ", ".join(wanted)), "; ".join(bad))
 
 
+# the registration's outcome, [state, script, text], when its state is arguments[0]
+OUTCOME = ("const o = document.getElementById('register-outcome');"
+           "return o && !o.hidden && o.dataset.state === arguments[0] ?"
+           " [o.dataset.state, o.dataset.script, o.textContent] : null")
+
+
+def register(p, path):
+    with open(path) as f:
+        text = f.read()
+    ok = p.wait("return document.getElementById('register').dataset.enabled === 'true'")
+    p.js("const d = document.getElementById('register'); d.open = true; d.scrollIntoView();"
+         "const t = document.getElementById('register-script'); t.value = arguments[0];"
+         "document.getElementById('register-form').requestSubmit();", text)
+    return ok
+
+
+def check_register(p):
+    if p.args.register_bad:
+        path, pattern = p.args.register_bad.split(":", 1)
+        enabled = register(p, path)
+        got = p.wait(OUTCOME, "refused")
+        p.shot("register-refused")
+        p.check(enabled and got and re.search(pattern, got[2]),
+                "a script with a mistake, registered in the form, is refused with its diagnostics",
+                "enabled %r, outcome %r" % (enabled, got))
+    if p.args.register_good:
+        path, script, metric = p.args.register_good.split(":", 2)
+        register(p, path)
+        named = p.wait("const o = document.getElementById('register-outcome');"
+                       "return o.dataset.script === arguments[0] ? o.textContent : null", script)
+        running = p.wait("const o = document.getElementById('register-outcome');"
+                         "return o.dataset.state === 'running' && o.dataset.script === arguments[0] &&"
+                         " [...o.querySelectorAll('a.metric')].some(a => a.textContent === arguments[1]) ? o.textContent : null",
+                         script, metric, secs=p.args.wait * 3)
+        value = p.wait("const s = document.querySelector('section.script[data-script=\"' + arguments[0] + '\"]');"
+                       "const v = s && s.querySelector('.panel[data-metric=\"' + arguments[1] + '\"] .value[data-raw]:not([data-raw=\"\"])');"
+                       "return v ? v.dataset.raw : null", script, metric)
+        p.js("document.getElementById('register').scrollIntoView()")
+        p.shot("register-running")
+        p.check(named and running and value is not None,
+                "a good script registered in the form runs, and its metric %s shows" % metric,
+                "named %r, outcome %r, value %r" % (named, running, value))
+
+
 def check_dead(p):
     p.set_proxy(p.args.dead_url)
     ok = p.wait("const c = document.getElementById('conn');"
@@ -322,15 +372,18 @@ def main():
     ap.add_argument("--proxy-argv")
     ap.add_argument("--dead-url")
     ap.add_argument("--flame")
+    ap.add_argument("--host", default="")
+    ap.add_argument("--register-bad")
+    ap.add_argument("--register-good")
     args = ap.parse_args()
     os.makedirs(args.shots, exist_ok=True)
     p = Page(args)
     try:
-        p.open(args.pmproxy)
+        p.open(args.pmproxy, args.host)
         for name, check in [("running", check_running), ("rate", check_rate),
                             ("heatmap", check_heatmap), ("output", check_output),
                             ("failed", check_failed), ("flame", check_flame),
-                            ("gone", check_gone),
+                            ("register_bad", check_register), ("gone", check_gone),
                             ("proxy_pid", check_restart), ("dead_url", check_dead)]:
             if getattr(args, name):
                 check(p)
