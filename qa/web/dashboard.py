@@ -25,7 +25,8 @@ Checks, in order (each waits up to --wait seconds for the page):
              is drawn as a flame graph with frames named F1, F2, ...; each
              frame's value is the sum of the values, fetched here through
              /pmapi/fetch, of the stacks through it, and its width is that
-             over the sum of all (to 0.5% of the graph's width)
+             over the sum of all (to 0.5% of the graph's width); a click
+             on the narrowest zooms to it, one on the bottom bar out
   register   --register-bad FILE:PATTERN: FILE's text put in the
              registration form and submitted (stored through /pmapi/store):
              the outcome says refused, with the diagnostics (PATTERN, a
@@ -300,6 +301,22 @@ def check_flame(p):
     print("flame frames: " + ", ".join(sorted("%s=%d" % (f[0], f[2]) for f in frames if f[0] in wanted)))
     p.check(not bad, "%s is a flame graph: %s named, as wide as their counts over REST" %
             (metric, ", ".join(wanted)), "; ".join(bad))
+    # a click on the narrowest wanted frame shows only what is above it, full width
+    # (the page redraws in the click's handler: the DOM is new when click() returns)
+    name, path, _, _, _ = min((f for f in frames if f[0] in wanted), key=lambda f: f[3])
+    click = ("const f = document.querySelector('.flame[data-metric=\"' + arguments[0] + '\"]');"
+             "[...f.querySelectorAll('.frame')].find(e => e.dataset.path === arguments[1]).click();")
+    any_total = FLAME_FRAMES.replace("+f.dataset.total !== arguments[1]", "false")
+    p.js(click, metric, path)
+    zoomed = p.js(any_total, metric, total) or []
+    full = [f for f in zoomed if f[1] == path and abs(f[3] - 1) < 0.005]
+    others = [f[1] for f in zoomed if not (path.startswith(f[1]) or f[1].startswith(path))]
+    p.shot("flame-zoomed")
+    p.js(click, metric, "")
+    back = p.js(any_total, metric, total) or []
+    p.check(full and not others and len(back) == len(frames),
+            "a click on %s zooms to it, one on the bottom bar zooms out" % name,
+            "zoomed %r, others %r, %d frames back of %d" % (full, others, len(back), len(frames)))
 
 
 # the registration's outcome, [state, script, text], when its state is arguments[0]
