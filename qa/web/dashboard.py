@@ -21,7 +21,7 @@ Checks, in order (each waits up to --wait seconds for the page):
              served; moved back, it runs again and its metric shows
   restart    pmproxy stopped (--proxy-pid, --proxy-argv): the page says
              "unreachable"; started again, the page recovers by itself
-  flame      --flame METRIC:F1,F2,...: METRIC (an array keyed by stacks)
+  flame      --flame METRIC:F1,F2,... (repeatable): METRIC (an array keyed by stacks)
              is drawn as a flame graph with frames named F1, F2, ...; each
              frame's value is the sum of the values, fetched here through
              /pmapi/fetch, of the stacks through it, and its width is that
@@ -277,7 +277,12 @@ return [...f.querySelectorAll('.frame')].map(e => [e.dataset.frame, e.dataset.pa
 
 
 def check_flame(p):
-    metric, wanted = p.args.flame.split(":", 1)
+    for arg in p.args.flame:
+        check_flame_of(p, arg)
+
+
+def check_flame_of(p, arg):
+    metric, wanted = arg.split(":", 1)
     wanted = wanted.split(",")
     vals = rest_values(p, metric)
     total = sum(vals.values())
@@ -388,7 +393,7 @@ def main():
     ap.add_argument("--proxy-pid")
     ap.add_argument("--proxy-argv")
     ap.add_argument("--dead-url")
-    ap.add_argument("--flame")
+    ap.add_argument("--flame", action="append")
     ap.add_argument("--host", default="")
     ap.add_argument("--register-bad")
     ap.add_argument("--register-good")

@@ -11,7 +11,8 @@
  *	StatsPanel	a statistic, stap.S.G.{count,sum,min,max,avg,hist}:
  *			count (a rate), avg, min, max, and the histogram's
  *			buckets ("lo-hi" instances) as a heatmap over time;
- *			per key: a table sorted by count
+ *			per key: a table sorted by count; keyed by stacks,
+ *			a flame graph of the sums too
  *	LogPanel	a script's output (stap.scripts.output_text), newest
  *			first, with the lines the page never got counted
  *
