@@ -70,6 +70,7 @@ echo "  the page: $page (this tree's; make install puts it in \$PREFIX/share/pms
 echo "  open it:  file://$page in a browser on this machine (it asks $proxy),"
 echo "            e.g. chromium file://$page   (as root: chromium --no-sandbox ...)"
 echo "            or from another machine: file://.../index.html?pmproxy=http://$(hostname -f 2>/dev/null || hostname):44322"
+echo "  flame graphs: cp metrics/profile.stp /etc/pcp/stap/scripts/   (sampled stacks; pmdastap starts it)"
 
 step "what the scripts are, and where to read more"
 echo "  scripts:  $(ls /etc/pcp/stap/scripts 2>/dev/null | tr '\n' ' ')"
