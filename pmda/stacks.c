@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pmdastap.h"
 #include "../runtime/user/symbolize.h"
@@ -30,6 +31,7 @@
 #define KERNEL_HALF 0xffff800000000000ULL
 #define USER_END 0x0000800000000000ULL
 #define CACHE_MAX 8192		/* names kept per script; then the cache starts again */
+#define RELOAD_S 0.1		/* the copy of stp_umaps is read again at most this often */
 
 struct stap_stack_name {
 	char *raw;
@@ -96,6 +98,40 @@ static void frame(char *buf, size_t size, size_t *at, bool ok, const struct stp_
 		*at += (size_t)k < size - *at ? (size_t)k : size - *at - 1;
 }
 
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The process of user stack ADDRS in the copy of SC's stp_umaps, read
+ * again (at most every RELOAD_S) when it is another script's or no entry
+ * places a frame: a process new since.  Most frames of a stack walked
+ * without frame pointers place nowhere: no read of the map for each.
+ */
+static int user_pid(struct stap_script *sc, const uint64_t *addrs, int n)
+{
+	static int loaded_fd = -1;
+	static double loaded_at;
+	int pid = -1;
+
+	if (sc->umaps_fd < 0)
+		return -1;
+	if (loaded_fd == sc->umaps_fd)
+		pid = stp_sym_umaps_pid(addrs, n);
+	if (pid < 0 && (loaded_fd != sc->umaps_fd || now() - loaded_at >= RELOAD_S)) {
+		stp_sym_umaps_use(sc->umaps_fd);
+		stp_sym_umaps_load();
+		loaded_fd = sc->umaps_fd;
+		loaded_at = now();
+		pid = stp_sym_umaps_pid(addrs, n);
+	}
+	return pid;
+}
+
 /* The N addresses of ADDRS named into BUF, outermost first. */
 static void name_frames(struct stap_script *sc, const uint64_t *addrs, int n, char *buf,
 			size_t size)
@@ -106,17 +142,15 @@ static void name_frames(struct stap_script *sc, const uint64_t *addrs, int n, ch
 	int pid = -1, first = 0;
 
 	buf[0] = '\0';
-	if (!kernel) {
-		stp_sym_umaps_use(sc->umaps_fd);
-		pid = stp_sym_umaps_pid(addrs, n);
-	}
+	if (!kernel)
+		pid = user_pid(sc, addrs, n);
 	/* the BPF program's own frames and the helper's, before the task's */
 	for (int i = 0; kernel && i < n && i < 8; i++)
 		if (stp_sym__lookup(stp_sym_default(), 0, addrs[i], &si) && strcmp(si.module, "bpf") == 0)
 			first = i + 1;
 	for (int i = n - 1; i >= first; i--) {
 		bool ok = kernel ? stp_sym__lookup(stp_sym_default(), 0, addrs[i], &si)
-				 : pid >= 0 && stp_sym_umaps_lookup(pid, addrs[i], &si);
+				 : pid >= 0 && stp_sym_umaps_name(pid, addrs[i], &si);
 
 		frame(buf, size, &at, ok, &si, addrs[i]);
 	}
