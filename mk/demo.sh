@@ -44,6 +44,34 @@ step "pminfo -dfmtT stap (a few seconds of live values; the full list follows)"
 sleep 2
 pminfo -dfmtT stap || exit 1
 
+step "the web page (web/) reads the same metrics through pmproxy's REST API"
+# pmproxy (port 44322) is started as pmcd was, if it does not answer yet
+proxy=http://localhost:44322
+page=$(cd "$(dirname "$0")/.." && pwd)/web/index.html
+answers() {
+	curl -sf -m 2 "$proxy/pmapi/fetch?names=stap.syscalls.calls" 2>/dev/null
+}
+if ! answers >/dev/null && [ -x /etc/init.d/pmproxy ]; then
+	echo "starting pmproxy: /etc/init.d/pmproxy start"
+	"$(dirname "$0")/detached.sh" /etc/init.d/pmproxy start >/dev/null 2>&1
+fi
+i=0
+while ! answers >/dev/null && [ $i -lt 20 ]; do
+	sleep 0.5
+	i=$((i + 1))
+done
+if json=$(answers); then
+	echo "  pmproxy:  $proxy answers: curl '$proxy/pmapi/fetch?names=stap.syscalls.calls'"
+	echo "            $(printf '%s' "$json" | head -c 160)..."
+else
+	echo "  pmproxy:  $proxy does not answer; start it (/etc/init.d/pmproxy start) for the page"
+fi
+echo "  the page: $page (this tree's; make install puts it in \$PREFIX/share/pmstap/web)"
+echo "  open it:  file://$page in a browser on this machine (it asks $proxy),"
+echo "            e.g. chromium file://$page   (as root: chromium --no-sandbox ...)"
+echo "            or from another machine: file://.../index.html?pmproxy=http://$(hostname -f 2>/dev/null || hostname):44322"
+echo "  flame graphs: cp metrics/profile.stp /etc/pcp/stap/scripts/   (sampled stacks; pmdastap starts it)"
+
 step "what the scripts are, and where to read more"
 echo "  scripts:  $(ls /etc/pcp/stap/scripts 2>/dev/null | tr '\n' ' ')"
 echo "  try:      pmval -t 1 stap.syscalls.calls"

@@ -144,7 +144,9 @@ static int send_maps(struct stp_script *s)
 		if (m->globals[g].values_map && send_map(s, m->globals[g].values_map) < 0)
 			return -1;
 	}
-	if (send_map(s, STP_COUNTERS_MAP) < 0 || send_map(s, STP_PROBE_STATS_MAP) < 0)
+	/* stacks' files, for naming ubacktrace() keys (pmda/stacks.c) */
+	if (send_map(s, STP_COUNTERS_MAP) < 0 || send_map(s, STP_PROBE_STATS_MAP) < 0 ||
+	    send_map(s, "stp_umaps") < 0)
 		return -1;
 	return 0;
 }

@@ -100,7 +100,9 @@ void stap_maps_adopt(struct stap_script *sc)
 	if (sc->data)
 		stp_data__set_log(sc->data, log_data, sc);
 	for (int i = 0; i < sc->npending; i++) {
-		if (!sc->snaps || !stp_data__adopt(sc->data, sc->pending[i].name, sc->pending[i].fd))
+		if (strcmp(sc->pending[i].name, "stp_umaps") == 0 && sc->umaps_fd < 0)
+			sc->umaps_fd = sc->pending[i].fd;	/* not a global's: for stacks.c */
+		else if (!sc->snaps || !stp_data__adopt(sc->data, sc->pending[i].name, sc->pending[i].fd))
 			close(sc->pending[i].fd);
 		free(sc->pending[i].name);
 	}
@@ -123,6 +125,10 @@ void stap_maps_close(struct stap_script *sc)
 	free(sc->globals_val);
 	sc->globals_val = NULL;
 	sc->globals_size = 0;
+	if (sc->umaps_fd >= 0)
+		close(sc->umaps_fd);
+	sc->umaps_fd = -1;
+	stap_stacks_free(sc);
 	stap_snaps_free(sc);
 }
 
@@ -199,9 +205,15 @@ static size_t column_size(const struct stp_meta_global *g, int k)
 	return end > g->key_offsets[k] ? end - g->key_offsets[k] : 0;
 }
 
-/* "k1::k2", spaces and control characters made '_' (PCP's instance names). */
-static void key_name(const struct stp_meta_global *g, const char *key, char *buf, size_t size)
+/*
+ * "k1::k2", spaces and control characters made '_' (PCP's instance names);
+ * a string that is a stack, by its frames (stacks.c).
+ */
+static void key_name(struct stap_script *sc, const struct stp_meta_global *g, const char *key,
+		     char *buf, size_t size)
 {
+	char stack[1024];
+
 	size_t n = 0;
 
 	buf[0] = '\0';
@@ -212,7 +224,12 @@ static void key_name(const struct stp_meta_global *g, const char *key, char *buf
 		if (k)
 			put(buf, size, &n, "::");
 		if (g->key_types[k] == STP_TYPE_STRING) {
-			put(buf, size, &n, "%.*s", (int)strnlen(p, column_size(g, k)), p);
+			int len = (int)strnlen(p, column_size(g, k));
+
+			if (stap_stack_name(sc, p, (size_t)len, stack, sizeof(stack)))
+				put(buf, size, &n, "%s", stack);
+			else
+				put(buf, size, &n, "%.*s", len, p);
 		} else {
 			memcpy(&v, p, sizeof(v));
 			put(buf, size, &n, "%" PRId64, v);
@@ -415,7 +432,7 @@ static void index_elems(struct stap_script *sc, int g, struct stap_gsnap *gs)
 	gs->insts = keyed ? calloc((size_t)gs->n + 1, sizeof(int)) : NULL;
 	for (int i = 0; i < gs->n; i++) {
 		if (gl->nkeys)
-			key_name(gl, gs->keys + (size_t)i * gl->key_size, name, sizeof(name));
+			key_name(sc, gl, gs->keys + (size_t)i * gl->key_size, name, sizeof(name));
 		else
 			name[0] = '\0';
 		if (keyed && gs->insts)

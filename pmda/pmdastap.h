@@ -197,6 +197,8 @@ struct stap_script {
 	struct stp_data *data;		/* its globals and counters (runtime/user/data.h) */
 	unsigned char *attached;	/* per meta->probes */
 	struct stap_mapfd *pending;	/* fds received before the ready message */
+	int umaps_fd;			/* its stp_umaps map: names user stacks (stacks.c) */
+	struct stap_stacks *stacks;	/* names of stack keys (stacks.c) */
 	int npending;
 	struct stap_watched *watched;	/* per meta->files (watch.c) */
 	bool restart_now;		/* stopped to start again at once (watch.c) */
@@ -377,6 +379,16 @@ void stap_maps_close(struct stap_script *sc);
 int stap_procfs_fetch(const struct stap_metric *m, pmAtomValue *atom);
 /* What a pmstore of a .write file gives its handlers. */
 int stap_procfs_store(const struct stap_metric *m, const char *value, size_t len);
+
+/* ---- stacks.c ---- */
+
+/*
+ * KEY (LEN bytes, a string column of an array key) when it is a stack
+ * (backtrace(), ubacktrace()): its frames named into BUF, outermost
+ * first, joined by ';'.  False: not a stack, BUF untouched.
+ */
+bool stap_stack_name(struct stap_script *sc, const char *key, size_t len, char *buf, size_t size);
+void stap_stacks_free(struct stap_script *sc);
 
 /* ---- events.c ---- */
 

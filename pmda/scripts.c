@@ -209,7 +209,7 @@ static struct stap_script *script_new(const char *name, enum stap_origin origin)
 		sc->ncpus = 1;
 	sc->inst = inst;
 	sc->cluster = STAP_CLUSTER_FIRST_SCRIPT + inst;
-	sc->ctl_fd = sc->out_fd = sc->err_fd = sc->dseg_fd = -1;
+	sc->ctl_fd = sc->out_fd = sc->err_fd = sc->dseg_fd = sc->umaps_fd = -1;
 	sc->queue = -1;
 	sc->errtext.max = ERRTEXT_MAX;
 	sc->partial.max = stap_config.max_line_bytes;

@@ -7,6 +7,10 @@
  *				level2, made in level2 itself (an inline syscall),
  *				so that a frame-pointer walk names all three;
  *				a millisecond apart
+ *	proc_work flame A B	A getppid() calls from main -> level1 -> level2,
+ *				then B from main -> flame_b -> level2; print
+ *				"done" and wait for a signal (alive while its
+ *				stacks are named: qa/153's flame graph)
  *	proc_work fork		fork a child that exits 7; wait for it
  *	proc_work addr		print the addresses of main, level1 and level2
  *	proc_work hold N S	start N threads that sleep; print "ready" once they
@@ -63,6 +67,7 @@ static int threads(int n)
 
 long level1(void);
 long level2(void);
+long flame_b(void);
 
 __attribute__((noinline)) long level2(void)
 {
@@ -78,6 +83,27 @@ __attribute__((noinline)) long level1(void)
 
 	__asm__ volatile("" ::: "memory");
 	return r + 1;
+}
+
+__attribute__((noinline)) long flame_b(void)
+{
+	long r = level2();
+
+	__asm__ volatile("" ::: "memory");
+	return r + 2;
+}
+
+static int flame(int a, int b)
+{
+	for (int i = 0; i < a; i++)
+		level1();
+	for (int i = 0; i < b; i++)
+		flame_b();
+	printf("done\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -96,6 +122,8 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
+	if (strcmp(mode, "flame") == 0)
+		return flame(n, argc > 3 ? atoi(argv[3]) : 0);
 	if (strcmp(mode, "fork") == 0) {
 		child = fork();
 		if (child == 0)
@@ -115,6 +143,6 @@ int main(int argc, char **argv)
 		       (void *)level2);
 		return 0;
 	}
-	fprintf(stderr, "usage: proc_work threads|stack|fork|addr|hold|exec [N]\n");
+	fprintf(stderr, "usage: proc_work threads|stack|flame|fork|addr|hold|exec [N]\n");
 	return 2;
 }

@@ -21,9 +21,22 @@ Checks, in order (each waits up to --wait seconds for the page):
              served; moved back, it runs again and its metric shows
   restart    pmproxy stopped (--proxy-pid, --proxy-argv): the page says
              "unreachable"; started again, the page recovers by itself
+  flame      --flame METRIC:F1,F2,... (repeatable): METRIC (an array keyed by stacks)
+             is drawn as a flame graph with frames named F1, F2, ...; each
+             frame's value is the sum of the values, fetched here through
+             /pmapi/fetch, of the stacks through it, and its width is that
+             over the sum of all (to 0.5% of the graph's width); a click
+             on the narrowest zooms to it, one on the bottom bar out
+  register   --register-bad FILE:PATTERN: FILE's text put in the
+             registration form and submitted (stored through /pmapi/store):
+             the outcome says refused, with the diagnostics (PATTERN, a
+             regular expression); --register-good FILE:SCRIPT:METRIC: the
+             outcome names SCRIPT, then says it runs and lists METRIC, and
+             SCRIPT's section shows METRIC's value
   dead       pointed at --dead-url: the page says "unreachable"
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -33,6 +46,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
+import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -235,6 +249,125 @@ def check_restart(p):
     p.check(up, "pmproxy started again, the page recovers by itself", p.state())
 
 
+def rest(p, path):
+    with urllib.request.urlopen(p.args.pmproxy + path, timeout=20) as r:
+        return json.load(r)
+
+
+def rest_values(p, metric):
+    """METRIC's values by instance name, in one REST context."""
+    ctx = rest(p, "/pmapi/context")["context"]
+    names = {i["instance"]: i["name"] for i in
+             rest(p, "/pmapi/indom?context=%d&name=%s" % (ctx, metric))["instances"]}
+    vals = rest(p, "/pmapi/fetch?context=%d&names=%s" % (ctx, metric))["values"]
+    return {names[i["instance"]]: i["value"] for v in vals for i in v["instances"]}
+
+
+def funcs(stack):
+    return [re.sub(r"\+0x[0-9a-f]+$", "", f) for f in stack.split(";")]
+
+
+FLAME_FRAMES = """
+const f = document.querySelector('.flame[data-metric="' + arguments[0] + '"]');
+if (!f || f.closest('[hidden]') || +f.dataset.total !== arguments[1]) return null;
+const w = f.getBoundingClientRect().width;
+return [...f.querySelectorAll('.frame')].map(e => [e.dataset.frame, e.dataset.path, +e.dataset.value,
+    e.getBoundingClientRect().width / w, e.textContent]);
+"""
+
+
+def check_flame(p):
+    for arg in p.args.flame:
+        check_flame_of(p, arg)
+
+
+def check_flame_of(p, arg):
+    metric, wanted = arg.split(":", 1)
+    wanted = wanted.split(",")
+    vals = rest_values(p, metric)
+    total = sum(vals.values())
+    frames = p.wait(FLAME_FRAMES, metric, total)
+    p.js("const f = document.querySelector('.flame[data-metric=\"' + arguments[0] + '\"]');"
+         "if (f) f.scrollIntoView()", metric)
+    p.shot("flame")
+    if not frames:
+        p.check(False, "%s is drawn as a flame graph" % metric, "no graph with total %d" % total)
+        return
+    bad = []
+    for name in wanted:
+        mine = [f for f in frames if f[0] == name]
+        if not mine:
+            bad.append("no frame %s" % name)
+        for _, path, value, share, text in mine:
+            want = sum(v for s, v in vals.items() if funcs(s)[:len(path.split(";"))] == path.split(";"))
+            if value != want or abs(share - want / total) > 0.005 or text != name:
+                bad.append("%s: value %s, width %.4f, text %r; over REST %d of %d (%.4f)" %
+                           (path, value, share, text, want, total, want / total))
+    print("flame frames: " + ", ".join(sorted("%s=%d" % (f[0], f[2]) for f in frames if f[0] in wanted)))
+    p.check(not bad, "%s is a flame graph: %s named, as wide as their counts over REST" %
+            (metric, ", ".join(wanted)), "; ".join(bad))
+    # a click on the narrowest wanted frame shows only what is above it, full width
+    # (the page redraws in the click's handler: the DOM is new when click() returns)
+    name, path, _, _, _ = min((f for f in frames if f[0] in wanted), key=lambda f: f[3])
+    click = ("const f = document.querySelector('.flame[data-metric=\"' + arguments[0] + '\"]');"
+             "[...f.querySelectorAll('.frame')].find(e => e.dataset.path === arguments[1]).click();")
+    any_total = FLAME_FRAMES.replace("+f.dataset.total !== arguments[1]", "false")
+    p.js(click, metric, path)
+    zoomed = p.js(any_total, metric, total) or []
+    full = [f for f in zoomed if f[1] == path and abs(f[3] - 1) < 0.005]
+    others = [f[1] for f in zoomed if not (path.startswith(f[1]) or f[1].startswith(path))]
+    p.shot("flame-zoomed")
+    p.js(click, metric, "")
+    back = p.js(any_total, metric, total) or []
+    p.check(full and not others and len(back) == len(frames),
+            "a click on %s zooms to it, one on the bottom bar zooms out" % name,
+            "zoomed %r, others %r, %d frames back of %d" % (full, others, len(back), len(frames)))
+
+
+# the registration's outcome, [state, script, text], when its state is arguments[0]
+OUTCOME = ("const o = document.getElementById('register-outcome');"
+           "return o && !o.hidden && o.dataset.state === arguments[0] ?"
+           " [o.dataset.state, o.dataset.script, o.textContent] : null")
+
+
+def register(p, path):
+    with open(path) as f:
+        text = f.read()
+    ok = p.wait("return document.getElementById('register').dataset.enabled === 'true'")
+    p.js("const d = document.getElementById('register'); d.open = true; d.scrollIntoView();"
+         "const t = document.getElementById('register-script'); t.value = arguments[0];"
+         "document.getElementById('register-form').requestSubmit();", text)
+    return ok
+
+
+def check_register(p):
+    if p.args.register_bad:
+        path, pattern = p.args.register_bad.split(":", 1)
+        enabled = register(p, path)
+        got = p.wait(OUTCOME, "refused")
+        p.shot("register-refused")
+        p.check(enabled and got and re.search(pattern, got[2]),
+                "a script with a mistake, registered in the form, is refused with its diagnostics",
+                "enabled %r, outcome %r" % (enabled, got))
+    if p.args.register_good:
+        path, script, metric = p.args.register_good.split(":", 2)
+        register(p, path)
+        named = p.wait("const o = document.getElementById('register-outcome');"
+                       "return o.dataset.script === arguments[0] ? o.textContent : null", script)
+        running = p.wait("const o = document.getElementById('register-outcome');"
+                         "return o.dataset.state === 'running' && o.dataset.script === arguments[0] &&"
+                         " [...o.querySelectorAll('a.metric')].some(a => a.textContent === arguments[1]) ? o.textContent : null",
+                         script, metric, secs=p.args.wait * 3)
+        value = p.wait("const s = document.querySelector('section.script[data-script=\"' + arguments[0] + '\"]');"
+                       "const v = s && s.querySelector('.panel[data-metric=\"' + arguments[1] + '\"] .value[data-raw]:not([data-raw=\"\"])');"
+                       "return v ? v.dataset.raw : null", script, metric)
+        p.js("document.getElementById('register').scrollIntoView()")
+        p.shot("register-running")
+        p.check(named and running and value is not None,
+                "a good script registered in the form runs, and its metric %s shows" % metric,
+                "named %r, outcome %r, value %r" % (named, running, value))
+
+
 def check_dead(p):
     p.set_proxy(p.args.dead_url)
     ok = p.wait("const c = document.getElementById('conn');"
@@ -260,14 +393,19 @@ def main():
     ap.add_argument("--proxy-pid")
     ap.add_argument("--proxy-argv")
     ap.add_argument("--dead-url")
+    ap.add_argument("--flame", action="append")
+    ap.add_argument("--host", default="")
+    ap.add_argument("--register-bad")
+    ap.add_argument("--register-good")
     args = ap.parse_args()
     os.makedirs(args.shots, exist_ok=True)
     p = Page(args)
     try:
-        p.open(args.pmproxy)
+        p.open(args.pmproxy, args.host)
         for name, check in [("running", check_running), ("rate", check_rate),
                             ("heatmap", check_heatmap), ("output", check_output),
-                            ("failed", check_failed), ("gone", check_gone),
+                            ("failed", check_failed), ("flame", check_flame),
+                            ("register_bad", check_register), ("gone", check_gone),
                             ("proxy_pid", check_restart), ("dead_url", check_dead)]:
             if getattr(args, name):
                 check(p)

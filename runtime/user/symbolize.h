@@ -93,6 +93,15 @@ void stp_sym_umaps_add_file(const char *file);
 bool stp_sym_umaps_lookup(int pid, uint64_t addr, struct stp_sym_info *info);
 /* The same for the source FILE and LINE of ADDR. */
 bool stp_sym_umaps_line(int pid, uint64_t addr, const char **file, int *line);
+/*
+ * Without reading the map again (many stacks named at once, most of whose
+ * frames no entry places): stp_sym_umaps_load() copies it; the process
+ * whose entries in that copy place the most of ADDRS (N of them), -1 when
+ * none; the symbol at ADDR of process PID in that copy.
+ */
+void stp_sym_umaps_load(void);
+int stp_sym_umaps_pid(const uint64_t *addrs, int n);
+bool stp_sym_umaps_name(int pid, uint64_t addr, struct stp_sym_info *info);
 
 /*
  * Tell the symbolizer about script S as it is attached: its stp_umaps

@@ -73,6 +73,15 @@ static size_t numaps, capumaps;
 static struct file *files;
 static size_t nfiles, capfiles;
 static time_t scanned;		/* the last scan of /proc/PID/maps */
+
+/* Build ids looked for and not found, and when: looked for again a second later. */
+struct missing {
+	unsigned char id[BUILD_ID_BYTES];
+	time_t at;
+};
+
+static struct missing *missing;
+static size_t nmissing, capmissing;
 static char *last_name;
 
 static const Dwfl_Callbacks file_callbacks = {
@@ -88,6 +97,8 @@ void stp_sym_umaps_use(int fd)
 }
 
 /* ---- files ---- */
+
+static struct file *file_search(const unsigned char *id);
 
 void stp_sym_umaps_add_file(const char *path)
 {
@@ -186,16 +197,51 @@ static void scan_procs(void)
 	closedir(d);
 }
 
-/* The file with build id ID: known, mapped somewhere, or a debug file. */
+/* ID's entry among the missing, made when MAKE; NULL when there is none. */
+static struct missing *missing_of(const unsigned char *id, bool make)
+{
+	struct missing *m;
+
+	for (size_t i = 0; i < nmissing; i++)
+		if (memcmp(missing[i].id, id, BUILD_ID_BYTES) == 0)
+			return &missing[i];
+	if (!make || !(m = stp_grow(missing, nmissing, &capmissing, sizeof(*m), 16)))
+		return NULL;
+	missing = m;
+	memcpy(missing[nmissing].id, id, BUILD_ID_BYTES);
+	return &missing[nmissing++];
+}
+
+/*
+ * The file with build id ID: known, mapped somewhere, or a debug file.
+ * One not found is looked for again a second later, not at every frame
+ * that names it (the PMDA names many stacks at once, and a file deleted
+ * since is never found).
+ */
 static struct file *file_find(const unsigned char *id)
 {
-	char path[PATH_MAX];
+	struct missing *m;
 	struct file *f = file_by_id(id, 0);
-	size_t known = nfiles, at;
-	int len = 0;
 
 	if (f)
 		return f;
+	m = missing_of(id, false);
+	if (m && m->at == time(NULL))
+		return NULL;
+	f = file_search(id);
+	if (!f && (m || (m = missing_of(id, true))))
+		m->at = time(NULL);
+	return f;
+}
+
+/* file_find()'s search: this process's files, every live process's, a debug file. */
+static struct file *file_search(const unsigned char *id)
+{
+	char path[PATH_MAX];
+	struct file *f;
+	size_t known = nfiles, at;
+	int len = 0;
+
 	add_maps("/proc/self/maps");
 	scan_procs();
 	f = file_by_id(id, known);
@@ -353,4 +399,57 @@ bool stp_sym_umaps_line(int pid, uint64_t addr, const char **file, int *line)
 		return true;
 	umaps_load();
 	return umaps_find(pid, addr, found_line, file, line);
+}
+
+void stp_sym_umaps_load(void)
+{
+	umaps_load();
+}
+
+bool stp_sym_umaps_name(int pid, uint64_t addr, struct stp_sym_info *info)
+{
+	return map_fd >= 0 && umaps_find(pid, addr, found_name, info, NULL);
+}
+
+/* Do entries I..END (one process's) place ADDR? */
+static bool umaps_place_any(size_t i, size_t end, uint64_t addr)
+{
+	struct file *f;
+	Dwarf_Addr at;
+
+	for (; i < end; i++)
+		if (umaps[i].key.bias <= addr && umap_place(&umaps[i], addr, &f, &at))
+			return true;
+	return false;
+}
+
+/*
+ * The process whose entries place the most of the N addresses at ADDRS (a
+ * user stack whose process is not known: an array key ubacktrace() gave),
+ * the first such process on a tie; -1 when none places any.  Only the
+ * processes that place the first address (where the task was: a walk
+ * without frame pointers may give garbage after it) are counted.
+ */
+int stp_sym_umaps_pid(const uint64_t *addrs, int n)
+{
+	int best = -1, most = 0;
+
+	if (map_fd < 0 || n < 1)
+		return -1;
+	for (size_t i = 0, end; i < numaps; i = end) {
+		uint32_t pid = umaps[i].key.pid;
+		int placed = 1;
+
+		for (end = i; end < numaps && umaps[end].key.pid == pid; end++)
+			;
+		if (!umaps_place_any(i, end, addrs[0]))
+			continue;
+		for (int a = 1; a < n; a++)
+			placed += umaps_place_any(i, end, addrs[a]);
+		if (placed > most) {
+			most = placed;
+			best = (int)pid;
+		}
+	}
+	return best;
 }

@@ -9,7 +9,8 @@
  *	2. values: one /pmapi/fetch for stap.scripts/probes/info and one per
  *	   script (a script's metrics share a timestamp, so rates agree);
  *	   instance names from /pmapi/indom when a new id shows up;
- *	3. the tables, each script's panels and output log.
+ *	3. the tables, each script's panels and output log, and the
+ *	   registration form's outcome (register.js).
  * A failure says what failed in the status line (#conn, data-state:
  * ok, unreachable, pmcd, error), greys the page (stale) and is retried at
  * the next tick; a metric or script that goes is marked gone, and its
@@ -157,6 +158,7 @@
 			this.form.addEventListener('submit', (ev) => { ev.preventDefault(); this.apply(); });
 			this.scriptsTable = new Stap.ScriptsTable(document.getElementById('scripts-table'));
 			this.probesTable = new Stap.ProbesTable(document.getElementById('probes-table'));
+			this.registration = new Stap.Registration(this);
 			this.reset(settings());
 		}
 
@@ -331,6 +333,8 @@
 			const scripts = this.scriptsTable.update(base.values, this.meta);
 
 			this.probesTable.update(base.values, base.t, this.meta);
+			this.registration.enabled((base.values.get('stap.info.registration') || new Map()).get(''));
+			this.registration.update(this.meta, base.values);
 			this.layout(scripts, base.values);
 			for (const [name, sec] of this.sections) {
 				const g = got.get(name);

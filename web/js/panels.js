@@ -5,11 +5,14 @@
  *	ScalarPanel	a long: counters as a rate, instants as the value,
  *			over time; a string: its value
  *	ArrayPanel	one instance per key: a top-N table sorted by value
- *			(rate for counters) and the top series charted
+ *			(rate for counters) and the top series charted; keys
+ *			that are stacks (backtrace(), ubacktrace()): a flame
+ *			graph of the values instead of the chart (flame.js)
  *	StatsPanel	a statistic, stap.S.G.{count,sum,min,max,avg,hist}:
  *			count (a rate), avg, min, max, and the histogram's
  *			buckets ("lo-hi" instances) as a heatmap over time;
- *			per key: a table sorted by count
+ *			per key: a table sorted by count; keyed by stacks,
+ *			a flame graph of the sums too
  *	LogPanel	a script's output (stap.scripts.output_text), newest
  *			first, with the lines the page never got counted
  *
@@ -158,8 +161,25 @@
 						r.shown === null ? 'first sample' : fmt(r.shown)))));
 			this.count.textContent = rows.length > TOP_N ?
 				'top ' + TOP_N + ' of ' + rows.length + ' keys' : rows.length + ' keys';
-			if (this.canvas)
+			if (this.canvas && !this.stacks(vals))
 				this.chart(rows, t);
+		}
+
+		/* keys that are stacks: a flame graph of the values, in place of the chart */
+		stacks(vals) {
+			const yes = vals.size > 0 && Stap.flame.isStacks(vals.keys());
+
+			if (yes && !this.flame) {
+				this.flame = new Stap.flame.Flame(this.m.name, (x) => Stap.units.format(x, this.m.units, false));
+				this.root.insertBefore(this.flame.root, this.canvas);
+			}
+			if (this.flame)
+				this.flame.root.hidden = !yes;
+			this.canvas.hidden = this.legend.hidden = yes;
+			this.root.classList.toggle('has-flame', yes);
+			if (yes)
+				this.flame.update(vals);
+			return yes;
 		}
 
 		chart(rows, t) {

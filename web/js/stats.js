@@ -1,6 +1,7 @@
 /*
  * stats.js - a statistic's panel (count, avg, min, max and a heatmap of
- * its histogram) and a script's output log.  See panels.js.
+ * its histogram; keyed by stacks, a flame graph of the sums, or of the
+ * counts when there is no sum) and a script's output log.  See panels.js.
  */
 (function (Stap) {
 	'use strict';
@@ -57,9 +58,10 @@
 		}
 
 		update(values, t) {
-			if (this.keyed)
+			if (this.keyed) {
 				this.updateTable(values, t);
-			else
+				this.updateFlame(values);
+			} else
 				this.updateSummary(values, t);
 			if (this.canvas)
 				this.updateHeatmap(values.get(this.base + '.hist') || new Map(), t);
@@ -102,6 +104,23 @@
 						return el('td', { class: 'value', dataset: { raw: v ?? '' } },
 							v === undefined ? '-' : this.fmt(v));
 					}))));
+		}
+
+		/* keys that are stacks: a flame graph of the sums (time, bytes: what the values weigh) */
+		updateFlame(values) {
+			const m = this.metas.sum || this.metas.count;
+			const vals = values.get(m.name) || new Map();
+			const yes = vals.size > 0 && Stap.flame.isStacks(vals.keys());
+
+			if (yes && !this.flame) {
+				this.flame = new Stap.flame.Flame(m.name, (x) => Stap.units.format(x, m.units, false));
+				this.table.after(this.flame.root);
+			}
+			if (this.flame)
+				this.flame.root.hidden = !yes;
+			this.root.classList.toggle('has-flame', yes);
+			if (yes)
+				this.flame.update(vals);
 		}
 
 		/* this fetch's counts per bucket, less the last fetch's: one column */
