@@ -1,14 +1,18 @@
 # 363: kernel.function("ksys_*"): one probe per function; @defined($fd) per function
 listed=$($PMSTAP -l 'kernel.function("ksys_*")' | wc -l)
 cat >"$tmp/t.stp" <<'END'
-global hits
+global hits, others
 probe kernel.function("ksys_*") {
 	if (@defined($fd) && $fd == 42)
 		hits[pp()]++
+	else
+		others++	# a body on every function: none is elided as doing nothing
 }
 probe end {
 	foreach (p+ in hits)
 		printf("%s hits=%d\n", p, hits[p])
+	if (others < 0)
+		println("never")	# others is read: not printed at the end
 }
 END
 $PMSTAP -v "$tmp/t.stp" -c "$QA_BIN/read_sizes 2x6" 2>"$tmp/err"
