@@ -855,6 +855,8 @@ int emit_bpf_file(struct emitter *E, FILE *out)
 	fprintf(out, "#include \"bpf/stp_context.bpf.h\"\n\n");
 	probe_points(E, out);
 	fprintf(out, "#include \"bpf/tapset.bpf.h\"\n\n");
+	if (E->kmod)
+		emit_guru_prelude(E, out);
 	fputs(E->protos_buf, out);
 	emit_body_decls(E, out);
 	fputs(E->defs_buf, out);
