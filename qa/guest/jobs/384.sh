@@ -7,7 +7,8 @@
 # kderef_string(),
 # STAP_ERROR() with a printf-style message (caught by try, and uncaught:
 # the script's location, status 1), %{ %} as an expression and as a
-# statement in a kernel probe.  The bpf runtime still refuses the script.
+# statement in a kernel probe (a long, and a string with /* string */).
+# The bpf runtime still refuses the script.
 cat >"$tmp/t.stp" <<'END'
 %{
 #include <linux/sched.h>
@@ -48,6 +49,7 @@ probe kernel.trace("sched:sched_process_exec") {
 	printf("%d %d %s\n", dbl(21), scaled(14), greet("world", 7))
 	println(upper(execname()))
 	printf("embedded expression: %d\n", %{ 6 * 7 %})
+	printf("a string one: %s\n", %{ /* string */ "from C" %})
 	%{ guru_scale = 5 %}
 	printf("scale now %d\n", scaled(1))
 	printf("kread of the task agrees with pid(): %s\n", task_tgid(task_current()) == pid() ? "yes" : "no")
