@@ -234,6 +234,7 @@ struct func {
 	struct vec params;	/* struct vardecl * */
 	struct stmt *body;	/* a STMT_BLOCK, or NULL when embedded is set */
 	const char *embedded;	/* %{ code %} body */
+	struct srcloc embedded_loc;	/* where that body starts */
 	int64_t priority;	/* "function f() :N { }" overloads; 0 when not given */
 	bool is_private;
 	const char *doc;

@@ -319,8 +319,9 @@ static bool check_runtime(struct session *s)
 
 /*
  * With -g the script's own embedded C goes into the generated code, and
- * C written for stap's kernel-module runtime does not compile for BPF:
- * then the script, not pmstap, is the likely cause.
+ * C written for stap's kernel-module runtime does not compile for BPF
+ * (it does for --runtime=kernel): then the script, not pmstap, is the
+ * likely cause.
  */
 static void report_failure(struct session *s, struct tool *failed[], int n, const char *dir)
 {
@@ -334,7 +335,9 @@ static void report_failure(struct session *s, struct tool *failed[], int n, cons
 		compile_show_file(failed[i]->err);
 	}
 	diag_note((struct srcloc){ 0 }, "the generated code is kept in %s", dir);
-	if (s->guru)
+	if (s->guru && strcmp(s->runtime, "kernel") == 0)
+		diag_hint("each function's C is headed by its script location in %s/script.kmod.c", dir);
+	else if (s->guru)
 		diag_hint("embedded C runs in BPF programs or user space here, not in a kernel module");
 	else
 		diag_hint("this is a bug in pmstap: please report it with the script and that directory");

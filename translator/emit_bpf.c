@@ -861,6 +861,8 @@ int emit_bpf_file(struct emitter *E, FILE *out)
 	fprintf(out, "#include \"bpf/tapset.bpf.h\"\n\n");
 	if (E->sc_dispatch)
 		fprintf(out, "#include \"bpf/stp_syscall.bpf.h\"\n\n");
+	if (E->kmod)
+		emit_guru_prelude(E, out);
 	fputs(E->protos_buf, out);
 	emit_body_decls(E, out);
 	fputs(E->defs_buf, out);

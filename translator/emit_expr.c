@@ -452,7 +452,11 @@ static const char *expr(struct emitter *E, struct expr *e, bool used)
 	case EXPR_DEREF:
 	case EXPR_REGISTER: emit_unsupported(E, e->loc, e->name, NULL); break;
 	case EXPR_AUTOCAST: emit_unsupported(E, e->loc, "'->' on a value", NULL); break;
-	case EXPR_EMBEDDED: emit_unsupported(E, e->loc, "embedded C in an expression", NULL); break;
+	case EXPR_EMBEDDED:
+		if (E->kmod && E->s->guru)
+			return emit_guru_expr(E, e);
+		emit_unsupported(E, e->loc, "embedded C in an expression", NULL);
+		break;
 	}
 	return e->type == TYPE_STRING ? "\"\"" : "0";
 }

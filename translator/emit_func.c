@@ -385,23 +385,106 @@ static void comment(struct emitter *E, FILE *out, struct efunc *ef)
 
 /* ---- embedded-C functions -------------------------------------------------------------------- */
 
+static bool emit_func_is_tapset(const struct func *fn)
+{
+	return fn->file && fn->file->is_tapset;
+}
+
+/* STAP_ARG_NAME for each parameter: TO followed by its name. */
+static void arg_macros(FILE *out, const struct func *fn, const char *to)
+{
+	for (int i = 0; i < fn->params.len; i++) {
+		const char *name = ((struct vardecl *)VEC_AT(&fn->params, i))->name;
+
+		fprintf(out, "#define STAP_ARG_%s %s%s\n", name, to, name);
+	}
+}
+
+/* After the body: the macros gone again. */
+static void undef_macros(FILE *out, const struct func *fn)
+{
+	fprintf(out, "#undef STAP_RETVALUE\n#undef STAP_RETURN\n#undef STAP_ERROR\n#undef STAP_NEXT\n");
+	for (int i = 0; i < fn->params.len; i++)
+		fprintf(out, "#undef STAP_ARG_%s\n", ((struct vardecl *)VEC_AT(&fn->params, i))->name);
+}
+
+/* stap's locals struct, THIS: __retvalue (ret for a string) and l_NAME. */
+static void this_locals(FILE *out, const struct func *fn)
+{
+	enum type rt = fn->ret_type;
+
+	fprintf(out, "\tstruct {\n");
+	if (rt == TYPE_LONG)
+		fprintf(out, "\t\tint64_t __retvalue;\n");
+	else if (rt == TYPE_STRING)
+		fprintf(out, "\t\tchar *__retvalue;\n");
+	for (int i = 0; i < fn->params.len; i++) {
+		struct vardecl *p = VEC_AT(&fn->params, i);
+
+		fprintf(out, "\t\t%sl_%s;\n", p->type == TYPE_STRING ? "const char *" : "int64_t ",
+			p->name);
+	}
+	fprintf(out, "\t\tchar stp_unused_;\n\t} stp_this_ = {%s", rt == TYPE_STRING ? " ret," :
+		rt == TYPE_LONG ? " 0," : "");
+	for (int i = 0; i < fn->params.len; i++)
+		fprintf(out, " a_%s,", ((struct vardecl *)VEC_AT(&fn->params, i))->name);
+	fprintf(out, " 0 }, *THIS __attribute__((unused)) = &stp_this_;\n\n");
+}
+
+/*
+ * In a module, as stap 4.8 writes them: the locals in *THIS (__retvalue,
+ * l_NAME), STAP_ERROR printf-style, and every exit through out: (after
+ * deref_fault:, where kread() and the rest of runtime/kmod/stp_guru.h go
+ * on a fault).
+ */
+static void embedded_function_kmod(struct emitter *E, struct efunc *ef, FILE *out)
+{
+	const struct func *fn = ef->fn;
+	enum type rt = fn->ret_type;
+
+	comment(E, out, ef);
+	fprintf(out, "%s\n{\n", signature(E, ef));
+	this_locals(out, fn);
+	if (rt == TYPE_STRING)
+		fprintf(out, "\tret[0] = '\\0';\n");
+	arg_macros(out, fn, "THIS->l_");
+	fprintf(out, "#define STAP_RETVALUE THIS->__retvalue\n");
+	if (rt == TYPE_LONG)
+		fprintf(out, "#define STAP_RETURN(v) do { THIS->__retvalue = (v); goto out; } while (0)\n");
+	else if (rt == TYPE_STRING)
+		fprintf(out, "#define STAP_RETURN(v) do { stp_strcpy(ret, (v)); goto out; } while (0)\n");
+	else
+		fprintf(out, "#define STAP_RETURN(...) goto out\n");
+	fprintf(out, "#define STAP_ERROR(...) do { stp_guru_raise(CONTEXT, __VA_ARGS__); goto out; } "
+		"while (0)\n");
+	fprintf(out, "#define STAP_NEXT do { c->error = STP_ERR_NEXT; goto out; } while (0)\n");
+	fprintf(out, "%s\n", fn->embedded);
+	undef_macros(out, fn);
+	if (!strstr(fn->embedded, "CATCH_DEREF_FAULT"))
+		fprintf(out, "deref_fault: __attribute__((unused));\n");
+	fprintf(out, "out: __attribute__((unused));\n");
+	if (rt == TYPE_LONG)
+		fprintf(out, "\treturn THIS->__retvalue;\n");
+	else
+		fprintf(out, "\treturn;\n");
+	fprintf(out, "}\n\n");
+}
+
 static void embedded_function(struct emitter *E, struct efunc *ef, FILE *out)
 {
 	const struct func *fn = ef->fn;
 	enum type rt = fn->ret_type;
 	const char *rv = rt == TYPE_LONG ? " 0" : "";
 
+	if (E->kmod && E->ctx == ECTX_KERNEL && E->s->guru && !emit_func_is_tapset(fn))
+		return embedded_function_kmod(E, ef, out);
 	comment(E, out, ef);
 	fprintf(out, "%s\n{\n", signature(E, ef));
 	if (rt == TYPE_LONG)
 		fprintf(out, "\tint64_t ret = 0;\n\n");
 	else if (rt == TYPE_STRING)
 		fprintf(out, "\tret[0] = '\\0';\n");
-	for (int i = 0; i < fn->params.len; i++) {
-		struct vardecl *p = VEC_AT(&fn->params, i);
-
-		fprintf(out, "#define STAP_ARG_%s a_%s\n", p->name, p->name);
-	}
+	arg_macros(out, fn, "a_");
 	fprintf(out, "#define STAP_RETVALUE ret\n");
 	if (rt == TYPE_LONG)
 		fprintf(out, "#define STAP_RETURN(v) return (v)\n");
@@ -413,9 +496,7 @@ static void embedded_function(struct emitter *E, struct efunc *ef, FILE *out)
 		rv);
 	fprintf(out, "#define STAP_NEXT do { c->error = STP_ERR_NEXT; return%s; } while (0)\n", rv);
 	fprintf(out, "%s\n", fn->embedded);
-	fprintf(out, "#undef STAP_RETVALUE\n#undef STAP_RETURN\n#undef STAP_ERROR\n#undef STAP_NEXT\n");
-	for (int i = 0; i < fn->params.len; i++)
-		fprintf(out, "#undef STAP_ARG_%s\n", ((struct vardecl *)VEC_AT(&fn->params, i))->name);
+	undef_macros(out, fn);
 	if (rt == TYPE_LONG)
 		fprintf(out, "\treturn ret;\n");
 	fprintf(out, "}\n\n");
@@ -592,6 +673,10 @@ const char *emit_call(struct emitter *E, struct expr *e, bool used)
 				 "call it in a begin, end or timer probe");
 		return fn->ret_type == TYPE_STRING ? "\"\"" : "0";
 	}
+	if (fn->embedded && E->ctx == ECTX_USER && E->kmod && !emit_func_is_tapset(fn)) {
+		emit_guru_user(E, e->loc, arena_printf("%s()", fn->name));
+		return fn->ret_type == TYPE_STRING ? "\"\"" : "0";
+	}
 	if (chain_of(E, fn))
 		cname = arena_printf("fnd_%s", ef->cname + 3);
 	emit_exprs_ordered(E, (struct expr **)e->args.items, e->args.len, vals);
@@ -617,7 +702,10 @@ const char *emit_call(struct emitter *E, struct expr *e, bool used)
 		emit_line(E, "%s(c%s);", cname, args);
 	}
 	/* error(): the message is all stap prints; other services' errors name the call */
-	if (fn->embedded && !strstr(fn->embedded, "stp_error("))
+	if (fn->embedded && E->kmod && E->s->guru && !emit_func_is_tapset(fn))
+		/* a module's STAP_ERROR(): stap names the function, not the call */
+		emit_check(E, emit_error_site(E, fn->loc, arena_printf("error in '%s'", fn->name)));
+	else if (fn->embedded && !strstr(fn->embedded, "stp_error("))
 		emit_check(E, emit_error_site(E, e->loc, arena_printf("error in '%s'", fn->name)));
 	else
 		emit_check(E, -1);

@@ -321,6 +321,10 @@ int emit_user_file(struct emitter *E, FILE *out);
 /* emit_dyninst.c */
 void emit_dyninst_sites(struct emitter *E, FILE *out);
 
+/* emit_guru.c */
+void emit_guru_prelude(struct emitter *E, FILE *out);
+void emit_guru_user(struct emitter *E, struct srcloc loc, const char *what);
+const char *emit_guru_expr(struct emitter *E, struct expr *e);
 /* emit_kmod.c */
 bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp);
 bool emit_kmod_syscall_tp(const struct derived_probe *dp);

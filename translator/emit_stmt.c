@@ -205,8 +205,11 @@ static void stmt_try(struct emitter *E, struct stmt *s)
 
 static void stmt_embedded(struct emitter *E, struct stmt *s)
 {
+	if (E->kmod && E->ctx == ECTX_USER)
+		return emit_guru_user(E, s->loc, "a statement");
 	emit_line(E, "{ /* embedded C at %s */", emit_loc_text(s->loc));
-	emit_raw(E, "%s\n", s->code);
+	/* stap takes it as an expression statement: "%{ x = 1 %}" needs the ';' */
+	emit_raw(E, E->kmod ? "%s\n;\n" : "%s\n", s->code);
 	emit_line(E, "}");
 }
 

@@ -149,7 +149,7 @@ void parse_leave(struct parser *p)
 void parse_check_embedded(struct parser *p, const struct token *t)
 {
 	if (!p->privileged)
-		diag_error(t->loc, "embedded code is only allowed in guru mode (-g)");
+		diag_error(t->loc, "embedded code in unprivileged script; need stap -g");
 }
 
 /* ---- literals ---- */
@@ -394,6 +394,7 @@ static void parse_function(struct parser *p, struct token *kw, bool priv)
 		parse_next(p);
 		parse_check_embedded(p, t);
 		f->embedded = t->text;
+		f->embedded_loc = t->loc;
 	} else {
 		p->in_function = true;
 		f->body = parse_block(p);

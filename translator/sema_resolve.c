@@ -1298,5 +1298,8 @@ void sema_resolve_func(struct sema *sm, struct func *f)
 		rs(&sc, &f->body);
 	if (f->embedded && !f->ret_declared)
 		f->ret_type = TYPE_VOID;
+	/* as stap: the value may be kept for the rest of the hit only if the call can be dropped */
+	if (f->embedded && strstr(f->embedded, "/* stable */") && !strstr(f->embedded, "/* pure */"))
+		sema_error(f->embedded_loc, sm, "stable function must also be /* pure */");
 	sema_funcinfo(sm, f)->has_next = func_has_next(sm, f);
 }

@@ -7,7 +7,8 @@
 #	qa/guest/peer.sh [SCRIPT.stp...]	(default: qa/guest/peer/*.stp)
 #
 # A script's "# workload: CMD" line names the command both run it with
-# (-c; QA_BIN stands for the build's programs).  stap runs passes 1-4
+# (-c; QA_BIN stands for the build's programs); an "# options: OPTS" line
+# options both take (-g for embedded C).  stap runs passes 1-4
 # here (stap -r KVER -p4, its runtime copied and patched for the
 # task_work_cancel_func() that 6.1.192 backported, as
 # ../shared/reference/kmod-qemu does), staprun runs the module there;
@@ -80,8 +81,9 @@ for s in "$@"; do
 	name=$(basename "$s" .stp | tr -c 'a-zA-Z0-9_\n' _)
 	w=$(sed -n 's/^# workload: //p' "$s" | head -1)
 	w=${w:-true}
+	o=$(sed -n 's/^# options: //p' "$s" | head -1)
 	cp "$s" "$work/scripts/$name.stp"
-	if ! (cd "$work/ko" && SYSTEMTAP_DIR=$work/home "$stap" -R "$work/runtime" -r "$kver" -p4 \
+	if ! (cd "$work/ko" && SYSTEMTAP_DIR=$work/home "$stap" $o -R "$work/runtime" -r "$kver" -p4 \
 		-m "peer_$name" "$work/scripts/$name.stp" >/dev/null 2>"$work/ko/$name.log"); then
 		echo "$name: stap cannot build it (see $work/ko/$name.log)"
 		failed=$((failed + 1))
@@ -91,7 +93,7 @@ for s in "$@"; do
 	cat >>"$job" <<END
 mkdir -p \$tmp/$name
 w="${w//QA_BIN/\$QA_BIN}"
-\$PMSTAP --runtime=kernel $work/scripts/$name.stp -c "\$w" >\$tmp/$name/pmstap.out 2>\$tmp/$name/pmstap.err
+\$PMSTAP --runtime=kernel $o $work/scripts/$name.stp -c "\$w" >\$tmp/$name/pmstap.out 2>\$tmp/$name/pmstap.err
 echo \$? >\$tmp/$name/pmstap.rc
 if [ -z "\${GUEST_COMPILE_ONLY:-}" ]; then
 	timeout 120 $staprun -c "\$w" $work/ko/peer_$name.ko >\$tmp/$name/stap.out 2>\$tmp/$name/stap.err
