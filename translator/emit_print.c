@@ -10,6 +10,7 @@
  * User context: format.c directly, through stp_printf() and friends.
  */
 #include <ctype.h>
+#include <limits.h>
 #include <string.h>
 #include "emit_int.h"
 #include "emit_symdefer.h"
@@ -38,8 +39,12 @@ static int number_or_star(const char **p)
 	}
 	if (**p < '0' || **p > '9')
 		return -1;
-	while (**p >= '0' && **p <= '9')
-		v = v * 10 + *(*p)++ - '0';
+	while (**p >= '0' && **p <= '9') {
+		int digit = *(*p)++ - '0';
+
+		/* saturated at INT_MAX, as the runtime's formatter reads it (fuzz_sema) */
+		v = v > (INT_MAX - digit) / 10 ? INT_MAX : v * 10 + digit;
+	}
 	return v;
 }
 
