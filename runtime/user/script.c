@@ -89,10 +89,12 @@ static void bpf_log_keep_end(const char *fmt, va_list ap)
 		return;
 	len = strlen(big);
 	from = len > keep ? big + len - keep : big;
-	if (from > big && (from = strchr(from, '\n')) != NULL)
-		from++;
-	else if (from > big)
-		from = big + len - keep;
+	if (from > big) {	/* from the next line's start, if a line ends in the part kept */
+		const char *nl = strchr(from, '\n');
+
+		if (nl && nl[1])
+			from = nl + 1;
+	}
 	bpf_log.len = (size_t)snprintf(bpf_log.buf, sizeof(bpf_log.buf), "%s%s",
 				       from > big ? "(the beginning of the log is cut)\n" : "",
 				       from);
