@@ -216,19 +216,6 @@ bool emit_unsupported(struct emitter *E, struct srcloc loc, const char *what, co
 
 /* ---- limits ---------------------------------------------------------------------- */
 
-static int64_t define_value(struct session *s, const char *name, int64_t dflt)
-{
-	size_t n = strlen(name);
-
-	for (int i = s->defines.len - 1; i >= 0; i--) {
-		const char *d = VEC_AT(&s->defines, i);
-
-		if (strncmp(d, name, n) == 0 && d[n] == '=')
-			return strtoll(d + n + 1, NULL, 0);
-	}
-	return dflt;
-}
-
 static int possible_cpus(void)
 {
 	size_t len;
@@ -253,15 +240,15 @@ static void setup_limits(struct emitter *E)
 {
 	struct session *s = E->s;
 
-	E->maxstringlen = define_value(s, "MAXSTRINGLEN", 512);
-	E->maxaction = define_value(s, "MAXACTION", 1000);
-	E->maxmapentries = define_value(s, "MAXMAPENTRIES", 2048);
-	E->maxerrors = define_value(s, "MAXERRORS", 0);
-	E->maxnesting = define_value(s, "MAXNESTING", 10);
-	E->ringbuf = define_value(s, "STP_RINGBUF_BYTES", 1 << 20);
+	E->maxstringlen = session_define(s, "MAXSTRINGLEN", STAP_MAXSTRINGLEN);
+	E->maxaction = session_define(s, "MAXACTION", 1000);
+	E->maxmapentries = session_define(s, "MAXMAPENTRIES", 2048);
+	E->maxerrors = session_define(s, "MAXERRORS", 0);
+	E->maxnesting = session_define(s, "MAXNESTING", 10);
+	E->ringbuf = session_define(s, "STP_RINGBUF_BYTES", 1 << 20);
 	if (E->maxstringlen < 16 || E->maxstringlen > 65536) {
 		diag_error((struct srcloc){ 0 }, "MAXSTRINGLEN must be between 16 and 65536");
-		E->maxstringlen = 512;
+		E->maxstringlen = STAP_MAXSTRINGLEN;
 	}
 	if (E->maxaction < 1 || E->maxaction > (1 << 22)) {
 		diag_error((struct srcloc){ 0 }, "MAXACTION must be between 1 and 4194304");

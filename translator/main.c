@@ -495,6 +495,10 @@ static int load_library_macros(struct session *s)
 		if (n >= 0)
 			free(list);
 	}
+	/* @MAXSTRINGLEN: the longest string the script's runtime keeps, as -D sets it */
+	preproc_load_library(s, lex_source_from_string("<built-in>", arena_printf(
+		"@define MAXSTRINGLEN %%( %lld %%)\n",
+		(long long)session_define(s, "MAXSTRINGLEN", STAP_MAXSTRINGLEN))));
 	return files;
 }
 

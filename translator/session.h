@@ -3,6 +3,9 @@
 #define PMSTAP_SESSION_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include "arena.h"
 #include "hmap.h"
 #include "vec.h"
@@ -66,6 +69,23 @@ struct session {
 	/* the preprocessor's state for every file: tapset macros, kernel config */
 	struct pp_shared *pp;		/* preproc.c, in the arena; NULL until first used */
 };
+
+/* The longest string, NUL included, unless -D MAXSTRINGLEN=N says otherwise. */
+#define STAP_MAXSTRINGLEN 512
+
+/* The value of -D NAME=VALUE (the last one given), else DFLT. */
+static inline int64_t session_define(const struct session *s, const char *name, int64_t dflt)
+{
+	size_t n = strlen(name);
+
+	for (int i = s->defines.len - 1; i >= 0; i--) {
+		const char *d = VEC_AT(&s->defines, i);
+
+		if (strncmp(d, name, n) == 0 && d[n] == '=')
+			return strtoll(d + n + 1, NULL, 0);
+	}
+	return dflt;
+}
 
 /* The installed version, as systemtap_v sees it and -V prints. */
 #define PMSTAP_VERSION "0.1"
