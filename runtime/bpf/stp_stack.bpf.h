@@ -5,7 +5,8 @@
  *
  * printf("%s", symname(a)) and its kin send the addresses to be named in
  * user space (stp_rec_syms()); other uses of a name in kernel context
- * raise an error that says why (stp_sym_sprint()).
+ * get a kernel address's name from the kernel, and raise an error that
+ * says why for the rest (stp_sym_sprint()).
  *
  * Addresses come from bpf_get_task_stack() on the current task (it needs
  * no program context, so that tapset functions can call it): its kernel
@@ -174,13 +175,94 @@ STP_SERVICE void stp_print_stack(struct context *c, const char *stk, int64_t fla
 }
 
 /*
- * A symbol's name as a string in kernel context: only user space has the
- * names.  printf/print of the tapset calls never get here (the record
- * carries the addresses: translator/emit_symdefer.c); what does needs
- * the string in the kernel, which cannot be.
+ * A symbol's name as a string in kernel context.  printf/print of the
+ * tapset calls never get here (the record carries the addresses:
+ * translator/emit_symdefer.c).  A kernel address's symbol, offset and
+ * module the kernel itself can give (stp__ksym()); the names of user
+ * addresses and the other styles (source lines, stacks) only user space
+ * knows: an error.
  */
 #define STP_SYM_HINT ": names are known only in user space; print the call directly " \
 	"(printf/print/println), or keep the address for an end or timer probe"
+
+#ifndef STP_DYNINST
+/* The index of the first space or ']' at or after START of S, or of its NUL. */
+struct stp__ksym_state {
+	const char *s;
+	int64_t start;
+	int64_t at;
+};
+
+STP_STR_STEP stp__ksym_step(uint64_t i, void *state)
+{
+	struct stp__ksym_state *st = state;
+	int64_t k = st->start + (int64_t)i;
+	char ch;
+
+	if (!STP_IN_STR(k))
+		return 1;
+	ch = st->s[k];
+	if (ch != '\0' && ch != ' ' && ch != ']')
+		return 0;
+	st->at = k;
+	return 1;
+}
+
+static __always_inline int64_t stp__ksym_find(const char *s, int64_t start)
+{
+	struct stp__ksym_state st = { s, start, STP_STR_MAX };
+
+	stp__loop(MAXSTRINGLEN, stp__ksym_step, &st);
+	return st.at;
+}
+
+/*
+ * A kernel address named in the kernel, by its own vsprintf: "%ps" gives
+ * "sym", "sym [module]" for a module's, or "0xADDR" when the address is
+ * in no symbol; "%pS" adds "+0xOFF/0xSIZE" after the symbol.  Written in
+ * STYLE (symname(), symdata(), modname()) into OUT; false for another
+ * style.
+ */
+static __always_inline bool stp__ksym(char *out, const char *stk, int64_t style)
+{
+	static const char name_fmt[] = "%ps", data_fmt[] = "%pS";
+	uint64_t addr = (uint64_t)stp__strtol(stk, 16);
+	int64_t sp, end;
+
+	if (style != STP_SYM_NAME && style != STP_SYM_DATA && style != STP_SYM_MODULE)
+		return false;
+#ifdef STP_KMOD
+	snprintf(out, MAXSTRINGLEN, style == STP_SYM_DATA ? "%pS" : "%ps", (void *)(uintptr_t)addr);
+#else
+	if (style == STP_SYM_DATA)
+		bpf_snprintf(out, MAXSTRINGLEN, data_fmt, &addr, 8);
+	else
+		bpf_snprintf(out, MAXSTRINGLEN, name_fmt, &addr, 8);
+#endif
+	sp = stp__ksym_find(out, 0);
+	if (!STP_IN_STR(sp))
+		return true;
+	if (style == STP_SYM_NAME) {
+		out[sp] = '\0';
+	} else if (out[0] == '0' && out[1] == 'x') {
+		if (style == STP_SYM_MODULE)
+			out[0] = '\0';		/* unknown */
+	} else if (style == STP_SYM_DATA) {
+		if (!out[sp] && sp < MAXSTRINGLEN - 10)
+			__builtin_memcpy(out + sp, " [kernel]", 10);
+	} else if (!out[sp]) {
+		__builtin_memcpy(out, "kernel", 7);
+	} else {
+		/* "sym [module]": the module */
+		end = stp__ksym_find(out, sp + 2);
+		if (end > sp + 2)
+			stp__copy(out, out + sp + 2, end - sp - 2);
+		else
+			out[0] = '\0';
+	}
+	return true;
+}
+#endif
 
 STP_SERVICE void stp_sym_sprint(struct context *c, char *out, const char *stk, int64_t style,
 				int64_t flags)
@@ -188,6 +270,10 @@ STP_SERVICE void stp_sym_sprint(struct context *c, char *out, const char *stk, i
 	bool user = flags & STP_STACK_USER;
 
 	out[0] = '\0';
+#ifndef STP_DYNINST
+	if (!user && stp__ksym(out, stk, style))
+		return;
+#endif
 	if (style == STP_SYM_NAME)
 		stp_raise_msg(c, user ? "usymname() cannot return a name in a kernel-context probe" STP_SYM_HINT
 				      : "symname() cannot return a name in a kernel-context probe" STP_SYM_HINT);
