@@ -332,8 +332,6 @@ static void add_options(struct cache_sha256 *c, struct session *s)
 {
 	for (int i = 0; i < s->defines.len; i++)
 		add_str(c, "define", VEC_AT(&s->defines, i));
-	for (int i = 0; i < s->global_sets.len; i++)
-		add_str(c, "global", VEC_AT(&s->global_sets, i));
 	add_str(c, "guru", s->guru ? "1" : "0");
 	add_str(c, "suppress", s->suppress_handler_errors ? "1" : "0");
 	add_str(c, "prologue", (const char *[]){ "auto", "always", "never" }[s->prologue]);
