@@ -671,6 +671,70 @@ const char *emit_index_read(struct emitter *E, struct expr *e)
 	return arena_printf("%s, %s)", map_call(E, g, "get_long"), key);
 }
 
+/* ---- slices ---------------------------------------------------------------------------- */
+
+/* slice_match_a, slice_in_a and slice_delete_a: once for each array. */
+void emit_slice_functions(struct emitter *E, struct eglobal *g)
+{
+	FILE *out = E->defs;
+
+	if (g->slice_fns)
+		return;
+	g->slice_fns = true;
+	fprintf(out, "/* the elements of %s that slices name */\n", g->d->name);
+	fprintf(out, "static __always_inline int slice_match_%s(const struct key_%s *k, "
+		"const struct stp_slice *s)\n{\n\tconst struct key_%s *w = s->want;\n\n",
+		g->cname, g->cname, g->cname);
+	for (int i = 1; i <= g->d->arity; i++) {
+		const char *ne = g->d->key_types[i - 1] == TYPE_STRING ?
+			arena_printf("stp_strcmp(k->k%d, w->k%d)", i, i) :
+			arena_printf("k->k%d != w->k%d", i, i);
+
+		fprintf(out, "\tif ((s->mask & %#x) && %s)\n\t\treturn 0;\n", 1u << (i - 1), ne);
+	}
+	fprintf(out, "\treturn 1;\n}\n\n");
+	fprintf(out, "static long slice_in_%s(void *map, const struct key_%s *k, void *val, "
+		"struct stp_slice *s)\n{\n\ts->found = slice_match_%s(k, s);\n"
+		"\treturn s->found;\n}\n\n", g->cname, g->cname, g->cname);
+	fprintf(out, "static long slice_delete_%s(void *map, const struct key_%s *k, void *val, "
+		"struct stp_slice *s)\n{\n\tif (slice_match_%s(k, s))\n", g->cname, g->cname,
+		g->cname);
+	if (emit_slotted(g))
+		fprintf(out, "\t\tstp_slot_remove(&g_%s, &gv_%s, &gf_%s, k, *(uint32_t *)val);\n",
+			g->cname, g->cname, g->cname);
+	else
+		fprintf(out, "\t\tbpf_map_delete_elem(map, k);\n");
+	fprintf(out, "\treturn 0;\n}\n\n");
+}
+
+/* [k, *] in a: 1 when an element's keys are those given (KEY, MASK their columns). */
+const char *emit_slice_in_kernel(struct emitter *E, struct eglobal *g, const char *key,
+			       unsigned mask)
+{
+	const char *t = emit_long_temp(E);
+
+	emit_slice_functions(E, g);
+	emit_line(E, "{");
+	emit_line(E, "\tstruct stp_slice s = { %s, %#x, 0 };", key, mask);
+	emit_raw(E, "\n");
+	emit_line(E, "\tbpf_for_each_map_elem(&g_%s, slice_in_%s, &s, 0);", g->cname, g->cname);
+	emit_line(E, "\t%s = s.found;", t);
+	emit_line(E, "}");
+	return t;
+}
+
+/* delete a[k, *]: every element whose keys are those given. */
+void emit_slice_delete_in_kernel(struct emitter *E, struct eglobal *g, const char *key, unsigned mask)
+{
+	emit_slice_functions(E, g);
+	emit_line(E, "{");
+	emit_line(E, "\tstruct stp_slice s = { %s, %#x, 0 };", key, mask);
+	emit_raw(E, "\n");
+	emit_line(E, "\tbpf_for_each_map_elem(&g_%s, slice_delete_%s, &s, 0);", g->cname,
+		  g->cname);
+	emit_line(E, "}");
+}
+
 /*
  * The columns a slice fixes (not '*'), as a bit mask, with bit 31 set so
  * that [*, *] is not 0; 0 when there is no '*'.
@@ -689,7 +753,7 @@ unsigned emit_slice_mask(const struct vec *args)
 	return star ? mask | 1u << 31 : 0;
 }
 
-/* [keys] in ARRAY; with '*' keys (a slice) in user context only. */
+/* [keys] in ARRAY, or with '*' keys (a slice). */
 const char *emit_in(struct emitter *E, struct expr *e)
 {
 	struct expr *a = e->right;
@@ -703,13 +767,8 @@ const char *emit_in(struct emitter *E, struct expr *e)
 	g = emit_global(E, a->decl);
 	if (!mask)
 		return arena_printf("%s, %s)", map_call(E, g, "exists"), emit_key(E, g, &e->args));
-	if (E->ctx == ECTX_KERNEL && E->kmod)
-		return emit_kmod_slice_in(E, g, emit_key(E, g, &e->args), mask);
-	if (E->ctx == ECTX_KERNEL) {
-		emit_unsupported(E, e->loc, "'in' with '*' keys",
-				 "test slices in an end or timer probe, which runs in user context");
-		return "0";
-	}
+	if (E->ctx == ECTX_KERNEL)
+		return emit_slice_in_kernel(E, g, emit_key(E, g, &e->args), mask);
 	return arena_printf("stp_map_exists_slice(c, &g_%s, %s, %#x)", g->cname,
 			    emit_key(E, g, &e->args), mask);
 }
@@ -842,13 +901,8 @@ void emit_delete(struct emitter *E, struct stmt *s)
 		emit_line(E, "%s, %s);", map_call(E, g, "delete"), emit_key(E, g, &e->args));
 		return;
 	}
-	if (E->ctx == ECTX_KERNEL && E->kmod) {
-		emit_kmod_slice_delete(E, g, emit_key(E, g, &e->args), emit_slice_mask(&e->args));
-		return;
-	}
 	if (E->ctx == ECTX_KERNEL) {
-		emit_unsupported(E, e->loc, "delete with '*' keys",
-				 "delete slices in an end or timer probe, which runs in user context");
+		emit_slice_delete_in_kernel(E, g, emit_key(E, g, &e->args), emit_slice_mask(&e->args));
 		return;
 	}
 	emit_line(E, "stp_map_delete_slice(c, &g_%s, %s, %#x);", g->cname, emit_key(E, g, &e->args),

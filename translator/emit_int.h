@@ -67,7 +67,7 @@ struct eglobal {
 	bool variance;			/* @variance(s) is read somewhere */
 	bool shift_set;
 	bool exported;
-	bool kmod_slices;		/* its slice functions are written (emit_kmod_data.c) */
+	bool slice_fns;			/* its slice functions are written (emit_data.c) */
 };
 
 /* A script or embedded-C function. */
@@ -332,10 +332,13 @@ void emit_kmod_sites(struct emitter *E, FILE *out);
 /* emit_kmod_data.c */
 void emit_kmod_foreach(struct emitter *E, struct stmt *s, struct eglobal *g, int n,
 		       const char *env, const char *want);
-const char *emit_kmod_slice_in(struct emitter *E, struct eglobal *g, const char *key,
-			       unsigned mask);
-void emit_kmod_slice_delete(struct emitter *E, struct eglobal *g, const char *key, unsigned mask);
-unsigned emit_slice_mask(const struct vec *args);	/* emit_data.c */
+/* emit_data.c: array slices */
+void emit_slice_functions(struct emitter *E, struct eglobal *g);
+const char *emit_slice_in_kernel(struct emitter *E, struct eglobal *g, const char *key,
+				 unsigned mask);
+void emit_slice_delete_in_kernel(struct emitter *E, struct eglobal *g, const char *key,
+				 unsigned mask);
+unsigned emit_slice_mask(const struct vec *args);
 void emit_user_loop(struct emitter *E, struct stmt *s);
 void emit_user_foreach(struct emitter *E, struct stmt *s);
 

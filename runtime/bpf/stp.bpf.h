@@ -91,6 +91,17 @@
 #endif
 
 #define STP_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/*
+ * A slice of an array, as `in`, `delete` and foreach with '*' keys walk
+ * it: WANT the key with the columns given (MASK: bit 0 the first);
+ * FOUND for `in`.
+ */
+struct stp_slice {
+	const void *want;
+	uint32_t mask;
+	int found;
+};
 /* a module's function frame, as stp_kmod_push() places it */
 #define STP_KMOD_FRAME(type) ((sizeof(type) + 7) & ~(size_t)7)
 

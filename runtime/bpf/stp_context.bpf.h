@@ -207,8 +207,8 @@ static __always_inline void stp_kmod_pop(struct context *c, uint32_t size)
 struct stp__collect {
 	struct stp_kmod_item *items;
 	uint32_t n, room;
-	int (*match)(const void *key, const struct stp_kmod_slice *s);	/* a slice's */
-	const struct stp_kmod_slice *slice;
+	int (*match)(const void *key, const struct stp_slice *s);	/* a slice's */
+	const struct stp_slice *slice;
 };
 
 static long stp__collect_one(struct stp_dmap *m, void *key, void *val, void *arg)
@@ -235,7 +235,7 @@ static long stp__collect_one(struct stp_dmap *m, void *key, void *val, void *arg
 static __always_inline void stp_kmod_foreach(struct context *c, void *map, void *body,
 					     struct stp_env *env,
 					     int (*cmp)(const void *, const void *), int64_t limit,
-					     void *match, const struct stp_kmod_slice *slice)
+					     void *match, const struct stp_slice *slice)
 {
 	long (*fn)(void *, const void *, void *, struct stp_env *) = body;
 	struct stp__collect col = { c->items + c->items_top, 0, STP_KMOD_ITEMS - c->items_top,

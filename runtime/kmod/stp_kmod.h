@@ -77,19 +77,12 @@
 #define STP_SLOT() ((uint32_t)raw_smp_processor_id())
 #include "../stp_bpf_native.h"
 
-/* ---- what BPF cannot run: sorted foreach, slices (translator/emit_kmod_data.c) ---- */
+/* ---- what BPF cannot run: sorted foreach (translator/emit_kmod_data.c) ---- */
 
 /* An element a sorted foreach collected: pointers into its map (elements never move). */
 struct stp_kmod_item {
 	const void *key;
 	void *val;
-};
-
-/* A slice: the key with the columns given (MASK: bit 0 the first); FOUND for `in`. */
-struct stp_kmod_slice {
-	const void *want;
-	uint32_t mask;
-	int found;
 };
 
 #define stp_kmod_sign(r) ((int)(((r) > 0) - ((r) < 0)))
