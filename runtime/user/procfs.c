@@ -26,6 +26,11 @@
  * until the last closes, is read in pieces of at most MAXSTRINGLEN - 1
  * bytes (stap's bound on $value) and the .write handlers run once a piece.
  *
+ * procfs("__stdin").write, which stap's input.char and input.line probes
+ * are (tapset/input.stp), is no FIFO: its thread reads the runner's own
+ * standard input and runs the handlers once a byte, as stapio feeds that
+ * file, until end of file.
+ *
  * The folder is locked (flock) while the script runs.  At the end the
  * files and the folder are removed, after any reader or writer still
  * waiting in open() is let go; a run killed with SIGKILL leaves them, and
@@ -56,6 +61,7 @@ struct stp_procfs_file {
 	const char *name;
 	char path[PATH_MAX];	/* the folder's, then NAME */
 	bool write;
+	bool stdin_;		/* "__stdin": the runner's standard input */
 	mode_t mode;
 	int *probes;		/* its handlers (several .write probes may share a file) */
 	int nprobes;
@@ -227,10 +233,39 @@ static int serve_writers(struct stp_procfs_file *f)
 	}
 }
 
+/* "__stdin": the handlers once a byte of the runner's standard input. */
+static int serve_stdin(struct stp_procfs_file *f)
+{
+	char chunk[4096];
+
+	for (;;) {
+		ssize_t n = read(STDIN_FILENO, chunk, sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
+		for (ssize_t i = 0; i < n; i++) {
+			f->buf[0] = chunk[i];
+			f->buf[1] = '\0';
+			f->len = chunk[i] ? 1 : 0;
+			if (ask(f) < 0)
+				return -EPIPE;
+		}
+	}
+}
+
 static void *serve(void *arg)
 {
 	struct stp_procfs_file *f = arg;
 	int err = 0;
+
+	if (f->stdin_) {
+		err = serve_stdin(f);
+		if (err)
+			stp_msg(f->s, "error", "standard input is no longer read: %s", strerror(-err));
+		return NULL;
+	}
 
 	while (!err) {
 		f->fd = open(f->path, (f->write ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
@@ -348,6 +383,7 @@ static struct stp_procfs_file *file_of(struct stp_procfs *pf, const struct stp_m
 	f = &pf->files[pf->nfiles++];
 	f->name = p->procfs_path;
 	f->write = p->procfs_write;
+	f->stdin_ = f->write && !strcmp(f->name, "__stdin");
 	f->mode = (mode_t)p->procfs_mode;
 	if (geteuid() != 0)	/* the runner's own end: root opens it whatever the mode */
 		f->mode |= f->write ? S_IRUSR : S_IWUSR;
@@ -371,6 +407,10 @@ static int file_open(struct stp_script *s, struct stp_procfs *pf, struct stp_pro
 	f->request = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!f->buf || f->request < 0 || pipe2(f->reply, O_CLOEXEC) < 0)
 		return -ENOMEM;
+	if (f->stdin_) {
+		f->path[0] = '\0';	/* nothing to make, nothing to remove */
+		return 0;
+	}
 	return fifo_make(f);
 }
 
