@@ -268,14 +268,110 @@ static uint32_t find_type(const char *name, const char **c)
 	return 0;
 }
 
-/* @cast(addr, "type"[, "module"])->member... in kernel context. */
+/* Member NAME of struct/union ID as member() finds it, and its offset in bits in *BITS. */
+static uint32_t member_offset(uint32_t id, const char *name, uint64_t *bits, int depth)
+{
+	const struct btf_type *t = type_at(id);
+	const struct btf_member *m;
+
+	if (depth > 8 || !is_record(id))
+		return 0;
+	m = (const struct btf_member *)(t + 1);
+	for (unsigned i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		const char *n = btf_name_of(m[i].name_off);
+		uint64_t at = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
+		uint64_t inner = 0;
+		uint32_t found;
+
+		if (*n && strcmp(n, name) == 0) {
+			*bits = at;
+			return m[i].type;
+		}
+		if (!*n && (found = member_offset(btf_strip(m[i].type), name, &inner, depth + 1))) {
+			*bits = at + inner;
+			return found;
+		}
+	}
+	return 0;
+}
+
+/* The bytes of BTF type ID, 0 when it has no size. */
+static uint64_t type_size(uint32_t id, int depth)
+{
+	const struct btf_type *t;
+
+	id = btf_strip(id);
+	t = type_at(id);
+	switch (btf_kind(id)) {
+	case BTF_KIND_PTR:
+		return 8;
+	case BTF_KIND_ARRAY: {
+		const struct btf_array *a = (const struct btf_array *)(t + 1);
+
+		return depth > 8 ? 0 : a->nelems * type_size(a->type, depth + 1);
+	}
+	case BTF_KIND_INT: case BTF_KIND_ENUM: case BTF_KIND_ENUM64:
+	case BTF_KIND_STRUCT: case BTF_KIND_UNION:
+		return t->size;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * &@cast(ADDR, "T")->m[2].n with no pointer followed on the way and
+ * constant indexes: ADDR plus an offset known now, in *OFF (@offsetof,
+ * @cast_sizeof); false when the address needs memory read.
+ */
+static bool constant_offset(const struct expr *e, uint32_t cur, uint64_t *off)
+{
+	bool lv = false;
+
+	*off = 0;
+	for (int i = 0; i < e->comps.len; i++) {
+		const struct target_comp *tc = VEC_AT(&e->comps, i);
+
+		if (lv && btf_kind(cur) == BTF_KIND_PTR)
+			return false;
+		if (tc->kind == COMP_MEMBER) {
+			uint64_t bits = 0;
+			uint32_t m = member_offset(cur, tc->member, &bits, 0);
+
+			if (!m || bits % 8)
+				return false;
+			*off += bits / 8;
+			cur = btf_strip(m);
+		} else if (tc->kind != COMP_INDEX) {
+			return false;
+		} else if (!lv) {
+			*off += (uint64_t)tc->index * type_size(cur, 0);	/* ((T *)addr)[i] */
+		} else {
+			const struct btf_array *a;
+
+			if (btf_kind(cur) != BTF_KIND_ARRAY)
+				return false;
+			a = (const struct btf_array *)(type_at(cur) + 1);
+			*off += (uint64_t)tc->index * type_size(a->type, 0);
+			cur = btf_strip(a->type);
+		}
+		lv = true;
+	}
+	return true;
+}
+
+/* @cast(addr, "type"[, "module"])->member... in kernel context; &... of no memory anywhere. */
 const char *emit_btf_cast(struct emitter *E, struct expr *e)
 {
 	struct walk w = { NULL, NULL, NULL, 0 };
 	const char *cname;
 	uint32_t t;
+	uint64_t off;
 
 	if (E->ctx != ECTX_KERNEL) {
+		if (e->addr_of && btf_index_load() && (t = find_type(e->str, &cname)) &&
+		    constant_offset(e, btf_strip(t), &off))
+			return arena_printf("((int64_t)%s + %llu)", emit_expr(E, e->left),
+					    (unsigned long long)off);
 		emit_unsupported(E, e->loc, "@cast in user context",
 				 "kernel memory can be read in kernel-context probes only");
 		return "0";

@@ -869,9 +869,19 @@ const char *emit_dwarf_target(struct emitter *E, struct expr *e)
 	return finish(&d, &v, e);
 }
 
+/*
+ * A @cast module that names the kernel, whose types come from BTF:
+ * "kernel", or stap's "kernel<linux/sched.h>" and "kernel:<...>" (the
+ * kernel first, the header only where the kernel lacks the type).
+ */
+static bool cast_module_is_kernel(const char *m)
+{
+	return strncmp(m, "kernel", 6) == 0 && (!m[6] || m[6] == '<' || m[6] == ':');
+}
+
 static const char *cast_path(struct emitter *E, struct expr *e)
 {
-	if (e->module && strcmp(e->module, "kernel") != 0)
+	if (e->module && !cast_module_is_kernel(e->module))
 		return e->module;
 	return !e->module && is_user_probe(E->dp) ? E->dp->dwarf_path : NULL;
 }
@@ -879,7 +889,7 @@ static const char *cast_path(struct emitter *E, struct expr *e)
 bool emit_dwarf_is_cast(struct emitter *E, struct expr *e)
 {
 	if (e->module)
-		return strcmp(e->module, "kernel") != 0;
+		return !cast_module_is_kernel(e->module);
 	return is_user_probe(E->dp);
 }
 
