@@ -237,37 +237,6 @@ const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_ar
 	return walk_chain(E, e, &w);
 }
 
-/* The BTF struct, union or typedef named NAME ("struct sock", "sock"); its C name in *C. */
-static uint32_t find_type(const char *name, const char **c)
-{
-	int want = BTF_KIND_UNKN;
-
-	if (strncmp(name, "struct ", 7) == 0) {
-		want = BTF_KIND_STRUCT;
-		name += 7;
-	} else if (strncmp(name, "union ", 6) == 0) {
-		want = BTF_KIND_UNION;
-		name += 6;
-	}
-	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 1; i < btf_type_count(); i++) {
-			int k = btf_kind((uint32_t)i);
-
-			if (strcmp(btf_name_of(type_at((uint32_t)i)->name_off), name) != 0)
-				continue;
-			if (pass == 0 ? (want ? k != want : !is_record((uint32_t)i))
-				      : k != BTF_KIND_TYPEDEF)
-				continue;
-			*c = k == BTF_KIND_TYPEDEF ? name
-				: arena_printf("%s %s", k == BTF_KIND_UNION ? "union" : "struct", name);
-			return (uint32_t)i;
-		}
-		if (want)
-			break;
-	}
-	return 0;
-}
-
 /* @cast(addr, "type"[, "module"])->member... in kernel context. */
 const char *emit_btf_cast(struct emitter *E, struct expr *e)
 {
@@ -280,7 +249,7 @@ const char *emit_btf_cast(struct emitter *E, struct expr *e)
 				 "kernel memory can be read in kernel-context probes only");
 		return "0";
 	}
-	if (!btf_index_load() || !(t = find_type(e->str, &cname))) {
+	if (!btf_index_load() || !(t = btf_find_named(e->str, &cname))) {
 		diag_error(e->loc, "@cast: no type '%s' in the kernel's BTF", e->str);
 		return "0";
 	}
@@ -304,7 +273,7 @@ int emit_btf_defined(struct expr *e)
 
 	if (e->kind != EXPR_CAST || !btf_index_load())
 		return -1;
-	cur = find_type(e->str, &cname);
+	cur = btf_find_named(e->str, &cname);
 	if (!cur)
 		return 0;
 	cur = btf_strip(cur);

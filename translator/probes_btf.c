@@ -284,6 +284,50 @@ static void member_names(uint32_t id, struct vec *out, int depth)
 	}
 }
 
+uint32_t btf_member_type(uint32_t id, const char *name)
+{
+	return btf_load() ? member(id, name, 0) : 0;
+}
+
+void btf_member_names(uint32_t id, struct vec *out)
+{
+	if (btf_load())
+		member_names(id, out, 0);
+}
+
+/* The BTF struct, union or typedef named NAME ("struct sock", "sock"); its C name in *C. */
+uint32_t btf_find_named(const char *name, const char **c)
+{
+	int want = BTF_KIND_UNKN;
+
+	if (!btf_load())
+		return 0;
+	if (strncmp(name, "struct ", 7) == 0) {
+		want = BTF_KIND_STRUCT;
+		name += 7;
+	} else if (strncmp(name, "union ", 6) == 0) {
+		want = BTF_KIND_UNION;
+		name += 6;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 1; i < btf.n; i++) {
+			int k = kind_of(btf.types[i]);
+
+			if (strcmp(name_of(btf.types[i]->name_off), name) != 0)
+				continue;
+			if (pass == 0 ? (want ? k != want : k != BTF_KIND_STRUCT && k != BTF_KIND_UNION)
+				      : k != BTF_KIND_TYPEDEF)
+				continue;
+			*c = k == BTF_KIND_TYPEDEF ? name
+				: arena_printf("%s %s", k == BTF_KIND_UNION ? "union" : "struct", name);
+			return (uint32_t)i;
+		}
+		if (want)
+			break;
+	}
+	return 0;
+}
+
 /* One step: ->NAME or [i] from type ID; 0 and *WHY on failure. */
 static uint32_t step(uint32_t id, const struct target_comp *c, char **why, const char **near)
 {
