@@ -528,11 +528,13 @@ static const struct ctype *cx_autocast(struct ac *a, struct expr *e)
 	cx_comps(a, e);
 	if (op && op->kind == CT_LATER)
 		return op;
-	if (!op || op->kind == CT_NULL || !c) {
+	if (!op || op->kind == CT_NULL) {
 		if (a->report)
 			sema_error(c ? c->loc : e->loc, a->sm, "unknown type in dereference");
 		return NULL;
 	}
+	if (!c)		/* x$ or &x: no member to check */
+		return NULL;
 	t = *op;
 	if (!op->is_pointer) {
 		if (a->report)
