@@ -139,6 +139,7 @@ struct expr {
 	struct func *func;	/* pass 2: EXPR_CALL to a script function */
 	int builtin;		/* pass 2: EXPR_CALL to a builtin (print family), else 0 */
 	const char *unresolved;	/* pass 2: why this $var cannot be read; an error if elision keeps it */
+	const struct expr *saved; /* pass 2: a value an entry probe saved (@entry): what it saved */
 };
 
 enum stmt_kind {

@@ -163,8 +163,12 @@ static void print_target(FILE *out, const struct expr *e)
 		fprintf(out, "@var(\"%s\"", e->name);
 		print_module(out, e);
 		break;
-	default:
+	default:	/* an autocast: (&@cast(p, "T"))->m needs its parentheses */
+		if (e->left->addr_of)
+			fputc('(', out);
 		print_expr(out, e->left, false);
+		if (e->left->addr_of)
+			fputc(')', out);
 		break;
 	}
 	print_comps(out, e);

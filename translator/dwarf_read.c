@@ -59,6 +59,8 @@ static Dwarf_CFI *main_eh_cfi(struct dwarf_file *f, const char *debug_path)
 
 static void file_close(struct dwarf_file *f)
 {
+	if (f->eh_cfi)		/* dwarf_getcfi_elf's is the caller's to end */
+		dwarf_cfi_end(f->eh_cfi);
 	dwarf_end(f->dw);
 	elf_end(f->elf);
 	close(f->fd);

@@ -25,26 +25,13 @@ static bool is_record(uint32_t id)
 }
 
 /* Member NAME of struct/union ID, anonymous members included: its type, 0 if none. */
-static uint32_t member(uint32_t id, const char *name, bool *bitfield, int depth)
+static uint32_t member(uint32_t id, const char *name, bool *bitfield)
 {
-	const struct btf_type *t = type_at(id);
-	const struct btf_member *m;
+	uint64_t bits;
+	uint32_t width, m = btf_member_at(id, name, &bits, &width);
 
-	if (depth > 8 || !is_record(id))
-		return 0;
-	m = (const struct btf_member *)(t + 1);
-	for (unsigned i = 0; i < BTF_INFO_VLEN(t->info); i++) {
-		const char *n = btf_name_of(m[i].name_off);
-		uint32_t found;
-
-		if (*n && strcmp(n, name) == 0) {
-			*bitfield = BTF_INFO_KFLAG(t->info) && BTF_MEMBER_BITFIELD_SIZE(m[i].offset);
-			return m[i].type;
-		}
-		if (!*n && (found = member(btf_strip(m[i].type), name, bitfield, depth + 1)))
-			return found;
-	}
-	return 0;
+	*bitfield = width != 0;
+	return m;
 }
 
 /*
@@ -90,7 +77,7 @@ static void read_pointer(struct emitter *E, struct walk *w)
 static bool step_member(struct emitter *E, struct walk *w, const struct target_comp *tc)
 {
 	bool bitfield = false;
-	uint32_t m = is_record(w->type) ? member(w->type, tc->member, &bitfield, 0) : 0;
+	uint32_t m = is_record(w->type) ? member(w->type, tc->member, &bitfield) : 0;
 
 	w->lv = w->lv ? arena_printf("%s.%s", w->lv, tc->member)
 		      : arena_printf("((%s)%s)->%s", w->ctype, w->val, tc->member);
@@ -237,64 +224,6 @@ const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_ar
 	return walk_chain(E, e, &w);
 }
 
-/* The BTF struct, union or typedef named NAME ("struct sock", "sock"); its C name in *C. */
-static uint32_t find_type(const char *name, const char **c)
-{
-	int want = BTF_KIND_UNKN;
-
-	if (strncmp(name, "struct ", 7) == 0) {
-		want = BTF_KIND_STRUCT;
-		name += 7;
-	} else if (strncmp(name, "union ", 6) == 0) {
-		want = BTF_KIND_UNION;
-		name += 6;
-	}
-	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 1; i < btf_type_count(); i++) {
-			int k = btf_kind((uint32_t)i);
-
-			if (strcmp(btf_name_of(type_at((uint32_t)i)->name_off), name) != 0)
-				continue;
-			if (pass == 0 ? (want ? k != want : !is_record((uint32_t)i))
-				      : k != BTF_KIND_TYPEDEF)
-				continue;
-			*c = k == BTF_KIND_TYPEDEF ? name
-				: arena_printf("%s %s", k == BTF_KIND_UNION ? "union" : "struct", name);
-			return (uint32_t)i;
-		}
-		if (want)
-			break;
-	}
-	return 0;
-}
-
-/* Member NAME of struct/union ID as member() finds it, and its offset in bits in *BITS. */
-static uint32_t member_offset(uint32_t id, const char *name, uint64_t *bits, int depth)
-{
-	const struct btf_type *t = type_at(id);
-	const struct btf_member *m;
-
-	if (depth > 8 || !is_record(id))
-		return 0;
-	m = (const struct btf_member *)(t + 1);
-	for (unsigned i = 0; i < BTF_INFO_VLEN(t->info); i++) {
-		const char *n = btf_name_of(m[i].name_off);
-		uint64_t at = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
-		uint64_t inner = 0;
-		uint32_t found;
-
-		if (*n && strcmp(n, name) == 0) {
-			*bits = at;
-			return m[i].type;
-		}
-		if (!*n && (found = member_offset(btf_strip(m[i].type), name, &inner, depth + 1))) {
-			*bits = at + inner;
-			return found;
-		}
-	}
-	return 0;
-}
-
 /* The bytes of BTF type ID, 0 when it has no size. */
 static uint64_t type_size(uint32_t id, int depth)
 {
@@ -334,10 +263,10 @@ static bool constant_offset(const struct expr *e, uint32_t cur, uint64_t *off)
 		if (lv && btf_kind(cur) == BTF_KIND_PTR)
 			return false;
 		if (tc->kind == COMP_MEMBER) {
-			uint64_t bits = 0;
-			uint32_t m = member_offset(cur, tc->member, &bits, 0);
+			uint64_t bits;
+			uint32_t width, m = btf_member_at(cur, tc->member, &bits, &width);
 
-			if (!m || bits % 8)
+			if (!m || width || bits % 8)
 				return false;
 			*off += bits / 8;
 			cur = btf_strip(m);
@@ -368,7 +297,7 @@ const char *emit_btf_cast(struct emitter *E, struct expr *e)
 	uint64_t off;
 
 	if (E->ctx != ECTX_KERNEL) {
-		if (e->addr_of && btf_index_load() && (t = find_type(e->str, &cname)) &&
+		if (e->addr_of && btf_index_load() && (t = btf_find_named(e->str, &cname)) &&
 		    constant_offset(e, btf_strip(t), &off))
 			return arena_printf("((int64_t)%s + %llu)", emit_expr(E, e->left),
 					    (unsigned long long)off);
@@ -376,7 +305,7 @@ const char *emit_btf_cast(struct emitter *E, struct expr *e)
 				 "kernel memory can be read in kernel-context probes only");
 		return "0";
 	}
-	if (!btf_index_load() || !(t = find_type(e->str, &cname))) {
+	if (!btf_index_load() || !(t = btf_find_named(e->str, &cname))) {
 		diag_error(e->loc, "@cast: no type '%s' in the kernel's BTF", e->str);
 		return "0";
 	}
@@ -400,7 +329,7 @@ int emit_btf_defined(struct expr *e)
 
 	if (e->kind != EXPR_CAST || !btf_index_load())
 		return -1;
-	cur = find_type(e->str, &cname);
+	cur = btf_find_named(e->str, &cname);
 	if (!cur)
 		return 0;
 	cur = btf_strip(cur);
@@ -410,7 +339,7 @@ int emit_btf_defined(struct expr *e)
 		if (lv && btf_kind(cur) == BTF_KIND_PTR)
 			cur = btf_strip(type_at(cur)->type);
 		if (tc->kind == COMP_MEMBER) {
-			uint32_t m = is_record(cur) ? member(cur, tc->member, &bitfield, 0) : 0;
+			uint32_t m = is_record(cur) ? member(cur, tc->member, &bitfield) : 0;
 
 			if (!m || bitfield)
 				return 0;

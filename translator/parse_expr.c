@@ -413,6 +413,7 @@ static struct expr *parse_dwarf_value(struct parser *p)
 	struct token *amp = parse_accept_op(p, "&") ? p->last : NULL;
 	struct token *t = parse_peek(p);
 	struct expr *e;
+	bool from_value = false;
 
 	if (t->type == TOK_IDENT && t->text[0] == '$') {
 		parse_next(p);
@@ -426,10 +427,16 @@ static struct expr *parse_dwarf_value(struct parser *p)
 		if (amp && no_autocast(p))
 			parse_fail_expected(p, t, "@cast, @var or $var");
 		e = parse_value(p);
+		from_value = true;
 		if (amp && is_target_kind(e) && e->addr_of)
 			parse_fail(p, amp, "cannot take the address of an address");
 	}
-	if (!is_target_kind(e) && (amp || at_components(p)) && !no_autocast(p)) {
+	/*
+	 * Members of an address, (&@cast(p, "T"))->m, are read through it:
+	 * an autocast, as in stap, not more components of the @cast.
+	 */
+	if ((!is_target_kind(e) || (from_value && e->addr_of && at_components(p))) &&
+	    (amp || at_components(p)) && !no_autocast(p)) {
 		struct expr *cast = ast_expr(EXPR_AUTOCAST, amp ? amp->loc : parse_peek(p)->loc);
 
 		cast->left = e;

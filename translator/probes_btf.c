@@ -248,8 +248,12 @@ static const char *type_text(uint32_t id, int depth)
 	}
 }
 
-/* Member NAME of struct/union ID (looking into anonymous members); its type, or 0. */
-static uint32_t member(uint32_t id, const char *name, int depth)
+/*
+ * Member NAME of struct/union ID (looking into anonymous members): its
+ * type, or 0; its offset in bits from the start of ID in *BITS, and its
+ * bit field width (0: not a bit field) in *WIDTH.
+ */
+static uint32_t member(uint32_t id, const char *name, uint64_t *bits, uint32_t *width, int depth)
 {
 	const struct btf_type *t = type_at(id);
 	const struct btf_member *m;
@@ -258,12 +262,20 @@ static uint32_t member(uint32_t id, const char *name, int depth)
 		return 0;
 	m = (const struct btf_member *)(t + 1);
 	for (unsigned i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		bool kflag = BTF_INFO_KFLAG(t->info);
+		uint64_t at = kflag ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
 		uint32_t found;
 
-		if (m[i].name_off && strcmp(name_of(m[i].name_off), name) == 0)
+		if (m[i].name_off && strcmp(name_of(m[i].name_off), name) == 0) {
+			*bits += at;
+			*width = kflag ? BTF_MEMBER_BITFIELD_SIZE(m[i].offset) : 0;
 			return m[i].type;
-		if (!m[i].name_off && (found = member(btf_strip(m[i].type), name, depth + 1)))
+		}
+		if (!m[i].name_off &&
+		    (found = member(btf_strip(m[i].type), name, bits, width, depth + 1))) {
+			*bits += at;
 			return found;
+		}
 	}
 	return 0;
 }
@@ -284,6 +296,60 @@ static void member_names(uint32_t id, struct vec *out, int depth)
 	}
 }
 
+uint32_t btf_member_type(uint32_t id, const char *name)
+{
+	uint64_t bits = 0;
+	uint32_t width;
+
+	return btf_load() ? member(id, name, &bits, &width, 0) : 0;
+}
+
+uint32_t btf_member_at(uint32_t id, const char *name, uint64_t *bits, uint32_t *width)
+{
+	*bits = 0;
+	*width = 0;
+	return btf_load() ? member(id, name, bits, width, 0) : 0;
+}
+
+void btf_member_names(uint32_t id, struct vec *out)
+{
+	if (btf_load())
+		member_names(id, out, 0);
+}
+
+/* The BTF struct, union or typedef named NAME ("struct sock", "sock"); its C name in *C. */
+uint32_t btf_find_named(const char *name, const char **c)
+{
+	int want = BTF_KIND_UNKN;
+
+	if (!btf_load())
+		return 0;
+	if (strncmp(name, "struct ", 7) == 0) {
+		want = BTF_KIND_STRUCT;
+		name += 7;
+	} else if (strncmp(name, "union ", 6) == 0) {
+		want = BTF_KIND_UNION;
+		name += 6;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 1; i < btf.n; i++) {
+			int k = kind_of(btf.types[i]);
+
+			if (strcmp(name_of(btf.types[i]->name_off), name) != 0)
+				continue;
+			if (pass == 0 ? (want ? k != want : k != BTF_KIND_STRUCT && k != BTF_KIND_UNION)
+				      : k != BTF_KIND_TYPEDEF)
+				continue;
+			*c = k == BTF_KIND_TYPEDEF ? name
+				: arena_printf("%s %s", k == BTF_KIND_UNION ? "union" : "struct", name);
+			return (uint32_t)i;
+		}
+		if (want)
+			break;
+	}
+	return 0;
+}
+
 /* One step: ->NAME or [i] from type ID; 0 and *WHY on failure. */
 static uint32_t step(uint32_t id, const struct target_comp *c, char **why, const char **near)
 {
@@ -298,7 +364,7 @@ static uint32_t step(uint32_t id, const struct target_comp *c, char **why, const
 					    c->member, type_text(id, 0));
 			return 0;
 		}
-		m = member(sid, c->member, 0);
+		m = btf_member_type(sid, c->member);
 		if (!m) {
 			*why = arena_printf("%s has no member '%s'", type_text(sid, 0), c->member);
 			member_names(sid, &names, 0);

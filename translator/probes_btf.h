@@ -30,6 +30,15 @@ void btf_tracepoint_args(const char *name, struct vec *args);
 enum type btf_chain_type(int id, const struct vec *comps, bool pretty, char **why,
 			 const char **near, int *failed_at);
 
+/* Member NAME of struct/union ID (anonymous members searched): its type, or 0. */
+uint32_t btf_member_type(uint32_t id, const char *name);
+/* The same, with its offset in bits in *BITS and its bit field width (0: none) in *WIDTH. */
+uint32_t btf_member_at(uint32_t id, const char *name, uint64_t *bits, uint32_t *width);
+/* The member names of struct/union ID (const char *), anonymous members' flattened. */
+void btf_member_names(uint32_t id, struct vec *out);
+/* The struct, union or typedef NAME ("struct sock", "sock"): its ID and C name in *C; 0 if none. */
+uint32_t btf_find_named(const char *name, const char **c);
+
 /* ---- kernel functions ---- */
 
 /*

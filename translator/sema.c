@@ -379,6 +379,9 @@ struct program *sema_elaborate(struct session *s, struct stapfile *script)
 	sema_types_infer(sm);
 	if (diag_error_count() > errors)
 		return NULL;
+	sema_autocast_check(sm);
+	if (diag_error_count() > errors)
+		return NULL;
 	sema_use_finish(sm);
 	if (s->check_version)
 		check_version(sm);

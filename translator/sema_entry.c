@@ -328,6 +328,7 @@ static void save_at_entry(struct ew *w, struct expr **ep)
 	vec_push(&w->saves->body, guarded(w, expr_stmt(save)));
 	fetch = w->guard ? ast_stmt(STMT_BLOCK, loc) : w->fetches;
 	save = binary(EXPR_ASSIGN, loc, "=", sym(loc, local), element(w, loc, g, w->nested));
+	save->right->saved = inner;	/* its C type, for autocasts (sema_autocast.c) */
 	vec_push(&fetch->body, expr_stmt(save));
 	del = ast_stmt(STMT_DELETE, loc);
 	del->expr = element(w, loc, g, w->nested);

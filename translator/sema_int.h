@@ -9,6 +9,7 @@
  *	sema_write.c	writes to target variables (sema_write.h)
  *	sema_use.c	reachability, dead code, unused-symbol warnings
  *	sema_types.c	type inference and type checks
+ *	sema_autocast.c	the C types autocasts read through ('->' on a value)
  *	sema_print.c	pmstap -p2 (sema.h)
  *	sema_dump.c	--dump-functions, --dump-probe-aliases, --dump-probe-types (sema.h)
  *
@@ -138,5 +139,8 @@ void sema_use_finish(struct sema *sm);
 /* sema_types.c */
 void sema_types_infer(struct sema *sm);
 const char *sema_type_text(enum type t);	/* "a long", "a string", "statistics" */
+
+/* sema_autocast.c */
+void sema_autocast_check(struct sema *sm);
 
 #endif

@@ -206,8 +206,9 @@ static void test_key_release_and_options(void)
 	sess.guru = true;
 	CU_ASSERT_STRING_NOT_EQUAL(before, key_of(script));
 	sess.guru = false;
+	/* -G is set at run time: the same build serves every value */
 	vec_push(&sess.global_sets, "x=1");
-	CU_ASSERT_STRING_NOT_EQUAL(before, key_of(script));
+	CU_ASSERT_STRING_EQUAL(before, key_of(script));
 	sess.global_sets.len--;
 	CU_ASSERT_STRING_EQUAL(before, key_of(script));
 }
@@ -407,7 +408,7 @@ static const struct unit_case cases[] = {
 	{ "key: the script's text", test_key_script },
 	{ "key: -D", test_key_define },
 	{ "key: script arguments", test_key_args },
-	{ "key: kernel release, -g, -G", test_key_release_and_options },
+	{ "key: kernel release, -g; not -G", test_key_release_and_options },
 	{ "key: used tapsets only", test_key_tapsets },
 	{ "key: library macros and runtime headers", test_key_macros_and_runtime },
 	{ "root: made mode 0700", test_root_made_private },
