@@ -7,7 +7,9 @@
 # MAXSTRINGLEN - 1 bytes; one file may have both; the folder goes at the
 # end (/proc/systemtap stays, as stap leaves it).  maxsize(N): the answer
 # is cut at N - 1 bytes and the handler raises stap's error, as the bpf
-# runtime's FIFOs do.  A second run of the module is refused.
+# runtime's FIFOs do.  A second run of the module is refused.  One process
+# has a file open at a time: another one's open waits, and gives up when
+# the script ends (which closes the file the first one holds).
 dir=/proc/systemtap/qa403
 cat >"$tmp/t.stp" <<'END'
 global execs, last = "nothing", kept = "empty"
@@ -83,9 +85,20 @@ echo forty-two >"$dir/rw"
 cat "$dir/rw"
 echo "== .maxsize(4096): 30 lines"
 cat "$dir/big" | sed -n '1p;$p;$='
+echo "== the end while one process holds a file open and another waits to open it"
+sleep 120 <"$dir/rw" &
+holder=$!
+wait_for "the holder" test "$(readlink /proc/$holder/fd/0)" = "$dir/rw"
+cat "$dir/rw" >"$tmp/waiter.out" 2>&1 &
+waiter=$!
+wait_for "the waiter" grep -q "^stp_kprocfs_open" /proc/$waiter/wchan &&
+	echo "the second opener waits in open()"
 echo quit >"$dir/cmd"
 wait $pid
 echo "exit status $?"
+wait $waiter
+echo "waiter: status $?, $(sed 's/^cat: //' "$tmp/waiter.out")"
+kill $holder
 cat "$tmp/run.out"
 echo "== after the end"
 [ -e "$dir" ] && echo "$dir is still there" || echo "the folder is gone"
