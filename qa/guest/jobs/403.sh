@@ -56,6 +56,8 @@ wait_for() {
 	return 1
 }
 
+klog0=$(dmesg | wc -l)
+[ "$klog0" -gt 0 ] || echo "no kernel log to read"
 timeout 120 $PMSTAP --runtime=kernel -m qa403 "$tmp/t.stp" >"$tmp/run.out" 2>&1 &
 pid=$!
 wait_for "the files" test -e "$dir/rw2"
@@ -114,3 +116,4 @@ wait $pid
 echo "exit status $?"
 sed "s|$tmp|TMP|" "$tmp/small.out"
 echo "modules left: $(grep -c "^pmstap_kmod_" /proc/modules)"
+echo "kernel warnings meanwhile: $(dmesg | tail -n +$((klog0 + 1)) | grep -c -E 'WARNING|BUG|Call Trace')"
