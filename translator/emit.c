@@ -358,7 +358,9 @@ static int emit_files(struct session *s, struct program *prog, const char *dir,
 	E.member_of = arena_alloc(sizeof(int) * (size_t)(prog->probes.len + 1));
 	E.no_merge = getenv("PMSTAP_NO_MERGE") != NULL;	/* a control for tests (qa/077) */
 	for (int i = 0; i < prog->probes.len; i++) {
-		E.kernel_probe[i] = emit_probe_in_kernel(VEC_AT(&prog->probes, i));
+		struct derived_probe *dp = VEC_AT(&prog->probes, i);
+
+		E.kernel_probe[i] = E.kmod ? emit_kmod_in_module(dp) : emit_probe_in_kernel(dp);
 		E.prog_of[i] = i;
 		E.member_of[i] = 0;
 	}

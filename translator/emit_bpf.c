@@ -579,6 +579,14 @@ static bool probe_section(struct emitter *E, struct derived_probe *dp, struct se
 		if (dp->kind == PROBE_KFUNC && dp->kfunc)
 			return emit_kprobe_section(E, dp, &sec->sec, &sec->ctype, &sec->kind);
 		/* fall through */
+	case PCLASS_PROCFS:	/* the kernel runtime's: a module's file, no context */
+		if (E->kmod && probe_class(dp) == PCLASS_PROCFS) {
+			sec->sec = "procfs";
+			sec->ctype = "void *";
+			sec->kind = STP_PROBE_PROCFS;
+			return true;
+		}
+		/* fall through */
 	default:
 		diag_error(dp->orig->loc, "probe point '%s' is not supported by the bpf runtime yet",
 			   dp->point);

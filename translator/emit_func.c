@@ -256,7 +256,7 @@ void emit_funcs_analyze(struct emitter *E)
 	}
 	for (int i = 0; i < E->prog->probes.len; i++) {
 		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
-		bool kernel = emit_probe_in_kernel(dp);
+		bool kernel = E->kernel_probe[i];
 
 		seen.len = 0;
 		calls_of(E, dp->body, dp->cond, &seen);

@@ -327,6 +327,7 @@ void emit_guru_user(struct emitter *E, struct srcloc loc, const char *what);
 const char *emit_guru_expr(struct emitter *E, struct expr *e);
 /* emit_kmod.c */
 bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp);
+bool emit_kmod_in_module(const struct derived_probe *dp);
 bool emit_kmod_syscall_tp(const struct derived_probe *dp);
 void emit_kmod_sites(struct emitter *E, FILE *out);
 /* emit_kmod_data.c */

@@ -16,6 +16,9 @@
  * a per-CPU hrtimer; a syscall tracepoint the record of its event, built
  * from raw_syscalls' registers; perf.sw.* the event's registers as a
  * sample; a process(PATH) probe the task's registers, from a uprobe.
+ * procfs("NAME") probes, which the runner serves on the other runtimes,
+ * run in the module too: a reader or writer of /proc/systemtap/MODULE/NAME
+ * runs them (runtime/kmod/procfs.c), with no context (NULL).
  */
 #include <string.h>
 #include <linux/btf.h>
@@ -39,6 +42,12 @@ bool emit_kmod_syscall_tp(const struct derived_probe *dp)
 	return dp->kind == PROBE_TRACE && tp && tp->system && tp->name &&
 	       !strcmp(tp->system, "syscalls") &&
 	       (!strncmp(tp->name, "sys_enter_", 10) || !strncmp(tp->name, "sys_exit_", 9));
+}
+
+/* Does DP's handler run in the module?  BPF's kernel-context probes, and procfs probes. */
+bool emit_kmod_in_module(const struct derived_probe *dp)
+{
+	return emit_probe_in_kernel(dp) || probe_class(dp) == PCLASS_PROCFS;
 }
 
 /* Where a handler runs in the module: its site's kind, or NULL when it has none yet. */
@@ -66,6 +75,8 @@ static const char *site_kind(const struct derived_probe *dp)
 		if (dp->kfunc_kprobe)
 			return dp->is_return ? "STP_KSITE_KRETPROBE" : "STP_KSITE_KPROBE";
 		return dp->is_return ? "STP_KSITE_KFUNC_RETURN" : "STP_KSITE_KFUNC";
+	case PCLASS_PROCFS:
+		return dp->procfs_write ? "STP_KSITE_PROCFS_WRITE" : "STP_KSITE_PROCFS_READ";
 	default:
 		return NULL;
 	}
@@ -85,9 +96,9 @@ bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp)
 	}
 	diag_error(dp->orig->loc, "probe point '%s' is not supported by the kernel runtime yet",
 		   dp->point);
-	diag_hint("kernel.trace, kernel.function, kprobe.function, timer.profile, perf.sw.* and "
-		  "process(\"PATH\").function/.statement probes run in the module; begin, end and "
-		  "timer probes in pmstap");
+	diag_hint("kernel.trace, kernel.function, kprobe.function, timer.profile, perf.sw.*, "
+		  "procfs and process(\"PATH\").function/.statement probes run in the module; "
+		  "begin, end and timer probes in pmstap");
 	return false;
 }
 
@@ -160,6 +171,8 @@ static const char *site_name(const struct derived_probe *dp)
 		return dp->kfunc;
 	case PCLASS_UPROBE:
 		return dp->elf_path;
+	case PCLASS_PROCFS:
+		return dp->procfs_path;
 	default:
 		return dp->point;
 	}
@@ -183,6 +196,38 @@ static const char *perf_fields(const struct derived_probe *dp)
 			    (long long)(dp->perf_sample ? dp->perf_sample : 1000000));
 }
 
+/*
+ * A procfs site's file, as stap's module makes it: the mode (0444 with a
+ * .read probe, 0222 with a .write probe, less the .read probe's umask and
+ * the first .write probe's) and the buffer (the .read probe's .maxsize(N),
+ * else MAXSTRINGLEN, stap's STP_PROCFS_BUFSIZE), after the perf fields.
+ */
+static const char *procfs_fields(struct emitter *E, const struct derived_probe *dp)
+{
+	unsigned mode = 0, umask = 0;
+	int64_t size = E->maxstringlen;
+	bool wrote = false;
+
+	if (probe_class(dp) != PCLASS_PROCFS)
+		return "";
+	for (int i = 0; i < E->prog->probes.len; i++) {
+		struct derived_probe *o = VEC_AT(&E->prog->probes, i);
+
+		if (probe_class(o) != PCLASS_PROCFS || strcmp(o->procfs_path, dp->procfs_path))
+			continue;
+		if (!o->procfs_write) {
+			mode |= 0444;
+			umask |= (unsigned)o->procfs_umask;
+			size = o->procfs_maxsize ? o->procfs_maxsize : E->maxstringlen;
+		} else if (!wrote) {
+			mode |= 0222;
+			umask |= (unsigned)o->procfs_umask;
+			wrote = true;
+		}
+	}
+	return arena_printf(", 0, 0, 0, 0%o, %lld", mode & ~umask, (long long)size);
+}
+
 void emit_kmod_sites(struct emitter *E, FILE *out)
 {
 	bool ok = true;
@@ -203,13 +248,14 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 
 		if (!E->kernel_probe[i] || !kind)
 			continue;
-		fprintf(out, "\t{ %d, %s, %s, %#llx, %d, %s, (void *)probe_%d, %s%s },\n", i, kind,
+		fprintf(out, "\t{ %d, %s, %s, %#llx, %d, %s, (void *)probe_%d, %s%s%s },\n", i, kind,
 			emit_c_string(name, strlen(name)),
 			probe_class(dp) == PCLASS_UPROBE ? (unsigned long long)dp->offset : 0ull,
 			site_words(dp),
 			probe_class(dp) == PCLASS_TRACEPOINT && !emit_kmod_syscall_tp(dp)
 				? arena_printf("(void *)stp_tp_%d", i) : "NULL",
-			i, dp->orig && dp->orig->optional ? "true" : "false", perf_fields(dp));
+			i, dp->orig && dp->orig->optional ? "true" : "false", perf_fields(dp),
+			procfs_fields(E, dp));
 	}
 	fprintf(out, "\t{ -1 }\n};\n\n");
 	fprintf(out, "/* the script's maps; the runtime's are listed in stp_kmod_main.h */\n");

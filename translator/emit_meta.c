@@ -117,6 +117,7 @@ static const char *probe_kind(struct emitter *E, struct derived_probe *dp, int i
 	case STP_PROBE_PROFILE: return "STP_PROBE_PROFILE";
 	case STP_PROBE_PERF: return "STP_PROBE_PERF";
 	case STP_PROBE_UPROBE: return "STP_PROBE_UPROBE";
+	case STP_PROBE_PROCFS: return "STP_PROBE_PROCFS";	/* a module's file */
 	default: return "STP_PROBE_TRACEPOINT";
 	}
 }

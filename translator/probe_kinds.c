@@ -45,9 +45,7 @@ static const struct probe_kind_info kinds[] = {
 	[PROBE_UPLT] = { "process.plt", PCLASS_UPROBE, TARGETS_PLT, false,
 			 ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
 	[PROBE_PROCFS] = { "procfs", PCLASS_PROCFS, TARGETS_PROCFS, false,
-			   ON(PCTX_RUNNER, PCTX_NONE, PCTX_RUNNER),
-			   "the module makes no /proc/systemtap files yet (the runner of the "
-			   "bpf and dyninst runtimes serves FIFOs)" },
+			   ON(PCTX_RUNNER, PCTX_KERNEL, PCTX_RUNNER) },
 };
 
 _Static_assert(sizeof(kinds) / sizeof(kinds[0]) == PROBE_KIND_COUNT,

@@ -47,7 +47,8 @@ enum probe_class {
 	PCLASS_KPROBE,		/* kernel functions and statements */
 	PCLASS_PROC,		/* process/thread begin and end: sched tracepoints */
 	PCLASS_UPROBE,		/* an address in a user-space ELF file */
-	PCLASS_PROCFS,		/* procfs("NAME").read/.write: a FIFO the runner serves */
+	PCLASS_PROCFS,		/* procfs("NAME").read/.write: a FIFO the runner serves, or a
+			   module's /proc/systemtap file */
 };
 
 /* Where $vars come from, and when they are checked. */

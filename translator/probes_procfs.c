@@ -4,12 +4,15 @@
  *	procfs[("NAME")][.umask(N)].read[.maxsize(N)]
  *	procfs[("NAME")][.umask(N)].write
  *
- * The file is NAME ("command" when not given) in the run's folder; the
- * runner serves it (runtime/user/procfs.c).  stap's rules, with its words:
- * the path is relative and has no empty, "." or ".." component; one .read
- * probe per file; and, as in stap's BPF runtime, whose FIFOs these are, a
- * file is read or written, not both.  Unlike stap with an old kernel, a
- * NAME has no '/': the files are in one folder.
+ * The file is NAME ("command" when not given) in the run's folder: on the
+ * bpf and dyninst runtimes a FIFO the runner serves (runtime/user/procfs.c),
+ * on the kernel runtime a file of /proc/systemtap/MODULE that the module
+ * serves (runtime/kmod/procfs.c).  stap's rules, with its words: the path
+ * is relative and has no empty, "." or ".." component; one .read probe per
+ * file; and, as in stap's BPF runtime, whose FIFOs these are, a FIFO is
+ * read or written, not both (a module's file may be both, as stap's
+ * module's).  Unlike stap with an old kernel, a NAME has no '/': the files
+ * are in one folder.
  *
  * $value is the text: a .read handler sets it (= or .=) and the reader
  * gets it; a .write handler reads what was written.  As stap does for BPF,
@@ -21,6 +24,7 @@
 #include "probe_kinds.h"
 #include "probes.h"
 #include "probes_procfs.h"
+#include "runtimes.h"
 #include "sema_int.h"
 
 /* stap's checks on a path; NULL when it is good. */
@@ -45,7 +49,7 @@ static const char *path_problem(const char *path)
 	}
 }
 
-/* The other procfs probes of the program on DP's file: stap's limits. */
+/* The other procfs probes of the program on DP's file: stap's limits (FIFOs: read or written). */
 static bool same_file_ok(struct sema *sm, struct derived_probe *dp, struct srcloc loc)
 {
 	for (int i = 0; i < sm->prog->probes.len; i++) {
@@ -53,12 +57,12 @@ static bool same_file_ok(struct sema *sm, struct derived_probe *dp, struct srclo
 
 		if (o == dp || o->kind != PROBE_PROCFS || strcmp(o->procfs_path, dp->procfs_path))
 			continue;
-		if (o->procfs_write != dp->procfs_write) {
+		if (o->procfs_write != dp->procfs_write && runtime_id_of(sm->s) != RUNTIME_KERNEL) {
 			sema_error(loc, sm, "both read and write procfs probes cannot exist for the "
 				   "same procfs path \"%s\" in the bpf runtime.", dp->procfs_path);
 			return false;
 		}
-		if (!dp->procfs_write) {
+		if (!dp->procfs_write && !o->procfs_write) {
 			sema_error(loc, sm, "only one read procfs probe can exist for procfs path "
 				   "\"%s\"", dp->procfs_path);
 			return false;

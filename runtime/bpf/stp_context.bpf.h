@@ -473,6 +473,7 @@ static __always_inline void stp_map_stat_add(struct context *c, void *map, const
 #include "stp_statread.bpf.h"	/* @count(s)... in kernel context */
 #ifdef STP_KMOD
 #include "../kmod/stp_kmod_regex.h"	/* matched() in a module */
+#include "../kmod/stp_kmod_procfs.h"	/* $value of a module's procfs files */
 #endif
 
 #endif

@@ -138,6 +138,8 @@ enum stp_ksite_kind {
 	STP_KSITE_URETPROBE,	/* the same, at the function's return */
 	STP_KSITE_PERF,		/* perf.sw.* / perf.type(1): a software perf event on each CPU;
 				   PERF_TYPE, PERF_CONFIG, every PERF_PERIOD events a sample */
+	STP_KSITE_PROCFS_READ,	/* NAME: /proc/systemtap/MODULE/NAME, its reader's handler */
+	STP_KSITE_PROCFS_WRITE,	/* the same, a writer's (a file may have both) */
 };
 
 #define STP_KSITE_MAX_WORDS 12	/* arguments of a function: BPF's MAX_BPF_FUNC_ARGS */
@@ -153,6 +155,8 @@ struct stp_ksite {
 	bool optional;			/* probe point?: not there is no error */
 	uint32_t perf_type;
 	uint64_t perf_config, perf_period;
+	uint32_t procfs_mode;		/* a procfs site's file: its mode, as stap computes it */
+	uint32_t procfs_size;		/* its buffer: .maxsize(N), else MAXSTRINGLEN */
 };
 
 /* A tracepoint's typed probe calls this with its arguments as 64-bit words. */

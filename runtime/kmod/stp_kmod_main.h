@@ -10,7 +10,8 @@
  *				read() tells "size N" and the last error
  *   write "start"		the probes are registered (tracepoints of the
  *				kernel, kprobes, kretprobes, per-CPU hrtimers
- *				of timer.profile); a probe that
+ *				of timer.profile), the procfs files made
+ *				(procfs.c); a probe that
  *				cannot be is an error read() then gives, and
  *				none stays registered
  *   write "stop", close	unregistered; a file open or mapped holds the
@@ -505,6 +506,8 @@ static long stp_kmod_syscall_nr(const char *event)
 	return nr < 0 ? -ENOENT : nr;
 }
 
+#include "procfs.c"
+
 /* ---- registering ---- */
 
 static int stp_kmod_register(struct stp_kprobe_live *l)
@@ -555,6 +558,9 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 	case STP_KSITE_UPROBE:
 	case STP_KSITE_URETPROBE:
 		return stp_kmod_uprobe_start(l);
+	case STP_KSITE_PROCFS_READ:
+	case STP_KSITE_PROCFS_WRITE:	/* made together once all are (stp_kmod_start()) */
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -589,6 +595,9 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 	case STP_KSITE_URETPROBE:
 		stp_kmod_uprobe_stop(l);
 		break;
+	case STP_KSITE_PROCFS_READ:
+	case STP_KSITE_PROCFS_WRITE:	/* the files: stp_kprocfs_stop() */
+		break;
 	}
 }
 
@@ -596,6 +605,7 @@ static void stp_kmod_stop(void)
 {
 	bool tps = false;
 
+	stp_kprocfs_stop();	/* no reader or writer runs a handler any more */
 	tps = stp_kmod_sys_unregister();
 	for (size_t i = 0; i < STP_KMOD_NSITES; i++) {
 		tps |= stp_km.live[i].on && stp_km.live[i].site->kind == STP_KSITE_TRACEPOINT;
@@ -631,6 +641,11 @@ static int stp_kmod_start(void)
 	err = stp_kmod_sys_register();
 	if (err) {
 		snprintf(stp_km.error, sizeof(stp_km.error), "raw_syscalls: error %d", -err);
+		stp_kmod_stop();
+		return err;
+	}
+	err = stp_kprocfs_start();
+	if (err) {
 		stp_kmod_stop();
 		return err;
 	}

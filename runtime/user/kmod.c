@@ -10,7 +10,10 @@
  * timer), tells the module to register its probes when the other
  * runtimes attach theirs, and at the end unmaps, closes and unloads.
  * A module whose pmstap died (nothing holds it then) is removed by the
- * next run, which says so.
+ * next run, which says so.  A script with procfs probes gets its files
+ * from the module, in /proc/systemtap/MODULE (runtime/kmod/procfs.c),
+ * MODULE being the other runtimes' folder name (-m NAME, else the
+ * script's name), given as the module's parameter procfs_dir.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -228,19 +231,50 @@ static int map_segment(struct stp_script *s)
 	return 0;
 }
 
+/* The module's parameters: procfs_dir=MODULE when it has procfs files; NULL after an error. */
+static char *module_params(struct stp_script *s)
+{
+	const char *module = s->opts.module_name ? s->opts.module_name : s->meta->script;
+	char dir[4096], *params = NULL;
+	struct stat st;
+	bool any = false;
+
+	for (int i = 0; i < s->meta->nprobes; i++)
+		any |= s->meta->probes[i].kind == STP_PROBE_PROCFS;
+	if (!any)
+		return strdup("");
+	snprintf(dir, sizeof(dir), "/proc/systemtap/%s", module);
+	if (stat(dir, &st) == 0) {
+		stp_msg(s, "error", "procfs folder %s is in use by another run of module '%s'", dir,
+			module);
+		stp_msg(s, "hint", "-m NAME names another module");
+		return NULL;
+	}
+	if (asprintf(&params, "procfs_dir=\"%s\"", module) < 0)
+		return NULL;
+	return params;
+}
+
 int stp_kmod_open(struct stp_script *s)
 {
 	uint8_t *img;
+	char *params;
 	size_t len;
 	int rc;
 
 	remove_leftovers(s);
+	params = module_params(s);
+	if (!params)
+		return -EBUSY;
 	snprintf(s->kmod_name, sizeof(s->kmod_name), STP_KMOD_PREFIX "%d", (int)getpid());
 	img = module_copy(s, s->kmod_name, &len);
-	if (!img)
+	if (!img) {
+		free(params);
 		return -EINVAL;
-	rc = (int)syscall(SYS_init_module, img, len, "");
+	}
+	rc = (int)syscall(SYS_init_module, img, len, params);
 	free(img);
+	free(params);
 	if (rc != 0) {
 		stp_msg(s, "error", "cannot load the script's module: %s", load_error(errno));
 		return -errno;

@@ -7,6 +7,8 @@
  * a runner that is not root (the dyninst runtime's user) adds the owner's
  * bit its own end needs (write for .read, read for .write), since the
  * kernel checks it at each open() of the FIFO.
+ * (On the kernel runtime the module makes /proc/systemtap/MODULE/NAME
+ * instead: runtime/kmod/procfs.c.)
  * A thread per file waits in a blocking open() for the other end: a
  * reader of a .read file, a writer of a .write file.  The handlers run in
  * the event loop's thread, as every user-context probe does: the thread
@@ -425,7 +427,8 @@ static int files_collect(struct stp_script *s, struct stp_procfs *pf)
 		struct stp_procfs_file *f;
 		int *grown;
 
-		if (m->probes[i].kind != STP_PROBE_PROCFS || s->skipped[i])
+		if (m->probes[i].kind != STP_PROBE_PROCFS || m->probes[i].context != STP_CTX_USER ||
+		    s->skipped[i])
 			continue;
 		f = file_of(pf, &m->probes[i]);
 		grown = realloc(f->probes, sizeof(int) * (size_t)(f->nprobes + 1));
@@ -440,7 +443,8 @@ static int files_collect(struct stp_script *s, struct stp_procfs *pf)
 bool stp_procfs_wanted(const struct stp_script *s)
 {
 	for (int i = 0; i < s->meta->nprobes; i++)
-		if (s->meta->probes[i].kind == STP_PROBE_PROCFS)
+		if (s->meta->probes[i].kind == STP_PROBE_PROCFS &&
+		    s->meta->probes[i].context == STP_CTX_USER)	/* not a module's */
 			return true;
 	return false;
 }

@@ -187,8 +187,9 @@ static int check_probe(const struct stp_script *s, const struct stp_meta_probe *
 {
 	if (p->kind < STP_PROBE_BEGIN || p->kind > STP_PROBE_PROCFS || !p->point)
 		return -1;
-	if (p->kind == STP_PROBE_PROCFS && (p->context != STP_CTX_USER || !p->procfs_path ||
-					    p->procfs_maxsize <= 0))
+	/* a procfs probe in the kernel is a module's (runtime/kmod/procfs.c) */
+	if (p->kind == STP_PROBE_PROCFS && ((p->context != STP_CTX_USER && !stp_kmod_is(s->dir)) ||
+					    !p->procfs_path || p->procfs_maxsize <= 0))
 		return -1;
 	if (p->context == STP_CTX_KERNEL && !p->prog)
 		return -1;
