@@ -113,7 +113,10 @@ refusal_of() {
 # when the line has no -T, under "timeout 20", with -v to see the last pass
 # reached.  Scripts whose line is not a stap command run with their
 # test_check words instead.  The build cache is BUILD/tmp/qa-examples-run/
-# cache, emptied first, so passes 3 and 4 really run.
+# cache, emptied first, so passes 3 and 4 really run.  With
+# EXAMPLES_LOCK=FILE (a machine where BPF loads take turns), each script
+# is first built (-p4, no lock, no time limit but 300 s), then run under
+# flock FILE.
 
 rundir=$build/tmp/qa-examples-run
 
@@ -139,7 +142,12 @@ run_one() {
 	case " $words " in *" '-T' "*) ;; *) words="$words '-T' '2'" ;; esac
 	p4=
 	case " $words " in *" '-p4' "*) p4=1 ;; esac
-	(cd "$dir" && eval "timeout 20 \"\$pmstap\" -v $words" \
+	lock=
+	if [ -n "${EXAMPLES_LOCK:-}" ] && [ -z "$p4" ]; then
+		(cd "$dir" && eval "timeout 300 \"\$pmstap\" -p4 $words" </dev/null >/dev/null 2>&1)
+		lock="flock -o $EXAMPLES_LOCK"
+	fi
+	(cd "$dir" && eval "$lock timeout 20 \"\$pmstap\" -v $words" \
 		</dev/null >"$wd/out" 2>"$wd/err")
 	rc=$?
 	last=$(grep -o '^Pass [1-5]:' "$wd/err" | tail -n 1 | cut -c6)
