@@ -560,8 +560,9 @@ static bool probe_section(struct emitter *E, struct derived_probe *dp, struct se
 		sec->sec = "perf_event";
 		sec->ctype = "struct bpf_perf_event_data *";
 		sec->kind = dp->kind == PROBE_PROFILE ? STP_PROBE_PROFILE : STP_PROBE_PERF;
-		/* user_mode(): the sample's registers (runtime/bpf/stp_umode.bpf.h) */
-		sec->prologue = arena_printf("\tstp_perf_note(ctx, %d);\n", dp->id);
+		/* user_mode(), addr(): the sample's registers (runtime/bpf/stp_umode.bpf.h) */
+		sec->prologue = arena_printf("\tstp_regs_note((const struct pt_regs *)&ctx->regs, "
+					     "%d);\n", dp->id);
 		return true;
 	case PCLASS_UPROBE:
 		return emit_uprobe_section(E, dp, &sec->sec, &sec->ctype, &sec->kind,
@@ -576,8 +577,11 @@ static bool probe_section(struct emitter *E, struct derived_probe *dp, struct se
 				  "'kernel.trace(\"*\")' lists them");
 			return false;
 		}
-		if (dp->kind == PROBE_KFUNC && dp->kfunc)
+		if (dp->kind == PROBE_KFUNC && dp->kfunc) {
+			/* addr(): where the function was hit */
+			sec->prologue = arena_printf("\tstp_func_note(ctx, %d);\n", dp->id);
 			return emit_kprobe_section(E, dp, &sec->sec, &sec->ctype, &sec->kind);
+		}
 		/* fall through */
 	case PCLASS_PROCFS:	/* the kernel runtime's: a module's file, no context */
 		if (E->kmod && probe_class(dp) == PCLASS_PROCFS) {

@@ -1,20 +1,23 @@
 /*
  * stp_umode.bpf.h - user_mode() in kernel context: whether the probe
  * point was reached in user mode (the stp_tapset.h service
- * stp_user_mode()), as stap's context tells it; and addr() of sampling
- * probes (stp_perf_addr()).  user_mode() is:
+ * stp_user_mode()), as stap's context tells it; and addr(), the probed
+ * or interrupted instruction (stp_perf_addr()).  user_mode() is:
  *
  *	process(...) uprobes and uretprobes	1: the task runs its own code
  *	timer.profile, perf.*			what the sample interrupted: 1
  *						when its registers are user ones
  *	tracepoints, kprobes, process.begin...	0: the kernel's code
  *
- * A perf_event program sees the interrupted registers in its context,
- * which tapset functions do not get.  So the generated prologue of every
- * timer.profile and perf.* program (translator/emit_bpf.c) calls
- * stp_perf_note(ctx, PROBE), which keeps, per CPU, the probe's index and
- * what the registers say; stp_user_mode() believes the note only while
- * that probe runs, as stp__task() of stp_proc.bpf.h does.  The note is
+ * A perf_event program sees the interrupted registers in its context, a
+ * kprobe program the probed function's, which tapset functions do not
+ * get.  So the generated prologue of every timer.profile and perf.*
+ * program (translator/emit_bpf.c) calls stp_regs_note(REGS, PROBE), and
+ * that of a kernel function's stp_func_note(ctx, PROBE) (its address,
+ * from bpf_get_func_ip()), which keep, per CPU, the probe's index and
+ * what the registers say; stp_user_mode() and addr() believe the note only while that probe
+ * runs, as stp__task() of stp_proc.bpf.h does.  A uprobe's addr() is the
+ * task's user instruction pointer.  The note is
  * written before stp_enter() and left alone when a handler already runs
  * on the CPU (the hit is skipped then anyway).
  *
@@ -35,18 +38,39 @@ struct stp_perf_hit {
 
 struct stp_perf_hit stp_perf_hits[STP_NCPUS];
 
-/* The prologue of a timer.profile or perf.* program: note what CTX's registers say. */
-static __always_inline void stp_perf_note(struct bpf_perf_event_data *ctx, uint32_t probe)
+/* This CPU's note, or NULL while a handler runs on it (the hit is skipped anyway). */
+static __always_inline struct stp_perf_hit *stp__hit_slot(uint32_t probe)
 {
 	uint32_t cpu = bpf_get_smp_processor_id();
 	struct context *c = bpf_map_lookup_elem(&stp_ctx, &cpu);
 
 	if (cpu >= STP_NCPUS || (c && c->busy))
-		return;
+		return NULL;
 	stp_perf_hits[cpu].probe = probe + 1;
+	return &stp_perf_hits[cpu];
+}
+
+/* The prologue of a timer.profile or perf.* program: note what the sample's REGS say. */
+static __always_inline void stp_regs_note(const struct pt_regs *regs, uint32_t probe)
+{
+	struct stp_perf_hit *h = stp__hit_slot(probe);
+
+	if (!h)
+		return;
 	/* whole 64-bit loads: the verifier refuses narrower ones of the registers */
-	stp_perf_hits[cpu].user = (*(volatile uint64_t *)&ctx->regs.cs & 3) != 0;
-	stp_perf_hits[cpu].ip = *(volatile uint64_t *)&ctx->regs.ip;
+	h->user = (*(volatile const uint64_t *)&regs->cs & 3) != 0;
+	h->ip = *(volatile const uint64_t *)&regs->ip;
+}
+
+/* The prologue of a kernel function's program (kprobe, fentry...): where it was hit. */
+static __always_inline void stp_func_note(void *ctx, uint32_t probe)
+{
+	struct stp_perf_hit *h = stp__hit_slot(probe);
+
+	if (!h)
+		return;
+	h->user = 0;
+	h->ip = bpf_get_func_ip(ctx);
 }
 
 /* The note of the running perf probe, or NULL when the running probe is not one. */
@@ -76,7 +100,19 @@ STP_SERVICE uint64_t stp_perf_addr(struct context *c)
 {
 	struct stp_perf_hit *h = stp__perf_hit(c);
 
-	return h ? h->ip : 0;
+	if (h)
+		return h->ip;
+#if defined(STP_CTX_UREGS) && !defined(STP_KMOD)
+	if (stp_ctx_uregs(c) && !stp_ctx_syscall_regs(c)) {
+		struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		uint64_t ip = 0;
+
+		/* a helper's read: one load of both pointers would be refused */
+		bpf_probe_read_kernel(&ip, sizeof(ip), &r->ip);
+		return ip;
+	}
+#endif
+	return 0;
 }
 
 #endif

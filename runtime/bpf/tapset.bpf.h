@@ -525,7 +525,7 @@ STP_SERVICE void stp_printk(struct context *c, int64_t level, const char *msg)
 /* backtraces: stp_backtrace(), stp_print_stack(), stp_sym_sprint(), stp_uaddr() */
 #include "stp_stack.bpf.h"
 #include "stp_task.bpf.h"
-#include "stp_umode.bpf.h"	/* user_mode(): stp_user_mode(), stp_perf_note() */
+#include "stp_umode.bpf.h"	/* user_mode(), addr(): stp_user_mode(), stp_regs_note() */
 
 /* ---- registers of uprobes (the generated file defines STP_CTX_UREGS) ---- */
 

@@ -160,9 +160,12 @@ STP_SERVICE int64_t stp_user_mode(struct context *c)
 	return 1;
 }
 
+/* addr(): where the probe hit the process, 0 in probes without registers */
 STP_SERVICE uint64_t stp_perf_addr(struct context *c)
 {
-	return 0;
+	struct pt_regs *r = stp_dyn_regs();
+
+	return r ? r->ip : 0;
 }
 
 static __always_inline struct pt_regs *stp__uregs(struct context *c)

@@ -4,9 +4,10 @@
 # --runtime=kernel: the same text the runner prints for the same address
 # (a deferred printf); an address in no symbol is named in hex, and
 # modname() of it is an error, as in stap.  The address is ksys_read's,
-# from /proc/kallsyms (-G).
+# from /proc/kallsyms (-G).  addr() in a kernel.function probe is where
+# the function was hit: its symbol is the function's.
 cat >"$tmp/t.stp" <<'END'
-global names, datas, mods
+global names, datas, mods, hit
 global ksys_read = 0	# -G ksys_read=ADDRESS
 probe kernel.trace("sched:sched_process_exec") {
 	if (pid() != target())
@@ -23,7 +24,13 @@ probe kernel.trace("sched:sched_process_exec") {
 		println("modname(16): ", msg)
 	}
 }
+probe kernel.function("ksys_read") {
+	if (pid() == target())
+		hit[symname(addr())]++
+}
 probe end {
+	foreach (h in hit)
+		printf("addr() in ksys_read: %s\n", h)
 	foreach (n+ in names)
 		printf("name %s\n", n)
 	foreach (d in datas)
