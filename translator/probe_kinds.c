@@ -36,6 +36,10 @@ static const struct probe_kind_info kinds[] = {
 				 ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
 	[PROBE_THREAD_END] = { "thread.end", PCLASS_PROC, TARGETS_NONE, false,
 			       ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
+	[PROBE_PROCESS_SYSCALL] = { "process.syscall", PCLASS_PROC, TARGETS_USYSCALL, false,
+				    ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_NONE),
+				    ON(NULL, NULL, "process.syscall probes not available with the "
+				       "dyninst runtime (stap's stapdyn has none either)") },
 	[PROBE_UFUNC] = { "process.function", PCLASS_UPROBE, TARGETS_DWARF, true,
 			  ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
 	[PROBE_USTATEMENT] = { "process.statement", PCLASS_UPROBE, TARGETS_DWARF, false,
@@ -46,8 +50,8 @@ static const struct probe_kind_info kinds[] = {
 			 ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
 	[PROBE_PROCFS] = { "procfs", PCLASS_PROCFS, TARGETS_PROCFS, false,
 			   ON(PCTX_RUNNER, PCTX_NONE, PCTX_RUNNER),
-			   "the module makes no /proc/systemtap files yet (the runner of the "
-			   "bpf and dyninst runtimes serves FIFOs)" },
+			   ON(NULL, "the module makes no /proc/systemtap files yet (the runner of "
+			      "the bpf and dyninst runtimes serves FIFOs)", NULL) },
 };
 
 _Static_assert(sizeof(kinds) / sizeof(kinds[0]) == PROBE_KIND_COUNT,
