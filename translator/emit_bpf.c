@@ -320,6 +320,8 @@ const char *emit_target(struct emitter *E, struct expr *e)
 		return emit_dwarf_target(E, e);
 	case TARGETS_TRACEPOINT:
 		return tp_target(E, e, dp->tp);
+	case TARGETS_USYSCALL:
+		return emit_proc_target(E, e);
 	case TARGETS_NONE:
 	case TARGETS_PROCFS:	/* rewritten in pass 2 */
 		break;

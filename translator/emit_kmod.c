@@ -15,7 +15,8 @@
  * timer.profile the interrupted registers as a perf event's sample, from
  * a per-CPU hrtimer; a syscall tracepoint the record of its event, built
  * from raw_syscalls' registers; perf.sw.* the event's registers as a
- * sample; a process(PATH) probe the task's registers, from a uprobe.
+ * sample; a process(PATH) probe the task's registers, from a uprobe;
+ * process.syscall raw_syscalls' arguments, as a raw tracepoint's.
  * procfs("NAME") probes, which the runner serves on the other runtimes,
  * run in the module too: a reader or writer of /proc/systemtap/MODULE/NAME
  * runs them (runtime/kmod/procfs.c), with no context (NULL).
@@ -50,10 +51,25 @@ bool emit_kmod_in_module(const struct derived_probe *dp)
 	return emit_probe_in_kernel(dp) || probe_class(dp) == PCLASS_PROCFS;
 }
 
+/*
+ * A tracepoint whose handler gets the arguments from a typed probe
+ * (stp_tp_N): kernel.trace's but the syscall events', and process.syscall's
+ * raw_syscalls:sys_enter/sys_exit (regs, and the number or the return
+ * value), which its prologue filters by process as BPF's does.
+ */
+static bool typed_tp(const struct derived_probe *dp)
+{
+	if (dp->kind == PROBE_PROCESS_SYSCALL)
+		return dp->tp != NULL;
+	return probe_class(dp) == PCLASS_TRACEPOINT && !emit_kmod_syscall_tp(dp);
+}
+
 /* Where a handler runs in the module: its site's kind, or NULL when it has none yet. */
 static const char *site_kind(const struct derived_probe *dp)
 {
 	switch (probe_class(dp)) {
+	case PCLASS_PROC:
+		return typed_tp(dp) ? "STP_KSITE_TRACEPOINT" : NULL;
 	case PCLASS_TRACEPOINT:
 		if (emit_kmod_syscall_tp(dp))
 			return dp->tp->name[4] == 'e' && dp->tp->name[5] == 'n' ? "STP_KSITE_SYS_ENTER"
@@ -97,8 +113,8 @@ bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp)
 	diag_error(dp->orig->loc, "probe point '%s' is not supported by the kernel runtime yet",
 		   dp->point);
 	diag_hint("kernel.trace, kernel.function, kprobe.function, timer.profile, perf.sw.*, "
-		  "procfs and process(\"PATH\").function/.statement probes run in the module; "
-		  "begin, end and timer probes in pmstap");
+		  "procfs, process(\"PATH\").function/.statement and process.syscall probes run "
+		  "in the module; begin, end and timer probes in pmstap");
 	return false;
 }
 
@@ -164,9 +180,9 @@ static bool tp_probe(struct derived_probe *dp, int i, FILE *out)
 /* What the module registers: a tracepoint's or a function's name, or the probe point. */
 static const char *site_name(const struct derived_probe *dp)
 {
-	switch (probe_class(dp)) {
-	case PCLASS_TRACEPOINT:
+	if (typed_tp(dp))
 		return dp->tp->name;
+	switch (probe_class(dp)) {
 	case PCLASS_KPROBE:
 		return dp->kfunc;
 	case PCLASS_UPROBE:
@@ -236,8 +252,7 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 	for (int i = 0; i < E->prog->probes.len; i++) {
 		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
 
-		if (E->kernel_probe[i] && probe_class(dp) == PCLASS_TRACEPOINT &&
-		    !emit_kmod_syscall_tp(dp))
+		if (E->kernel_probe[i] && typed_tp(dp))
 			ok &= tp_probe(dp, i, out);
 	}
 	fprintf(out, "static const struct stp_ksite stp_kmod_sites[] = {\n");
@@ -252,8 +267,7 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 			emit_c_string(name, strlen(name)),
 			probe_class(dp) == PCLASS_UPROBE ? (unsigned long long)dp->offset : 0ull,
 			site_words(dp),
-			probe_class(dp) == PCLASS_TRACEPOINT && !emit_kmod_syscall_tp(dp)
-				? arena_printf("(void *)stp_tp_%d", i) : "NULL",
+			typed_tp(dp) ? arena_printf("(void *)stp_tp_%d", i) : "NULL",
 			i, dp->orig && dp->orig->optional ? "true" : "false", perf_fields(dp),
 			procfs_fields(E, dp));
 	}

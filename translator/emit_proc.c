@@ -21,6 +21,15 @@
  * tracepoint); with -c or -x, a probe without either keeps target()'s
  * process and its descendants, as stap does.
  *
+ * process.syscall and process.syscall.return, stap's utrace probes, are
+ * raw tracepoint programs on raw_syscalls' sys_enter and sys_exit: every
+ * syscall of the system runs the prologue, which keeps those of the
+ * probe's process as above (process(PID): its pid; process("PATH"): its
+ * executable's file).  With -c or -x, every such probe but process(PID)
+ * keeps target()'s tree only, as stap's task finder attaches to no other
+ * process then (as the uprobes do, emit_uprobe.c).  Their $vars read the
+ * task's user registers (stp_proc.bpf.h).
+ *
  * The dyninst runtime runs these in the process itself, where
  * libstapdyn.so sees the events (runtime/dyninst/stp_dyn.h): no prologue.
  *
@@ -30,6 +39,7 @@
  * iterator, probe_N_existing, which the runner runs once after the begin
  * probes.
  */
+#include <string.h>
 #include "emit_proc.h"
 
 struct proc_kind {
@@ -37,28 +47,33 @@ struct proc_kind {
 	const char *kind;	/* enum stp_proc_kind of stp_proc.bpf.h */
 };
 
-static const struct proc_kind *proc_kind(enum probe_kind k)
+static const struct proc_kind *proc_kind(enum probe_kind k, bool dp_return)
 {
 	static const struct proc_kind kinds[] = {
 		{ "sched_process_fork+sched_process_exec", "STP_PROC_BEGIN" },
 		{ "sched_process_exit+sched_prepare_exec", "STP_PROC_END" },
 		{ "sched_process_fork", "STP_THREAD_BEGIN" },
 		{ "sched_process_exit", "STP_THREAD_END" },
+		{ "sys_enter", "STP_PROC_SYSCALL" },
+		{ "sys_exit", "STP_PROC_SYSCALL" },
 	};
 
 	switch (k) {
 	case PROBE_PROCESS_BEGIN: return &kinds[0];
 	case PROBE_PROCESS_END: return &kinds[1];
 	case PROBE_THREAD_BEGIN: return &kinds[2];
-	default: return &kinds[3];
+	case PROBE_THREAD_END: return &kinds[3];
+	default: return &kinds[dp_return ? 5 : 4];
 	}
 }
 
 bool emit_proc_section(struct emitter *E, struct derived_probe *dp, const char **sec,
 		       const char **ctype, enum stp_probe_kind *kind, const char **prologue)
 {
-	const struct proc_kind *pk = proc_kind(dp->kind);
-	bool in_target = (E->s->target_cmd || E->s->target_pid > 0) && !dp->path && dp->pid <= 0;
+	const struct proc_kind *pk = proc_kind(dp->kind, dp->is_return);
+	bool syscall = dp->kind == PROBE_PROCESS_SYSCALL;
+	bool in_target = (E->s->target_cmd || E->s->target_pid > 0) && (!dp->path || syscall) &&
+			 dp->pid <= 0;
 
 	if (E->dyninst) {	/* called by libstapdyn.so at the event, in the process */
 		*sec = "dyn";
@@ -90,4 +105,26 @@ void emit_proc_programs(FILE *out, const char *sec, int index)
 		"\tif (!it->task)\n\t\treturn 0;\n"
 		"\treturn probe_%d_run((struct bpf_raw_tracepoint_args *)args);\n}\n\n",
 		index, index);
+}
+
+/* $syscall, $argN, $$parms and $return of process.syscall[.return] (pass 2 checked which). */
+const char *emit_proc_target(struct emitter *E, struct expr *e)
+{
+	struct vec pieces = { 0 };
+
+	if (!strcmp(e->name, "$syscall"))
+		return "(int64_t)stp_usc_regs()->orig_ax";
+	if (!strcmp(e->name, "$return"))
+		return "(int64_t)stp_usc_regs()->ax";
+	if (strcmp(e->name, "$$parms"))
+		return arena_printf("stp_usc_arg(%c)", e->name[4]);
+	for (int i = 1; i <= 6; i++) {	/* stap's "$arg1=%#x $arg2=%#x ..." */
+		struct emit_piece *p = ARENA_NEW(struct emit_piece);
+
+		p->lit = arena_printf("%s$arg%d=", i > 1 ? " " : "", i);
+		p->conv = "0x%llx";
+		p->val = arena_printf("stp_usc_arg(%d)", i);
+		vec_push(&pieces, p);
+	}
+	return emit_bpf_snprintf(E, &pieces);
 }

@@ -21,4 +21,7 @@ bool emit_proc_section(struct emitter *E, struct derived_probe *dp, const char *
 bool emit_proc_existing(const struct emitter *E, const struct derived_probe *dp);
 void emit_proc_programs(FILE *out, const char *sec, int index);
 
+/* $var E of a process.syscall[.return] probe, as C. */
+const char *emit_proc_target(struct emitter *E, struct expr *e);
+
 #endif

@@ -175,13 +175,16 @@ void emit_uprobe_meta(FILE *out, const struct derived_probe *dp)
 }
 
 /*
- * A syscall tracepoint (syscalls:sys_enter_*, sys_exit_*, raw_syscalls:*):
- * the task's user registers hold the syscall's arguments there.
+ * A syscall tracepoint (syscalls:sys_enter_*, sys_exit_*, raw_syscalls:*)
+ * or process.syscall[.return]: the task's user registers hold the
+ * syscall's arguments there.
  */
 static bool is_syscall_tp(const struct derived_probe *dp)
 {
 	const struct tracepoint *tp = dp->tp;
 
+	if (dp->kind == PROBE_PROCESS_SYSCALL)
+		return true;
 	if (dp->kind != PROBE_TRACE || !tp || !tp->system)
 		return false;
 	return !strcmp(tp->system, "raw_syscalls") ||

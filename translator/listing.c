@@ -140,6 +140,9 @@ static struct vec probe_vars(const struct derived_probe *dp)
 	}
 	if (dp->kind == PROBE_TRACE && dp->tp)
 		tracepoint_vars(dp->tp, &v);
+	else if (dp->kind == PROBE_PROCESS_SYSCALL)	/* stap's list, .return's too */
+		for (int i = 0; i <= 6; i++)
+			vec_push(&v, i ? arena_printf("$arg%d:long", i) : "$syscall:long");
 	else
 		listing_user_vars(dp, &v);
 	return v;

@@ -36,6 +36,10 @@ static const struct probe_kind_info kinds[] = {
 				 ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
 	[PROBE_THREAD_END] = { "thread.end", PCLASS_PROC, TARGETS_NONE, false,
 			       ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
+	[PROBE_PROCESS_SYSCALL] = { "process.syscall", PCLASS_PROC, TARGETS_USYSCALL, false,
+				    ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_NONE),
+				    ON(NULL, NULL, "process.syscall probes not available with the "
+				       "dyninst runtime (stap's stapdyn has none either)") },
 	[PROBE_UFUNC] = { "process.function", PCLASS_UPROBE, TARGETS_DWARF, true,
 			  ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
 	[PROBE_USTATEMENT] = { "process.statement", PCLASS_UPROBE, TARGETS_DWARF, false,

@@ -60,6 +60,7 @@ enum probe_targets {
 	TARGETS_DWARF,		/* the probed file's debuginfo: pass 3 */
 	TARGETS_PLT,		/* $$name, the imported function's name: pass 2 */
 	TARGETS_PROCFS,		/* $value, rewritten to calls in pass 2 (probes_procfs.c) */
+	TARGETS_USYSCALL,	/* $syscall, $argN, $$parms, $return of a process.syscall: pass 2 */
 };
 
 struct probe_kind_info {
@@ -68,7 +69,7 @@ struct probe_kind_info {
 	enum probe_targets targets;
 	bool function_return;		/* .return of a function: $return, @entry, $params at entry */
 	enum probe_context context[RUNTIME_COUNT];
-	const char *refusal;		/* why a runtime with PCTX_NONE lacks it; NULL: by context */
+	const char *refusal[RUNTIME_COUNT];	/* why a runtime with PCTX_NONE lacks it; NULL: by context */
 };
 
 const struct probe_kind_info *probe_kind_info(enum probe_kind k);

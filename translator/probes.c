@@ -78,6 +78,10 @@ static const struct {
 	{ "process.thread.end", PROBE_THREAD_END },
 	{ "process(a).thread.end", PROBE_THREAD_END },
 	{ "thread.begin", PROBE_THREAD_BEGIN }, { "thread.end", PROBE_THREAD_END },
+	{ "process.syscall", PROBE_PROCESS_SYSCALL },
+	{ "process.syscall.return", PROBE_PROCESS_SYSCALL },
+	{ "process(a).syscall", PROBE_PROCESS_SYSCALL },
+	{ "process(a).syscall.return", PROBE_PROCESS_SYSCALL },
 	{ "process(a).function(s)", PROBE_UFUNC },
 	{ "process(a).function(s).call", PROBE_UFUNC },
 	{ "process(a).function(s).return", PROBE_UFUNC },
@@ -599,6 +603,8 @@ static int process_probe(struct expand *x, struct vec *comps, enum probe_kind k,
 	dp->mark = str_arg(&c, "mark");
 	dp->statement = str_arg(&c, "statement");
 	dp->is_return = probes_comp_named(&c, "return") != NULL;
+	if (k == PROBE_PROCESS_SYSCALL)	/* the module's typed probe needs its arguments */
+		dp->tp = sys_tracepoint(x->sm, "raw_syscalls", dp->is_return ? "sys_exit" : "sys_enter");
 	if (probe_kind_info(k)->class == PCLASS_UPROBE)
 		return probes_user_resolve(x->sm, dp, &c, x->optional);
 	return 1;

@@ -90,6 +90,7 @@ enum probe_kind {
 	PROBE_PROCESS_END,	/* process[(PATH|PID)].end */
 	PROBE_THREAD_BEGIN,	/* thread.begin, process[(..)].thread.begin */
 	PROBE_THREAD_END,
+	PROBE_PROCESS_SYSCALL,	/* process[(PATH|PID)].syscall[.return]: raw_syscalls, filtered */
 	PROBE_UFUNC,		/* process(..)[.library(..)].function(..)[.call|.return] */
 	PROBE_USTATEMENT,	/* process(..).statement(..) */
 	PROBE_UMARK,		/* process(..)[.provider(..)].mark(..) (SDT) */

@@ -72,8 +72,7 @@ static enum runtime_id first_runtime(const struct derived_probe *dp)
 static void refuse_probe(const struct session *s, const struct derived_probe *dp)
 {
 	enum runtime_id other = first_runtime(dp);
-
-	const char *why = probe_kind_info(dp->kind)->refusal;
+	const char *why = probe_kind_info(dp->kind)->refusal[runtime_id_of(s)];
 
 	diag_error(dp->orig ? dp->orig->loc : dp->probe->loc,
 		   "probe point '%s' cannot run on the %s runtime: %s", dp->point, s->runtime,

@@ -160,7 +160,7 @@ static void print_probe(FILE *out, const struct derived_probe *dp)
 		fputc(')', out);
 	}
 	fputc('\n', out);
-	if (dp->tp)
+	if (dp->tp && dp->kind == PROBE_TRACE)
 		print_fields(out, dp->tp);
 	if (dp->function_matches > 1)
 		fprintf(out, "\t/* matches %d kernel functions */\n", dp->function_matches);

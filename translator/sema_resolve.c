@@ -660,6 +660,57 @@ static void resolve_kfunc_target(struct scope *sc, struct expr *e)
 		diag_hint("did you mean '%s'?", near);
 }
 
+/* $argN's N when it is 1 to 6, else 0. */
+static int usyscall_argn(const char *name)
+{
+	const char *n = name + 4;
+
+	if (strncmp(name, "$arg", 4) != 0 || n[0] < '1' || n[0] > '6' || n[1])
+		return 0;
+	return n[0] - '0';
+}
+
+/* Why $var E cannot be read in process.syscall[.return] probe DP, as stap says it; NULL: it can. */
+static const char *usyscall_why(const struct derived_probe *dp, const struct expr *e)
+{
+	bool args = !strncmp(e->name, "$arg", 4) || !strcmp(e->name, "$$parms");
+
+	if (e->addr_of)
+		return "cannot take address of utrace variable";
+	if (args && dp->is_return)
+		return "only \"process(PATH_OR_PID).syscall\" support $argN or $$parms.";
+	if (args && strcmp(e->name, "$$parms") && !usyscall_argn(e->name))
+		return "invalid syscall argument number (1-6)";
+	if (!strcmp(e->name, "$return") && !dp->is_return)
+		return "only \"process(PATH_OR_PID).syscall.return\" support $return.";
+	if (!args && strcmp(e->name, "$return") && strcmp(e->name, "$syscall"))
+		return "invalid target symbol for utrace probe, $syscall, $return, $argN or $$parms "
+		       "expected";
+	if (e->pretty && strcmp(e->name, "$$parms"))
+		return arena_printf("utrace variable '%s' may not be pretty-printed", e->name);
+	if (e->comps.len && strcmp(e->name, "$$parms"))
+		return arena_printf("utrace variable '%s' may not be used as %s", e->name,
+				    ((struct target_comp *)VEC_AT(&e->comps, 0))->kind == COMP_MEMBER
+				    ? "a structure" : "array");
+	return NULL;
+}
+
+/*
+ * process.syscall[.return] (stap's utrace probes, tapset-utrace.cxx):
+ * $syscall, and $arg1..$arg6 and $$parms at the entry, $return at the exit.
+ */
+static void resolve_usyscall_target(struct scope *sc, struct expr *e)
+{
+	const char *why = usyscall_why(sc->dp, e);
+
+	if (!why) {
+		e->type = strcmp(e->name, "$$parms") ? TYPE_LONG : TYPE_STRING;
+		return;
+	}
+	if (target_fail(sc))
+		sema_error(e->loc, sc->sm, "%s", why);
+}
+
 static void resolve_target(struct scope *sc, struct expr *e)
 {
 	struct derived_probe *dp = sc->dp;
@@ -694,6 +745,9 @@ static void resolve_target(struct scope *sc, struct expr *e)
 		if (target_fail(sc))
 			sema_error(e->loc, sc->sm, "a .plt probe has only $$name (the function "
 				   "called), not '%s'", e->name);
+		return;
+	case TARGETS_USYSCALL:
+		resolve_usyscall_target(sc, e);
 		return;
 	case TARGETS_PROCFS:	/* only inside @defined(): uses were rewritten */
 		if (strcmp(e->name, "$value") == 0 && !e->comps.len) {
@@ -821,6 +875,8 @@ static void rx_lvalue(struct scope *sc, struct expr *e, const char *op)
 		resolve_target(sc, e);
 		if (sc->dp && probe_targets(sc->dp) == TARGETS_TRACEPOINT)
 			sema_error(e->loc, sc->sm, "tracepoint field '%s' is read-only", e->name);
+		else if (sc->dp && probe_targets(sc->dp) == TARGETS_USYSCALL)
+			sema_error(e->loc, sc->sm, "utrace '%s' variable is read-only", e->name);
 		else
 			sema_target_write(sc->sm, sc->dp, e, op);
 	} else if (e->kind == EXPR_ATVAR || e->kind == EXPR_CAST || e->kind == EXPR_AUTOCAST) {

@@ -37,6 +37,13 @@
  * the current one: stp_proc_begin() notes it per CPU with the probe's
  * index, and stp__task() finds it only while that probe runs.
  *
+ * process.syscall and process.syscall.return (stap's utrace probes) are
+ * raw tracepoint programs on raw_syscalls' sys_enter and sys_exit, one a
+ * probe: the hit's task is the current one, kept by the same filters.
+ * $syscall, $argN and $return read the task's user registers, where the
+ * syscall's number, arguments and (at the exit) return value are, as
+ * stap's _utrace_syscall_nr(), _arg() and _return() read them.
+ *
  * Included by tapset.bpf.h after stp_rt, before the services.
  */
 #ifndef STP_PROC_BPF_H
@@ -48,6 +55,7 @@ enum stp_proc_kind {
 	STP_PROC_END,
 	STP_THREAD_BEGIN,
 	STP_THREAD_END,
+	STP_PROC_SYSCALL,	/* process.syscall and .return: the current task */
 };
 
 /* Per probe, filled by the runner at attach time (proc_attach.c). */
@@ -155,6 +163,11 @@ static __always_inline struct task_struct *stp_proc_task_of(struct bpf_raw_trace
 	struct task_struct *t;
 	bool leader;
 
+	if (kind == STP_PROC_SYSCALL) {
+		*hit = STP_HIT_EVENT;
+		return (struct task_struct *)bpf_get_current_task();
+	}
+
 	/* both read as they are: no pointer arithmetic on ctx for the verifier */
 	asm volatile("" : "+r"(a0), "+r"(a1));
 	t = (struct task_struct *)a0;
@@ -211,6 +224,41 @@ static __always_inline bool stp_proc_begin(struct bpf_raw_tracepoint_args *ctx,
 		stp_proc_tasks[cpu].task = t;
 	}
 	return true;
+}
+
+/* x86's thread_info.status: TS_COMPAT, an ia32 syscall */
+#define STP_TS_COMPAT 0x0002
+
+/* Whether the current task is in an ia32 (compat) syscall. */
+static __always_inline bool stp_proc_compat(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
+	if (!bpf_core_field_exists(t->thread_info.status))
+		return false;
+	return BPF_CORE_READ(t, thread_info.status) & STP_TS_COMPAT;
+}
+
+/* The current task's user registers: a syscall's number, arguments and return value. */
+static __always_inline struct pt_regs *stp_usc_regs(void)
+{
+	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+}
+
+/* $argN (N 1..6) of process.syscall: x86-64's syscall convention, or ia32's. */
+static __always_inline int64_t stp_usc_arg(int n)
+{
+	struct pt_regs *r = stp_usc_regs();
+	bool ia32 = stp_proc_compat();
+
+	switch (n) {
+	case 1: return ia32 ? r->bx : r->di;
+	case 2: return ia32 ? r->cx : r->si;
+	case 3: return r->dx;
+	case 4: return ia32 ? r->si : r->r10;
+	case 5: return ia32 ? r->di : r->r8;
+	default: return ia32 ? r->bp : r->r9;
+	}
 }
 
 #endif

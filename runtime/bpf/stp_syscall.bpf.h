@@ -26,7 +26,6 @@
 
 #define STP_SC_NR 1024			/* numbers 0 .. STP_SC_NR - 1: x32's have bit 30 */
 #define STP_SC_COOKIE (1ULL << 32)	/* the dispatchers' cookie: no probe's index */
-#define STP_SC_TS_COMPAT 0x0002		/* x86's thread_info.status: an ia32 syscall */
 
 /* Per direction (enter, then exit) and number: the probe's index + 1; 0: none. */
 struct {
@@ -70,15 +69,6 @@ struct stp_sc_raw {
 	long id;
 };
 
-static __always_inline bool stp_sc_compat(void)
-{
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-
-	if (!bpf_core_field_exists(t->thread_info.status))
-		return false;
-	return BPF_CORE_READ(t, thread_info.status) & STP_SC_TS_COMPAT;
-}
-
 static __always_inline int stp_sc_dispatch(struct stp_sc_raw *ctx, uint32_t base)
 {
 	uint32_t key, zero = 0, probe, *p, *cur;
@@ -88,7 +78,7 @@ static __always_inline int stp_sc_dispatch(struct stp_sc_raw *ctx, uint32_t base
 		return 0;
 	key = base + (uint32_t)nr;
 	p = bpf_map_lookup_elem(&stp_sc_probe, &key);
-	if (!p || !*p || stp_sc_compat())
+	if (!p || !*p || stp_proc_compat())
 		return 0;
 	probe = *p - 1;
 	cur = bpf_map_lookup_elem(&stp_sc_cur, &zero);

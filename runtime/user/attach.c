@@ -359,7 +359,9 @@ int stp_script__attach(struct stp_script *s)
 		return err;
 	}
 	if (s->kmod_fd >= 0) {	/* the kernel runtime: the module registers them */
-		err = stp_kmod_start(s);
+		err = stp_proc_note_kmod(s);
+		if (!err)
+			err = stp_kmod_start(s);
 		if (err)
 			s->attach_failed = true;
 		return err;

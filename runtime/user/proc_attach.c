@@ -1,6 +1,7 @@
 /*
- * proc_attach.c - attach process.begin/end and thread.begin/end probes
- * (translator/emit_proc.c, runtime/bpf/stp_proc.bpf.h).
+ * proc_attach.c - attach process.begin/end, thread.begin/end and
+ * process.syscall[.return] probes (translator/emit_proc.c,
+ * runtime/bpf/stp_proc.bpf.h).
  *
  * A probe's program is a raw tracepoint program whose section names the
  * sched tracepoints it serves, joined by '+'
@@ -26,10 +27,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "maps.h"
 #include "script_int.h"
 #include "proc_attach.h"
 
 #define SEC_PREFIX "raw_tp/sched_process_"
+#define SEC_SYSCALL "raw_tp/sys_e"	/* process.syscall: sys_enter, .return: sys_exit */
 #define EXES_MAP "stp_proc_exes"
 #define OPTIONAL_TP "sched_prepare_exec"
 
@@ -38,7 +41,8 @@ bool stp_proc_probe(const struct stp_meta_probe *p, struct bpf_program *prog)
 	const char *sec = bpf_program__section_name(prog);
 
 	return p->kind == STP_PROBE_RAW_TRACEPOINT && !p->tp_name && sec &&
-	       strncmp(sec, SEC_PREFIX, strlen(SEC_PREFIX)) == 0;
+	       (strncmp(sec, SEC_PREFIX, strlen(SEC_PREFIX)) == 0 ||
+		strncmp(sec, SEC_SYSCALL, strlen(SEC_SYSCALL)) == 0);
 }
 
 /* PATH of a point process("PATH")..., as pass 2 wrote it (absolute), or NULL. */
@@ -70,7 +74,7 @@ static uint64_t now_ns(void)
 /* Probe I's entry of stp_proc_exes (struct stp_proc_exe of stp_proc.bpf.h). */
 static int note_exe(struct stp_script *s, int i, const char *path)
 {
-	int fd = bpf_object__find_map_fd_by_name(s->obj, EXES_MAP);
+	int fd = stp_maps__find(s->maps, EXES_MAP, NULL);
 	uint64_t value[5] = { 0 };
 	uint32_t key = (uint32_t)i;
 	struct stat st;
@@ -86,8 +90,39 @@ static int note_exe(struct stp_script *s, int i, const char *path)
 		value[3] = kernel_dev(st.st_dev);
 		value[4] = st.st_ino;
 	}
-	if (fd < 0 || bpf_map_update_elem(fd, &key, value, BPF_ANY) != 0)
+	if (fd < 0 || stp_mapfd_update(fd, &key, value, BPF_ANY) != 0)
 		return fd < 0 ? -ENOENT : -errno;
+	return 0;
+}
+
+/* Probe I's entry of stp_proc_exes, for the PATH its point names. */
+static int note_point(struct stp_script *s, int i)
+{
+	char *path = point_path(s->meta->probes[i].point);
+	int err = note_exe(s, i, path);
+
+	free(path);
+	return err;
+}
+
+int stp_proc_note_kmod(struct stp_script *s)
+{
+	char where[256];
+	int err;
+
+	for (int i = 0; i < s->meta->nprobes; i++) {
+		const struct stp_meta_probe *p = &s->meta->probes[i];
+
+		if (p->context != STP_CTX_KERNEL || p->kind != STP_PROBE_RAW_TRACEPOINT ||
+		    p->tp_name)
+			continue;
+		err = note_point(s, i);
+		if (err) {
+			stp_msg(s, "error", "%s: cannot attach probe %s: %s",
+				stp_loc_str(&p->loc, where, sizeof(where)), p->point, strerror(-err));
+			return err;
+		}
+	}
 	return 0;
 }
 
@@ -120,11 +155,8 @@ static int attach_tracepoints(struct stp_script *s, int i, struct bpf_program *p
 
 int stp_proc_attach(struct stp_script *s, int i, struct bpf_program *prog)
 {
-	const struct stp_meta_probe *p = &s->meta->probes[i];
-	char *path = point_path(p->point);
-	int err = note_exe(s, i, path);
+	int err = note_point(s, i);
 
-	free(path);
 	if (err)
 		return err;
 	return attach_tracepoints(s, i, prog, bpf_program__section_name(prog) + strlen("raw_tp/"));

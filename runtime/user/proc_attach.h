@@ -8,11 +8,18 @@ struct bpf_program;
 struct stp_meta_probe;
 struct stp_script;
 
-/* Whether probe P, whose program is PROG, is a process or thread probe. */
+/* Whether probe P, whose program is PROG, is a process, thread or process.syscall probe. */
 bool stp_proc_probe(const struct stp_meta_probe *p, struct bpf_program *prog);
 
 /* Attach it (probe I of S); 0 or a negative errno. */
 int stp_proc_attach(struct stp_script *s, int i, struct bpf_program *prog);
+
+/*
+ * The kernel runtime's side: the module registers the probes, the runner
+ * notes each process.syscall probe's executable (and -c's) as for BPF.
+ * 0, or a negative errno after saying why.
+ */
+int stp_proc_note_kmod(struct stp_script *s);
 
 /*
  * Run the handlers of process.begin and thread.begin once for each
