@@ -169,6 +169,7 @@ struct stmt {
 	struct expr *init;	/* STMT_FOR, may be NULL */
 	struct expr *incr;	/* STMT_FOR, may be NULL */
 	const char *code;	/* STMT_EMBEDDED */
+	bool outside_loop;	/* pass 2: a break/continue with no loop around it (pass 3 refuses it, as stap) */
 
 	/*
 	 * STMT_FOREACH: foreach ([value =] [keys...] in array [limit N]).

@@ -1231,9 +1231,7 @@ static void rs(struct scope *sc, struct stmt **sp)
 		break;
 	case STMT_BREAK:
 	case STMT_CONTINUE:
-		if (!sc->loops)
-			sema_error(s->loc, sc->sm, "'%s' is not inside a loop",
-				   s->kind == STMT_BREAK ? "break" : "continue");
+		s->outside_loop = !sc->loops;
 		break;
 	case STMT_DELETE:
 		rs_delete(sc, s);
