@@ -861,6 +861,10 @@ int emit_bpf_file(struct emitter *E, FILE *out)
 	fprintf(out, "#include \"bpf/tapset.bpf.h\"\n\n");
 	if (E->sc_dispatch)
 		fprintf(out, "#include \"bpf/stp_syscall.bpf.h\"\n\n");
+	if (E->prog->counters.len && !E->kmod && !E->dyninst)
+		fprintf(out, "#define STP_NCOUNTERS %d\n#define STP_PERF_THREADS %lld\n"
+			"#include \"bpf/stp_perf.bpf.h\"\n\n", E->prog->counters.len,
+			(long long)E->maxmapentries);
 	if (E->kmod)
 		emit_guru_prelude(E, out);
 	fputs(E->protos_buf, out);

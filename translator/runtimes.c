@@ -123,6 +123,20 @@ static bool dyninst_targets(const struct session *s, const struct program *prog)
 	return true;
 }
 
+/* Per-process perf counters: the bpf runtime's runner keeps their events. */
+static bool counters_ok(const struct session *s, const struct program *prog)
+{
+	for (int i = 0; i < prog->counters.len; i++) {
+		const struct perf_counter *c = VEC_AT(&prog->counters, i);
+
+		diag_error(c->orig->loc, "probe point '%s' cannot run on the %s runtime: per-process "
+			   "perf counters (.counter) are built for the bpf runtime only", c->point,
+			   s->runtime);
+		diag_hint("the bpf runtime runs it (--runtime=bpf)");
+	}
+	return prog->counters.len == 0;
+}
+
 bool runtime_check_program(const struct session *s, const struct program *prog)
 {
 	const struct runtime_info *rt = runtime_of(s);
@@ -143,6 +157,8 @@ bool runtime_check_program(const struct session *s, const struct program *prog)
 			ok = false;
 		}
 	}
+	if (id != RUNTIME_BPF && !counters_ok(s, prog))
+		ok = false;
 	if (ok && id == RUNTIME_DYNINST && s->last_pass >= 5)
 		ok = dyninst_targets(s, prog);
 	return ok;
