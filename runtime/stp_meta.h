@@ -152,6 +152,8 @@ struct stp_meta_probe {
 	bool procfs_write;		/* .write: a reader of what is written; else .read */
 	uint32_t procfs_mode;		/* the FIFO's mode: 0444 or 0222 less .umask(N) */
 	int64_t procfs_maxsize;		/* .read: the answer's buffer, its NUL included */
+	/* STP_PROBE_PERF of one process, perf.*.process("PATH"): PATH; NULL: every CPU */
+	const char *perf_path;
 };
 
 /*

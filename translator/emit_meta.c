@@ -152,6 +152,8 @@ static void probe_params(struct emitter *E, FILE *out, struct derived_probe *dp)
 			(long long)dp->perf_type, (long long)dp->perf_config);
 		if (dp->perf_sample)
 			fprintf(out, "\t\t.perf_sample = %lld,\n", (long long)dp->perf_sample);
+		if (dp->path)
+			fprintf(out, "\t\t.perf_path = %s,\n", str_or_null(dp->path));
 	}
 	emit_uprobe_meta(out, dp);
 	emit_kprobe_meta(out, dp);

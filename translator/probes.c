@@ -372,17 +372,24 @@ static int build_perf(struct expand *x, struct vec *comps)
 {
 	struct probe_comp *kind = VEC_AT(comps, 1);
 	struct probe_comp *sample = probes_comp_named(comps, "sample");
+	struct probe_comp *pc = probes_comp_named(comps, "process");
 	struct derived_probe *dp;
 	int64_t type, config;
-	const char *event = perf_event(comps, &type, &config);
+	const char *event = perf_event(comps, &type, &config), *path = NULL;
 
-	if (probes_comp_named(comps, "process") || probes_comp_named(comps, "counter"))
+	if (probes_comp_named(comps, "counter"))
 		return probes_counter_build(x->sm, x->orig, comps, event, type, config);
+	if (pc && !(path = probes_counter_process(x->sm, pc)))
+		return -1;	/* sampling the threads of one process */
 	if (sample && sample->arg->num <= 0) {
 		sema_error(sample->arg->loc, x->sm, "the sample period must be positive");
 		return -1;
 	}
 	dp = make_probe(x, comps, PROBE_PERF);
+	if (path) {
+		dp->path = path;
+		dp->point = arena_printf("%s.process(\"%s\")", event, path);
+	}
 	dp->perf_sample = sample ? sample->arg->num : 0;
 	dp->perf_type = type;
 	dp->perf_config = config;

@@ -59,8 +59,7 @@ static bool counter_name_ok(struct sema *sm, struct probe_comp *cc)
 	return true;
 }
 
-/* The executable of .process("PATH"), or of .process: -c's or -x's; NULL after an error. */
-static const char *process_path(struct sema *sm, struct probe_comp *pc)
+const char *probes_counter_process(struct sema *sm, struct probe_comp *pc)
 {
 	const char *why = NULL, *path;
 
@@ -87,19 +86,13 @@ int probes_counter_build(struct sema *sm, struct probe_point *orig, struct vec *
 	struct perf_counter *c;
 	const char *path = NULL;
 
-	if (cc && !counter_name_ok(sm, cc))
+	if (!counter_name_ok(sm, cc))
 		return -1;
-	if (cc && sm->prog->counters.len >= MAX_COUNTERS)
+	if (sm->prog->counters.len >= MAX_COUNTERS)
 		return -sema_error(cc->arg->loc, sm, "too many perf counters: at most %d",
 				   MAX_COUNTERS);
-	if (pc && !(path = process_path(sm, pc)))
+	if (pc && !(path = probes_counter_process(sm, pc)))
 		return -1;
-	if (!cc) {
-		if (sema_error(pc->loc, sm, "perf probes that sample one process (.process with no "
-			       ".counter) are not supported"))
-			diag_hint("count its events with .counter(\"NAME\") and read them with @perf(\"NAME\")");
-		return -1;
-	}
 	c = ARENA_NEW(struct perf_counter);
 	c->name = cc->arg->str;
 	c->orig = orig;

@@ -12,13 +12,18 @@
 struct sema;
 
 /*
- * A perf point with .process or .counter: the event TYPE/CONFIG, named
- * EVENT in the point's text ("perf.sw.page_faults"), written as ORIG.
- * 1 when it declared a counter (it makes no derived probe), -1 after an
- * error.
+ * A perf point with .counter: the event TYPE/CONFIG, named EVENT in the
+ * point's text ("perf.sw.page_faults"), written as ORIG.  1 when it
+ * declared a counter (it makes no derived probe), -1 after an error.
  */
 int probes_counter_build(struct sema *sm, struct probe_point *orig, struct vec *comps,
 			 const char *event, int64_t type, int64_t config);
+
+/*
+ * The executable of a perf point's .process("PATH"), or of .process: the
+ * -c command's (or -x process's), as stap's; NULL after an error.
+ */
+const char *probes_counter_process(struct sema *sm, struct probe_comp *pc);
 
 /*
  * @perf("NAME") E in probe DP (NULL: in a function): in a uprobe handler

@@ -1,10 +1,12 @@
 /*
- * perf_work N K [GOFILE]: N times, touch K pages it never touched
- * before, then call step(i, minflt) with its own thread's count of minor
- * page faults so far (getrusage, the control of qa/166's @perf
+ * perf_work N K [GOFILE [first]]: N times, touch K pages it never
+ * touched before, then call step(i, minflt) with its own thread's count
+ * of minor page faults so far (getrusage, the control of qa/166's @perf
  * page_faults counter).  With GOFILE, a second thread then does the
  * same, after calling ready() every millisecond until GOFILE exists (the
- * test makes it once the script has seen that thread's counter).
+ * test makes it once the script has seen that thread's counter); with
+ * "first" too, the main thread waits so before its own steps, and there
+ * is no second thread.
  * Transparent huge pages are off for the area: each page is a fault.
  */
 #define _GNU_SOURCE
@@ -50,13 +52,18 @@ static void work(void)
 	}
 }
 
-static void *thread_main(void *arg)
+static void wait_go(void)
 {
-	(void)arg;
 	while (access(gofile, F_OK) != 0) {
 		ready();
 		usleep(1000);
 	}
+}
+
+static void *thread_main(void *arg)
+{
+	(void)arg;
+	wait_go();
 	work();
 	return NULL;
 }
@@ -69,6 +76,11 @@ int main(int argc, char **argv)
 	k = argc > 2 ? atol(argv[2]) : 16;
 	gofile = argc > 3 ? argv[3] : NULL;
 	page = sysconf(_SC_PAGESIZE);
+	if (gofile && argc > 4) {
+		wait_go();
+		work();
+		return 0;
+	}
 	work();
 	if (gofile) {
 		if (pthread_create(&t, NULL, thread_main, NULL) != 0)

@@ -16,8 +16,13 @@
  * exit of a thread that has a slot, each one a STP_REC_PERF record.
  * stp_perf_procs keeps, per process counted, which counters it has.
  *
+ * perf.*.process("PATH") probes (sampling) take the same way: the runner
+ * opens a sampling event per thread and attaches the probe's program to
+ * it.  The bits of a mask are the counters, then those probes (in the
+ * order of meta.probes): STP_NPERF of them, at most 32.
+ *
  * Included by the generated code after tapset.bpf.h, when the script has
- * counters: STP_NCOUNTERS (at most 32) and STP_PERF_THREADS are defined.
+ * any: STP_NCOUNTERS, STP_NPERF and STP_PERF_THREADS are defined.
  */
 #ifndef STP_PERF_BPF_H
 #define STP_PERF_BPF_H
@@ -28,9 +33,11 @@ struct stp_perf_exe {
 	uint64_t ino;
 };
 
-STP_MAP(stp_perf_exes, BPF_MAP_TYPE_ARRAY, uint32_t, struct stp_perf_exe, STP_NCOUNTERS, 0);
+STP_MAP(stp_perf_exes, BPF_MAP_TYPE_ARRAY, uint32_t, struct stp_perf_exe, STP_NPERF, 0);
 STP_MAP(stp_perf_slots, BPF_MAP_TYPE_HASH, uint32_t, uint32_t, STP_PERF_THREADS, 0);
 STP_MAP(stp_perf_procs, BPF_MAP_TYPE_HASH, uint32_t, uint32_t, STP_PERF_THREADS, 0);
+
+#if STP_NCOUNTERS > 0
 STP_MAP(stp_perf_events, BPF_MAP_TYPE_PERF_EVENT_ARRAY, uint32_t, uint32_t,
 	STP_PERF_THREADS * STP_NCOUNTERS, 0);
 STP_MAP(stp_perf_missing, BPF_MAP_TYPE_PERCPU_ARRAY, uint32_t, uint64_t, STP_NCOUNTERS, 0);
@@ -52,6 +59,7 @@ static __always_inline int64_t stp_perf_read(uint32_t counter)
 		(*missing)++;
 	return 0;
 }
+#endif
 
 /* Tell the runner: a thread to count (STP_PERF_NEW, with its counters) or gone. */
 static __always_inline void stp_perf_tell(uint16_t what, struct task_struct *t, uint32_t mask)
@@ -67,15 +75,23 @@ static __always_inline void stp_perf_tell(uint16_t what, struct task_struct *t, 
 		stp_count(dropped);
 }
 
-/* The counters whose file task T runs. */
+/* The counters (and probes) whose file task T runs. */
 static __always_inline uint32_t stp_perf_exe_mask(struct task_struct *t)
 {
+	struct file *exe = BPF_CORE_READ(t, mm, exe_file);
+	struct inode *in;
+	uint64_t dev, ino;
 	uint32_t mask = 0;
 
-	for (uint32_t i = 0; i < STP_NCOUNTERS; i++) {
+	if (!exe)
+		return 0;
+	in = BPF_CORE_READ(exe, f_inode);
+	ino = BPF_CORE_READ(in, i_ino);
+	dev = (uint64_t)BPF_CORE_READ(in, i_sb, s_dev);
+	for (uint32_t i = 0; i < STP_NPERF; i++) {
 		struct stp_perf_exe *e = bpf_map_lookup_elem(&stp_perf_exes, &i);
 
-		if (e && stp_proc_file_is(t, e->dev, e->ino))
+		if (e && e->ino && e->ino == ino && e->dev == dev)
 			mask |= 1U << i;
 	}
 	return mask;
