@@ -361,7 +361,7 @@ static int attach_kernel_probes(struct stp_script *s, int *attached, int *skippe
 
 int stp_script__attach(struct stp_script *s)
 {
-	int attached = 0, skipped = 0, dispatched, err = 0;
+	int attached = 0, skipped = 0, dispatched, err = 0, rc;
 	double t0;
 
 	stp_sym_use_script(s);	/* user stacks of processes that will be gone */
@@ -388,8 +388,8 @@ int stp_script__attach(struct stp_script *s)
 	t0 = now_ms();
 	dispatched = stp_sc_attach(s);
 	err = attach_kernel_probes(s, &attached, &skipped);
-	if (!err)
-		err = stp_perfctr_attach(s);
+	rc = stp_perfctr_attach(s);	/* also after a failure: it says what it cannot open */
+	err = err ? err : rc;
 	stp_files_close(s);
 	if (err) {
 		s->attach_failed = true;
