@@ -67,8 +67,8 @@ const char *probes_counter_process(struct sema *sm, struct probe_comp *pc)
 		path = probes_user_target_exe(sm, &why);
 		if (!path && sema_error(pc->loc, sm, "unspecified process probe is invalid without "
 					"a -c COMMAND [man stapprobes]"))
-			diag_hint(why ? why : "run the command with -c CMD (or -x PID), or name it, "
-				  "as .process(\"/path/to/program\")");
+			diag_hint("%s", why ? why : "run the command with -c CMD (or -x PID), or "
+				  "name it, as .process(\"/path/to/program\")");
 		return path;
 	}
 	path = sys_find_executable(pc->arg->str);
