@@ -835,6 +835,19 @@ static void probe_points(struct emitter *E, FILE *out)
 	emit_uprobe_flags(E, out);
 }
 
+/* Perf events kept per thread of a process: counters, then perf.*.process probes. */
+static int process_perf(struct emitter *E)
+{
+	int n = E->prog->counters.len;
+
+	for (int i = 0; i < E->prog->probes.len; i++) {
+		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
+
+		n += dp->kind == PROBE_PERF && dp->path;
+	}
+	return n;
+}
+
 int emit_bpf_file(struct emitter *E, FILE *out)
 {
 	int errors = diag_error_count();
@@ -875,6 +888,10 @@ int emit_bpf_file(struct emitter *E, FILE *out)
 	fprintf(out, "#include \"bpf/tapset.bpf.h\"\n\n");
 	if (E->sc_dispatch)
 		fprintf(out, "#include \"bpf/stp_syscall.bpf.h\"\n\n");
+	if (process_perf(E) && !E->kmod && !E->dyninst)
+		fprintf(out, "#define STP_NCOUNTERS %d\n#define STP_NPERF %d\n"
+			"#define STP_PERF_THREADS %lld\n#include \"bpf/stp_perf.bpf.h\"\n\n",
+			E->prog->counters.len, process_perf(E), (long long)E->maxmapentries);
 	if (E->kmod)
 		emit_guru_prelude(E, out);
 	fputs(E->protos_buf, out);

@@ -22,6 +22,7 @@
 #include "sema_int.h"
 #include "probes.h"
 #include "probes_btf.h"
+#include "probes_counter.h"
 #include "probes_procfs.h"
 #include "probes_sys.h"
 #include "probes_user.h"
@@ -53,6 +54,10 @@ static const struct {
 	{ "timer.profile", PROBE_PROFILE }, { "timer.profile.tick", PROBE_PROFILE },
 	{ "perf.type(n).config(n)", PROBE_PERF },
 	{ "perf.type(n).config(n).sample(n)", PROBE_PERF },
+	{ "perf.type(n).config(n).process", PROBE_PERF },
+	{ "perf.type(n).config(n).process(s)", PROBE_PERF },
+	{ "perf.type(n).config(n).counter(s)", PROBE_PERF },
+	{ "perf.type(n).config(n).process(s).counter(s)", PROBE_PERF },
 	{ "kernel.trace(s)", PROBE_TRACE },
 	{ "kernel.function(s)", PROBE_KFUNC },
 	{ "kernel.function(s).call", PROBE_KFUNC },
@@ -161,6 +166,17 @@ static void add_pattern(const char *text, enum probe_kind kind)
 	vec_push(&patterns, p);
 }
 
+/* A perf event's points: sampling, and (stap's binds) counting in one process. */
+static void add_perf_patterns(const char *event)
+{
+	static const char *const tails[] = {
+		"", ".sample(n)", ".process", ".process(s)", ".counter(s)", ".process(s).counter(s)",
+	};
+
+	for (int i = 0; i < COUNT(tails); i++)
+		add_pattern(arena_printf("%s%s", event, tails[i]), PROBE_PERF);
+}
+
 static void init_patterns(void)
 {
 	static unsigned generation;
@@ -177,14 +193,10 @@ static void init_patterns(void)
 			add_pattern(arena_printf("timer.%s(n).randomize(n)", timer_units[i]),
 				    PROBE_TIMER);
 	}
-	for (int i = 0; i < COUNT(perf_sw); i++) {
-		add_pattern(arena_printf("perf.sw.%s", perf_sw[i]), PROBE_PERF);
-		add_pattern(arena_printf("perf.sw.%s.sample(n)", perf_sw[i]), PROBE_PERF);
-	}
-	for (int i = 0; i < COUNT(perf_hw); i++) {
-		add_pattern(arena_printf("perf.hw.%s", perf_hw[i]), PROBE_PERF);
-		add_pattern(arena_printf("perf.hw.%s.sample(n)", perf_hw[i]), PROBE_PERF);
-	}
+	for (int i = 0; i < COUNT(perf_sw); i++)
+		add_perf_patterns(arena_printf("perf.sw.%s", perf_sw[i]));
+	for (int i = 0; i < COUNT(perf_hw); i++)
+		add_perf_patterns(arena_printf("perf.hw.%s", perf_hw[i]));
 }
 
 struct vec probes_pattern_texts(void)
@@ -341,30 +353,52 @@ static int name_index(const char *const *names, int n, const char *name)
 	return -1;
 }
 
+/* The event of a perf point: its type and config, and its name for messages. */
+static const char *perf_event(struct vec *comps, int64_t *type, int64_t *config)
+{
+	struct probe_comp *kind = VEC_AT(comps, 1), *event = VEC_AT(comps, 2);
+
+	if (strcmp(kind->name, "type") == 0) {
+		*type = num_arg(comps, "type");
+		*config = num_arg(comps, "config");
+		return arena_printf("perf.type(%lld).config(%lld)", (long long)*type,
+				    (long long)*config);
+	}
+	*type = kind->name[0] == 'h' ? 0 : 1;	/* PERF_TYPE_HARDWARE, _SOFTWARE */
+	if (kind->name[0] == 'h')
+		*config = name_index(perf_hw, COUNT(perf_hw), event->name);
+	else
+		*config = name_index(perf_sw, COUNT(perf_sw), event->name);
+	return arena_printf("perf.%s.%s", kind->name, event->name);
+}
+
 static int build_perf(struct expand *x, struct vec *comps)
 {
 	struct probe_comp *kind = VEC_AT(comps, 1);
-	struct probe_comp *sample = probes_comp_named(comps, "sample"), *event;
+	struct probe_comp *sample = probes_comp_named(comps, "sample");
+	struct probe_comp *pc = probes_comp_named(comps, "process");
 	struct derived_probe *dp;
+	int64_t type, config;
+	const char *event = perf_event(comps, &type, &config), *path = NULL;
 
+	if (probes_comp_named(comps, "counter"))
+		return probes_counter_build(x->sm, x->orig, comps, event, type, config);
+	if (pc && !(path = probes_counter_process(x->sm, pc)))
+		return -1;	/* sampling the threads of one process */
 	if (sample && sample->arg->num <= 0) {
 		sema_error(sample->arg->loc, x->sm, "the sample period must be positive");
 		return -1;
 	}
 	dp = make_probe(x, comps, PROBE_PERF);
-	dp->perf_sample = sample ? sample->arg->num : 0;
-	if (strcmp(kind->name, "type") == 0) {
-		dp->perf_type = num_arg(comps, "type");
-		dp->perf_config = num_arg(comps, "config");
-		return 1;
+	if (path) {
+		dp->path = path;
+		dp->point = arena_printf("%s.process(\"%s\")", event, path);
 	}
-	event = VEC_AT(comps, 2);
-	dp->perf_event = arena_printf("%s.%s", kind->name, event->name);
-	dp->perf_type = kind->name[0] == 'h' ? 0 : 1;	/* PERF_TYPE_HARDWARE, _SOFTWARE */
-	if (kind->name[0] == 'h')
-		dp->perf_config = name_index(perf_hw, COUNT(perf_hw), event->name);
-	else
-		dp->perf_config = name_index(perf_sw, COUNT(perf_sw), event->name);
+	dp->perf_sample = sample ? sample->arg->num : 0;
+	dp->perf_type = type;
+	dp->perf_config = config;
+	if (strcmp(kind->name, "type") != 0)
+		dp->perf_event = event + strlen("perf.");
 	return 1;
 }
 

@@ -162,6 +162,23 @@ struct derived_probe {
 	int64_t procfs_maxsize;	/* .maxsize(N): the read buffer's bytes; 0: MAXSTRINGLEN */
 };
 
+/*
+ * A per-process perf counter: perf.*.process("PATH").counter("NAME") {}
+ * (probes_counter.c).  It has no handler: the runner keeps one perf event
+ * per thread of each process that runs PATH, and @perf("NAME") in a
+ * process("PATH") uprobe handler reads the event of the thread it runs in.
+ */
+struct perf_counter {
+	const char *name;	/* NAME */
+	const char *event;	/* "perf.sw.page_faults", "perf.type(T).config(C)" */
+	const char *point;	/* EVENT.process("PATH").counter("NAME") */
+	struct probe_point *orig;	/* the point as written */
+	int64_t type;		/* perf_event_attr.type and .config */
+	int64_t config;
+	const char *path;	/* PATH, absolute; NULL until the first @perf names it */
+	bool used;		/* a handler reads it */
+};
+
 /* Functions of one name and arity, in the order next walks them (priority). */
 struct overload {
 	const char *name;
@@ -178,6 +195,7 @@ struct program {
 	struct vec embeds;	/* struct embed *: top-level %{ %} of the script and used tapsets */
 	struct vec tapset_files;	/* struct stapfile *: the tapset files anything came from */
 	struct vec autoprint;	/* struct vardecl *: globals written but never read (stap prints them at exit) */
+	struct vec counters;	/* struct perf_counter *, in declaration order */
 };
 
 #endif
