@@ -200,11 +200,12 @@ static inline long bpf_probe_write_user(void *dst, const void *src, uint32_t n)
 
 /*
  * SIZE (1, 2, 4 or 8) bytes at SRC to kernel address DST, 0 or -EFAULT:
- * the kernel does not export copy_to_kernel_nofault() to modules, so its
- * own steps, its address check first (x86's
- * copy_from_kernel_nofault_allowed(), not exported either): a store to a
- * user address (0, say) under SMAP is an oops, not a fault the exception
- * table fixes.  Guru mode's writes (stp_guru.h, set_kernel_*()).
+ * copy_to_kernel_nofault()'s steps, with first the address check that
+ * copy_from_kernel_nofault() makes and it does not (x86's
+ * copy_from_kernel_nofault_allowed(), not exported): a store to a user
+ * address (0, say) under SMAP is an oops, not a fault the exception table
+ * fixes (stap 4.8's set_kernel_long(0, 1) oopses 6.1 so).  Guru mode's
+ * writes (stp_guru.h, set_kernel_*()).
  */
 static inline int stp_kmod_write_kernel(void *dst, const void *src, size_t size)
 {
