@@ -324,6 +324,7 @@ void emit_dyninst_sites(struct emitter *E, FILE *out);
 /* emit_guru.c */
 void emit_guru_prelude(struct emitter *E, FILE *out);
 void emit_guru_user(struct emitter *E, struct srcloc loc, const char *what);
+void emit_guru_module_only(struct emitter *E, struct srcloc loc, const char *name);
 const char *emit_guru_expr(struct emitter *E, struct expr *e);
 /* emit_kmod.c */
 bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp);

@@ -217,3 +217,67 @@ const char *emit_kprobe_target(struct emitter *E, struct expr *e)
 			 NULL);
 	return e->type == TYPE_STRING ? "\"\"" : "0";
 }
+
+/* ---- writes (guru mode, the kernel runtime: pass 2 checked the rest) ---- */
+
+/* The x86-64 argument registers, by trampoline slot. */
+static const char *const arg_regs[] = { "di", "si", "dx", "cx", "r8", "r9" };
+
+/* Whether a value of BTF type ID sits in one register: an integer, an enum or a pointer. */
+static bool scalar(uint32_t id)
+{
+	int k = btf_kind(btf_strip(id));
+
+	return k == BTF_KIND_INT || k == BTF_KIND_ENUM || k == BTF_KIND_ENUM64 || k == BTF_KIND_PTR;
+}
+
+/*
+ * REG (a pt_regs field) of the kprobe's registers, and trampoline SLOT of
+ * the handler's copy when >= 0, become VAL: a kretprobe's ax is what the
+ * function returns, an entry kprobe's argument registers what it runs on.
+ */
+static const char *set_reg(struct emitter *E, const char *reg, int slot, struct expr *val)
+{
+	const char *v = emit_snapshot(E, emit_expr(E, val), TYPE_LONG);
+
+	E->cf->uses_ctx = true;
+	E->side_effects++;
+	if (E->dp->kfunc_kprobe) {
+		emit_line(E, "ctx->%s = (unsigned long)%s;", reg, v);
+		return v;
+	}
+	emit_line(E, "ctx->args[%d] = (uint64_t)%s;", slot, v);
+	emit_line(E, "stp_kmod_kregs()->%s = (unsigned long)%s;", reg, v);
+	return v;
+}
+
+/*
+ * $return = v in a kernel.function(...).return or kprobe.function(...).return
+ * handler, $param = v in a kernel.function(...) one (a parameter passed in
+ * a register), as stap's module writes them: in a module only (BPF cannot
+ * change a function's registers).
+ */
+const char *emit_kprobe_assign(struct emitter *E, struct expr *e)
+{
+	struct expr *l = e->left;
+	struct derived_probe *dp = E->dp;
+	struct vec *params = NULL, none = { 0 };
+	int ret = 0;
+
+	if (dp->kfunc_kprobe || !btf_kfunc(dp->kfunc, &params, &ret))
+		params = &none;
+	if (!l->comps.len && !strcmp(l->name, "$return") && (dp->kfunc_kprobe || scalar(ret)))
+		return set_reg(E, "ax", param_slot(params, params->len), e->right);
+	for (int i = 0; i < params->len && !dp->is_return && !l->comps.len; i++) {
+		struct tp_arg *a = VEC_AT(params, i);
+		int slot = param_slot(params, i);
+
+		if (!strcmp(a->name, l->name + 1) && scalar((uint32_t)a->btf_id) && slot < 6)
+			return set_reg(E, arg_regs[slot], slot, e->right);
+	}
+	emit_unsupported(E, l->loc, arena_printf("writing '%s%s' in %s", l->name,
+						 l->comps.len ? "->..." : "", dp->point),
+			 "a module writes $return in a .return probe, and a parameter held in a "
+			 "register at the entry, when it is an integer or a pointer");
+	return "0";
+}
