@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "diag.h"
+#include "kdwarf.h"
 #include "probe_kinds.h"
 #include "sema_int.h"
 #include "probes.h"
@@ -26,6 +27,7 @@
 #include "probes_procfs.h"
 #include "probes_sys.h"
 #include "probes_user.h"
+#include "sysroot.h"
 
 /* ---- the builtin families ---- */
 
@@ -542,21 +544,152 @@ static struct vec function_comps(struct vec *comps, const char *name)
 	return c;
 }
 
-static void kfunc_probe(struct expand *x, struct vec *comps, const char *name, bool wild)
+/* A probe on kernel function NAME; SPELLED (or NULL) replaces function("...")'s argument. */
+static struct derived_probe *kfunc_probe(struct expand *x, struct vec *comps, const char *name,
+					 const char *spelled)
 {
-	struct vec c = wild ? function_comps(comps, name) : *comps;
+	struct vec c = spelled ? function_comps(comps, spelled) : *comps;
 	const char *mod = str_arg(comps, "module");
 	struct derived_probe *dp = make_probe(x, &c, PROBE_KFUNC);
 	struct vec *params;
 	int ret;
 
-	dp->function = wild ? name : str_arg(comps, "function");
+	dp->function = spelled ? name : str_arg(comps, "function");
 	dp->function_matches = 1;
 	dp->module = mod;
 	dp->is_return = probes_comp_named(comps, "return") != NULL;
 	dp->kfunc = mod ? arena_printf("%s:%s", mod, name) : name;
 	dp->kfunc_kprobe = strcmp(((struct probe_comp *)VEC_AT(comps, 0))->name, "kprobe") == 0 ||
 			   mod || !btf_kfunc(name, &params, &ret);
+	return dp;
+}
+
+/* Where "@FILE" starts in the function("...") argument FC. */
+static struct srcloc file_part_loc(struct probe_comp *fc)
+{
+	struct srcloc loc = fc->arg->loc;
+
+	loc.col += 1 + (int)strcspn(fc->arg->str, "@");
+	return loc;
+}
+
+/* Too many functions for one point: say so, and how to see them. */
+static int too_many(struct expand *x, struct vec *comps, const char *what)
+{
+	struct probe_comp *fc = probes_comp_named(comps, "function");
+
+	if (sema_error(fc->arg->loc, x->sm, "'%s' matches more than the %d kernel "
+		       "functions one probe point may stand for", what, KFUNC_MAX_EXPANSION))
+		diag_hint("narrow the pattern; pmstap -l '%s' lists what it matches",
+			  probes_point_text(comps));
+	return -1;
+}
+
+static int no_kernel_debuginfo(struct expand *x, struct vec *comps)
+{
+	struct probe_comp *fc = probes_comp_named(comps, "function");
+	const char *want, *kver = sysroot_kernel_release();
+
+	kdwarf_vmlinux(&want);
+	if (x->optional)
+		return 0;
+	if (sema_error(file_part_loc(fc), x->sm, "a function's source file is known only from "
+		       "the kernel's debuginfo, and there is no vmlinux with DWARF for %s", kver)) {
+		if (getenv("PMSTAP_VMLINUX") && *getenv("PMSTAP_VMLINUX"))
+			diag_hint("PMSTAP_VMLINUX names '%s', which is not this kernel's vmlinux "
+				  "with DWARF", want);
+		else
+			diag_hint("install %s (Debian's linux-image-%s-dbg has it)", want, kver);
+	}
+	return -1;
+}
+
+/*
+ * Of the functions DWARF found, those a probe can be put on: not in stap's
+ * blocklist (unless in guru mode); an out-of-line function by its symbol
+ * at its entry (a clone's "foo.isra.0"; none: a weak definition another
+ * replaced, whose code is left unnamed), which kallsyms must have once (two static
+ * functions of one name: a probe by name could be on the other, so it is
+ * left out, with a warning); an inline instance not for a .return, which
+ * stap refuses too (with its warning).
+ */
+static void keep_kernel_functions(struct expand *x, struct vec *comps, struct vec *funcs,
+				  struct vec *keep)
+{
+	struct srcloc loc = probes_comp_named(comps, "function")->arg->loc;
+	bool ret = probes_comp_named(comps, "return") != NULL;
+	struct hmap no_return = { .str_keys = true };
+	char *names = "";
+
+	for (int i = 0; i < funcs->len; i++) {
+		struct kdwarf_func *f = VEC_AT(funcs, i);
+		const char *sym = f->inlined ? NULL : kdwarf_symbol_at(f->entry);
+
+		if (!x->sm->s->guru && kdwarf_blocklisted(f, ret))
+			continue;
+		if (f->inlined && ret) {
+			if (!hmap_get(&no_return, f->name)) {
+				hmap_put(&no_return, f->name, (void *)1);
+				names = arena_printf("%s %s", names, f->name);
+			}
+			continue;
+		}
+		if (!f->inlined) {
+			if (!(f->symbol = sym))
+				continue;	/* a weak definition the linker replaced */
+			if (!sys_kernel_function_unique(f->symbol)) {
+				if (sys_kernel_function_matches(f->symbol, NULL))
+					diag_warning(loc, "'%s' of %s is not probed: the kernel has "
+						     "more than one function of that name", f->name, f->file);
+				continue;
+			}
+		}
+		vec_push(keep, f);
+	}
+	if (no_return.len)
+		diag_warning(loc, "cannot probe .return of %d inlined functions %s", no_return.len,
+			     names);
+}
+
+/*
+ * kernel.function("PATTERN@FILE"): the functions declared in FILE (as
+ * stap matches it, kdwarf.h) that the kernel has by name (kallsyms, out
+ * of its init text): one probe each, its point "NAME@FILE:LINE" as stap
+ * lists it.
+ */
+static int build_kfunc_file(struct expand *x, struct vec *comps, const char *name,
+			    const char *file)
+{
+	struct probe_comp *fc = probes_comp_named(comps, "function");
+	struct vec funcs = { 0 }, keep = { 0 };
+
+	if (str_arg(comps, "module")) {
+		if (!x->optional)
+			sema_error(file_part_loc(fc), x->sm, "a source file selects only the "
+				   "kernel's own functions, not a module's: pmstap reads no module "
+				   "debuginfo");
+		return x->optional ? 0 : -1;
+	}
+	if (!kdwarf_functions(name, file, &funcs))
+		return no_kernel_debuginfo(x, comps);
+	keep_kernel_functions(x, comps, &funcs, &keep);
+	if (keep.len > KFUNC_MAX_EXPANSION)
+		return too_many(x, comps, str_arg(comps, "function"));
+	for (int i = 0; i < keep.len; i++) {
+		struct kdwarf_func *f = VEC_AT(&keep, i);
+		struct derived_probe *dp = kfunc_probe(x, comps, f->name, arena_printf(
+			"%s@%s:%d", f->name, f->file, f->line));
+
+		dp->kfunc_inline = f->inlined;
+		dp->kfunc_kprobe |= f->inlined;
+		dp->addr = f->entry;
+	}
+	if (!keep.len && !x->optional) {
+		sema_error(fc->arg->loc, x->sm, "no match for probe point '%s'",
+			   probes_point_text(comps));
+		return -1;
+	}
+	return keep.len;
 }
 
 /*
@@ -569,7 +702,12 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 	struct probe_comp *fc = probes_comp_named(comps, "function");
 	const char *name = function_name_part(fn), *similar = NULL;
 	struct vec names = { 0 };
-	int n = *name ? sys_kernel_functions(mod, name, &names, &similar) : 0;
+	int n;
+
+	if (fn[strlen(name)] == '@')
+		return build_kfunc_file(x, comps, name, arena_strndup(fn + strlen(name) + 1,
+					strcspn(fn + strlen(name) + 1, ":")));
+	n = *name ? sys_kernel_functions(mod, name, &names, &similar) : 0;
 
 	if (!n) {
 		if (x->optional)
@@ -586,15 +724,10 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 		}
 		return -1;
 	}
-	if (n > KFUNC_MAX_EXPANSION) {
-		if (sema_error(fc->arg->loc, x->sm, "'%s' matches more than the %d kernel "
-			       "functions one probe point may stand for", name, KFUNC_MAX_EXPANSION))
-			diag_hint("narrow the pattern; pmstap -l '%s' lists what it matches",
-				  probes_point_text(comps));
-		return -1;
-	}
+	if (n > KFUNC_MAX_EXPANSION)
+		return too_many(x, comps, name);
 	for (int i = 0; i < n; i++)
-		kfunc_probe(x, comps, VEC_AT(&names, i), has_wildcard(name));
+		kfunc_probe(x, comps, VEC_AT(&names, i), has_wildcard(name) ? VEC_AT(&names, i) : NULL);
 	return n;
 }
 

@@ -163,6 +163,7 @@ struct symset {
 	bool loaded;
 	struct vec names;	/* char * */
 	struct hmap set;	/* name -> name */
+	struct hmap twice;	/* names added more than once (str_keys: set's) */
 };
 
 static void symset_add(struct symset *ss, const char *name)
@@ -170,6 +171,9 @@ static void symset_add(struct symset *ss, const char *name)
 	if (!hmap_get(&ss->set, name)) {
 		hmap_put(&ss->set, name, (void *)name);
 		vec_push(&ss->names, (void *)name);
+	} else {
+		ss->twice.str_keys = true;
+		hmap_put(&ss->twice, name, (void *)1);
 	}
 }
 
@@ -181,8 +185,8 @@ static void load_kallsyms(struct symset *ss)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%*s %c %255s", &type, name) == 2 && (type == 't' || type == 'T'))
-			symset_add(ss, arena_strdup(name));
+		if (sscanf(line, "%*s %c %255s", &type, name) == 2 && strchr("tTwW", type))
+			symset_add(ss, arena_strdup(name));	/* W: a weak function */
 	}
 	fclose(f);
 }
@@ -256,6 +260,13 @@ int sys_kernel_function_matches(const char *pattern, const char **similar)
 		*similar = strpbrk(pattern, "*?[") ? NULL
 			   : similar_name(btf->names.len ? btf : ks, pattern);
 	return n;
+}
+
+bool sys_kernel_function_unique(const char *name)
+{
+	struct symset *ks = function_set(true);
+
+	return hmap_get(&ks->set, name) && !hmap_get(&ks->twice, name);
 }
 
 /*

@@ -154,6 +154,7 @@ struct derived_probe {
 	/* kernel functions (PROBE_KFUNC), once resolved (probes_btf.h) */
 	const char *kfunc;	/* the function probed, no wildcard: "ksys_read"; NULL if unresolved */
 	bool kfunc_kprobe;	/* a kprobe/kretprobe (kprobe.function, module(), no BTF); else fentry/fexit */
+	bool kfunc_inline;	/* an instance of an inline function, entered at addr (in vmlinux, kdwarf.h) */
 
 	/* PROBE_PROCFS (probes_procfs.c) */
 	const char *procfs_path;	/* the file's name in the module's folder: "command" by default */
