@@ -15,6 +15,7 @@
 #include "emit_uprobe.h"
 #include "emit_dwarf.h"
 #include "probe_kinds.h"
+#include "probes_sys.h"
 #include "sysroot.h"
 
 bool emit_probe_in_kernel(const struct derived_probe *dp)
@@ -577,6 +578,14 @@ static bool probe_section(struct emitter *E, struct derived_probe *dp, struct se
 				   "it has no kprobes", dp->point);
 			diag_hint("a tracepoint may fire at the same place: pmstap -l "
 				  "'kernel.trace(\"*\")' lists them");
+			return false;
+		}
+		if (!E->kmod && dp->kfunc_inline && !sys_kernel_function_traceable(dp->kfunc)) {
+			/* trace_kprobe.c's within_notrace_func(): EINVAL at attach */
+			diag_error(dp->orig->loc, "probe point '%s' is an inline instance in '%s', "
+				   "which ftrace cannot trace (notrace): the kernel refuses a BPF "
+				   "kprobe there", dp->point, dp->kfunc);
+			diag_hint("--runtime=kernel probes it: a module's kprobe may be there");
 			return false;
 		}
 		if (dp->kind == PROBE_KFUNC && dp->kfunc) {

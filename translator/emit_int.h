@@ -312,6 +312,9 @@ bool emit_body_has_frame(struct emitter *E, int index);
 
 /* emit_btf.c */
 const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_arg *a, int index);
+/* The same of the 64-bit word WORD (a C expression), however it was read. */
+const char *emit_btf_chain_at(struct emitter *E, struct expr *e, const struct tp_arg *a,
+			      const char *word);
 const char *emit_btf_cast(struct emitter *E, struct expr *e);
 int emit_btf_defined(struct expr *e);
 

@@ -265,7 +265,8 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 			continue;
 		fprintf(out, "\t{ %d, %s, %s, %#llx, %d, %s, (void *)probe_%d, %s%s%s },\n", i, kind,
 			emit_c_string(name, strlen(name)),
-			probe_class(dp) == PCLASS_UPROBE ? (unsigned long long)dp->offset : 0ull,
+			probe_class(dp) == PCLASS_UPROBE ? (unsigned long long)dp->offset
+			: (unsigned long long)dp->kfunc_offset,
 			site_words(dp),
 			typed_tp(dp) ? arena_printf("(void *)stp_tp_%d", i) : "NULL",
 			i, dp->orig && dp->orig->optional ? "true" : "false", perf_fields(dp),

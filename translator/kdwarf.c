@@ -1,7 +1,10 @@
 /*
  * kdwarf.c - the kernel's own debuginfo (a vmlinux with DWARF), read with
  * elfutils' libdw: the source file of each kernel function, so that
- * kernel.function("PATTERN@FILE") means the functions of FILE, as in stap.
+ * kernel.function("PATTERN@FILE") means the functions of FILE, as in stap;
+ * the instances of inline functions, which BTF and kallsyms do not know,
+ * each probed at its entry inside the function it is inlined into; and
+ * their parameters, as BTF types and as C over the kprobe's registers.
  *
  * The file is found as stap and gdb find it: by the kernel's build-id
  * (the sysroot's /sys/kernel/notes), then by the kernel's release.  It is
@@ -21,9 +24,12 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <gelf.h>
+#include <linux/btf.h>
 #include "arena.h"
 #include "hmap.h"
+#include "dwarf_read.h"
 #include "kdwarf.h"
+#include "probes_btf.h"
 #include "sysroot.h"
 
 #define DEBUG_ROOT "/usr/lib/debug"
@@ -149,7 +155,7 @@ static Dwarf_Addr entry_pc(Dwarf_Die *die)
 	return dwarf_ranges(die, 0, &base, &pc, &end) > 0 ? pc : 0;
 }
 
-static void add(struct query *q, Dwarf_Addr pc, bool inlined)
+static struct kdwarf_func *add(struct query *q, Dwarf_Addr pc, bool inlined)
 {
 	struct kdwarf_func *f = ARENA_NEW(struct kdwarf_func);
 
@@ -159,6 +165,7 @@ static void add(struct query *q, Dwarf_Addr pc, bool inlined)
 	f->entry = pc;
 	f->inlined = inlined;
 	vec_push(q->out, f);
+	return f;
 }
 
 /* An instance of the inline function q->func: a probe at its entry pc, once per pc. */
@@ -173,7 +180,7 @@ static int take_instance(Dwarf_Die *inst, void *arg)
 	key = arena_printf("%" PRIx64 " %s", (uint64_t)pc, dwarf_diename(q->func));
 	if (!hmap_get(&q->inline_seen, key)) {
 		hmap_put(&q->inline_seen, key, (void *)1);
-		add(q, pc, true);
+		add(q, pc, true)->die = dwarf_dieoffset(inst);
 	}
 	return DWARF_CB_OK;
 }
@@ -247,16 +254,26 @@ static const char *section_of(uint64_t pc)
 
 /* ---- the symbol table ---- */
 
-/* The name of vmlinux's function symbol at PC (a clone's: "foo.isra.0"), or NULL. */
-const char *kdwarf_symbol_at(uint64_t pc)
+struct ksym {
+	uint64_t addr, size;
+	const char *name;
+};
+
+static struct vec ksyms;	/* struct ksym *, by address */
+
+static int by_addr(const void *a, const void *b)
 {
-	static struct hmap syms;	/* address -> name */
-	static bool loaded;
+	const struct ksym *x = *(struct ksym *const *)a, *y = *(struct ksym *const *)b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* vmlinux's function symbols (.symtab), sorted by address, read once. */
+static void load_symbols(void)
+{
 	Elf_Scn *scn = NULL;
 
-	if (!dw_elf)
-		return NULL;
-	while (!loaded && (scn = elf_nextscn(dw_elf, scn))) {
+	while ((scn = elf_nextscn(dw_elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
 
@@ -264,15 +281,69 @@ const char *kdwarf_symbol_at(uint64_t pc)
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
+			struct ksym *k;
 
-			if (gelf_getsym(data, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
-			    sym.st_value && !hmap_get(&syms, (void *)(uintptr_t)sym.st_value))
-				hmap_put(&syms, (void *)(uintptr_t)sym.st_value,
-					 elf_strptr(dw_elf, sh.sh_link, sym.st_name));
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_value)
+				continue;
+			k = ARENA_NEW(struct ksym);
+			k->addr = sym.st_value;
+			k->size = sym.st_size;
+			k->name = elf_strptr(dw_elf, sh.sh_link, sym.st_name);
+			vec_push(&ksyms, k);
 		}
 	}
-	loaded = true;
-	return hmap_get(&syms, (void *)(uintptr_t)pc);
+	qsort(ksyms.items, (size_t)ksyms.len, sizeof(void *), by_addr);
+}
+
+/* The function symbol whose code holds PC (the first of aliases), or NULL. */
+static const struct ksym *symbol_holding(uint64_t pc)
+{
+	int lo = 0, hi = ksyms.len - 1, found = -1;
+
+	if (!dw_elf)
+		return NULL;
+	if (!ksyms.len)
+		load_symbols();
+	hi = ksyms.len - 1;
+	while (lo <= hi) {		/* the last symbol at or below PC */
+		int mid = (lo + hi) / 2;
+
+		if (((struct ksym *)VEC_AT(&ksyms, mid))->addr <= pc) {
+			found = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	while (found > 0 && ((struct ksym *)VEC_AT(&ksyms, found - 1))->addr ==
+			    ((struct ksym *)VEC_AT(&ksyms, found))->addr)
+		found--;
+	for (; found >= 0 && found < ksyms.len; found++) {
+		const struct ksym *k = VEC_AT(&ksyms, found);
+
+		if (k->addr > pc)
+			break;
+		if (pc < k->addr + (k->size ? k->size : 1))
+			return k;
+	}
+	return NULL;
+}
+
+const char *kdwarf_symbol_at(uint64_t pc)
+{
+	const struct ksym *k = symbol_holding(pc);
+
+	return k && k->addr == pc ? k->name : NULL;
+}
+
+const char *kdwarf_symbol_holding(uint64_t pc, uint64_t *offset)
+{
+	const struct ksym *k = symbol_holding(pc);
+
+	if (k)
+		*offset = pc - k->addr;
+	return k ? k->name : NULL;
 }
 
 /* ---- stap's blocklist ---- */
@@ -327,4 +398,105 @@ bool kdwarf_blocklisted(const struct kdwarf_func *f, bool is_return)
 {
 	return matches(bl_section, section_of(f->entry)) || matches(bl_func, f->name) ||
 	       (is_return && matches(bl_func_ret, f->name)) || matches(bl_file, f->file);
+}
+
+/* ---- the parameters of an inline instance ---- */
+
+/* Parameter NAME (or the I-th when NAME is NULL) of inline instance DIE_OFF. */
+static bool instance_param(uint64_t die_off, const char *name, int i, Dwarf_Die *param)
+{
+	Dwarf_Die inst;
+
+	if (!dw || !dwarf_offdie(dw, die_off, &inst) || dwarf_child(&inst, param) != 0)
+		return false;
+	do {
+		const char *n = dwarf_diename(param);
+
+		if (dwarf_tag(param) == DW_TAG_formal_parameter && n &&
+		    (name ? strcmp(n, name) == 0 : i-- == 0))
+			return true;
+	} while (dwarf_siblingof(param, param) == 0);
+	return false;
+}
+
+const char *kdwarf_param_names(uint64_t die)
+{
+	char *s = "";
+	Dwarf_Die p;
+
+	for (int i = 0; instance_param(die, NULL, i, &p); i++)
+		s = arena_printf("%s%s%s", s, i ? ", " : "", dwarf_diename(&p));
+	return s;
+}
+
+/* DWARF type TYPE (past typedefs and qualifiers) as a BTF type id; -1 if BTF has none. */
+static int btf_of(Dwarf_Die *type)
+{
+	Dwarf_Die inner;
+	const char *name = dwarf_diename(type);
+
+	switch (dwarf_tag(type)) {
+	case DW_TAG_pointer_type:
+		if (!dwarf_type_of(type, &inner))
+			return btf_find(BTF_KIND_PTR, NULL, 0);		/* void * */
+		return btf_of(&inner) < 0 ? -1 : btf_find(BTF_KIND_PTR, NULL, btf_of(&inner));
+	case DW_TAG_structure_type:
+		return btf_find(BTF_KIND_STRUCT, name, 0);
+	case DW_TAG_union_type:
+		return btf_find(BTF_KIND_UNION, name, 0);
+	case DW_TAG_enumeration_type:
+		return btf_find(BTF_KIND_ENUM, name, 0);
+	case DW_TAG_base_type:
+		return btf_find(BTF_KIND_INT, name, 0);
+	default:
+		return -1;
+	}
+}
+
+bool kdwarf_param_btf(uint64_t die, const char *name, int *btf_id, const char **why)
+{
+	Dwarf_Die p, type;
+
+	if (!instance_param(die, name, 0, &p)) {
+		*why = arena_printf("the inline instance has no parameter '%s' (its parameters: %s)",
+				    name, kdwarf_param_names(die));
+		return false;
+	}
+	if (!dwarf_type_of(&p, &type) || (*btf_id = btf_of(&type)) < 0) {
+		*why = arena_printf("the type of parameter '%s' (%s) is not in the kernel's BTF", name,
+				    dwarf_type_of(&p, &type) ? dwarf_type_text(&type) : "void");
+		return false;
+	}
+	return true;
+}
+
+bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char *regs,
+			const char *(*deref)(void *arg, const char *addr, int size), void *arg,
+			const char **c, const char **why)
+{
+	struct dwarf_loc_env env = { .regs = regs, .deref = deref, .arg = arg, .bias = "0" };
+	struct dwarf_loc loc;
+	Dwarf_Die p;
+	Dwarf_Op *ops;
+	size_t n;
+	int64_t k;
+	int r;
+
+	if (!instance_param(die, name, 0, &p)) {
+		*why = arena_printf("no parameter '%s'", name);
+		return false;
+	}
+	r = dwarf_var_ops(&p, pc, &ops, &n, &k, why);
+	if (r == 2) {
+		*c = arena_printf("%lldLL", (long long)k);
+		return true;
+	}
+	if (r <= 0)
+		return false;
+	if (!dwarf_loc_translate(ops, n, &env, &loc)) {
+		*why = arena_strdup(loc.err);
+		return false;
+	}
+	*c = loc.is_value ? loc.c : deref(arg, loc.c, 8);
+	return true;
 }

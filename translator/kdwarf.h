@@ -17,7 +17,9 @@ struct kdwarf_func {
 	int line;		/* its decl line */
 	uint64_t entry;		/* its entry pc in vmlinux (no KASLR offset) */
 	bool inlined;		/* an instance of an inline function, entered at ENTRY */
-	const char *symbol;	/* an out-of-line function's kallsyms name (set by the caller) */
+	uint64_t die;		/* an inline instance's DIE (its offset in the DWARF) */
+	const char *symbol;	/* the kallsyms name it is probed by (set by the caller) */
+	uint64_t offset;	/* an inline instance's offset into symbol (set by the caller) */
 };
 
 /*
@@ -41,8 +43,28 @@ const char *kdwarf_vmlinux(const char **want);
  */
 bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *out);
 
+/* ---- the parameters of an inline instance ---- */
+
+/* The names of the parameters of inline instance DIE: "rq, prev, next, rf". */
+const char *kdwarf_param_names(uint64_t die);
+
+/* Parameter NAME of inline instance DIE as a BTF type id (probes_btf.h); false with *WHY. */
+bool kdwarf_param_btf(uint64_t die, const char *name, int *btf_id, const char **why);
+
+/*
+ * Parameter NAME's value at PC (the instance's entry) as a C expression
+ * over the struct pt_regs pointer REGS: its DWARF location translated
+ * (dwarf_read.h), DEREF(ARG, address, size) writing what reads kernel
+ * memory; false with *WHY (optimized out, a location on the stack frame).
+ */
+bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char *regs,
+			const char *(*deref)(void *arg, const char *addr, int size), void *arg,
+			const char **c, const char **why);
+
 /* The name of vmlinux's function symbol at PC (a clone's: "foo.isra.0"), or NULL. */
 const char *kdwarf_symbol_at(uint64_t pc);
+/* The function symbol whose code holds PC, and PC's *OFFSET into it; NULL if none. */
+const char *kdwarf_symbol_holding(uint64_t pc, uint64_t *offset);
 
 /*
  * Whether stap 4.8 refuses to probe F outside guru mode (its kernel

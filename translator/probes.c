@@ -608,24 +608,26 @@ static int no_kernel_debuginfo(struct expand *x, struct vec *comps)
  * Of the functions DWARF found, those a probe can be put on: not in stap's
  * blocklist (unless in guru mode); an out-of-line function by its symbol
  * at its entry (a clone's "foo.isra.0"; none: a weak definition another
- * replaced, whose code is left unnamed), which kallsyms must have once (two static
- * functions of one name: a probe by name could be on the other, so it is
- * left out, with a warning); an inline instance not for a .return, which
- * stap refuses too (with its warning).
+ * replaced, whose code is left unnamed); an inline instance by the symbol
+ * whose code holds it and its offset there, not for a .return, which stap
+ * refuses too (with its warning), nor a .call or .exported (out-of-line
+ * functions only, as in stap).  The symbol must be in kallsyms once
+ * (two static functions of one name: a probe by name could be on the
+ * other, so it is left out, with a warning).
  */
 static void keep_kernel_functions(struct expand *x, struct vec *comps, struct vec *funcs,
 				  struct vec *keep)
 {
 	struct srcloc loc = probes_comp_named(comps, "function")->arg->loc;
 	bool ret = probes_comp_named(comps, "return") != NULL;
+	bool out_of_line = probes_comp_named(comps, "call") || probes_comp_named(comps, "exported");
 	struct hmap no_return = { .str_keys = true };
 	char *names = "";
 
 	for (int i = 0; i < funcs->len; i++) {
 		struct kdwarf_func *f = VEC_AT(funcs, i);
-		const char *sym = f->inlined ? NULL : kdwarf_symbol_at(f->entry);
 
-		if (!x->sm->s->guru && kdwarf_blocklisted(f, ret))
+		if ((!x->sm->s->guru && kdwarf_blocklisted(f, ret)) || (f->inlined && out_of_line))
 			continue;
 		if (f->inlined && ret) {
 			if (!hmap_get(&no_return, f->name)) {
@@ -634,15 +636,15 @@ static void keep_kernel_functions(struct expand *x, struct vec *comps, struct ve
 			}
 			continue;
 		}
-		if (!f->inlined) {
-			if (!(f->symbol = sym))
-				continue;	/* a weak definition the linker replaced */
-			if (!sys_kernel_function_unique(f->symbol)) {
-				if (sys_kernel_function_matches(f->symbol, NULL))
-					diag_warning(loc, "'%s' of %s is not probed: the kernel has "
-						     "more than one function of that name", f->name, f->file);
-				continue;
-			}
+		f->symbol = f->inlined ? kdwarf_symbol_holding(f->entry, &f->offset)
+				       : kdwarf_symbol_at(f->entry);
+		if (!f->symbol)
+			continue;	/* a weak definition the linker replaced */
+		if (!sys_kernel_function_unique(f->symbol)) {
+			if (sys_kernel_function_matches(f->symbol, NULL))
+				diag_warning(loc, "'%s' of %s is not probed: the kernel has more than "
+					     "one function named '%s'", f->name, f->file, f->symbol);
+			continue;
 		}
 		vec_push(keep, f);
 	}
@@ -653,13 +655,15 @@ static void keep_kernel_functions(struct expand *x, struct vec *comps, struct ve
 
 /*
  * kernel.function("PATTERN@FILE"): the functions declared in FILE (as
- * stap matches it, kdwarf.h) that the kernel has by name (kallsyms, out
- * of its init text): one probe each, its point "NAME@FILE:LINE" as stap
- * lists it.
+ * stap matches it, kdwarf.h), out-of-line and inline instances: one probe
+ * each, its point "NAME@FILE:LINE" as stap lists it.  FILE NULL: any file,
+ * for a PATTERN that BTF and kallsyms do not know (inline functions).
  */
 static int build_kfunc_file(struct expand *x, struct vec *comps, const char *name,
 			    const char *file)
 {
+	bool any_file = !file;	/* a name BTF and kallsyms do not have: 0 when DWARF has none */
+
 	struct probe_comp *fc = probes_comp_named(comps, "function");
 	struct vec funcs = { 0 }, keep = { 0 };
 
@@ -670,21 +674,24 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 				   "debuginfo");
 		return x->optional ? 0 : -1;
 	}
-	if (!kdwarf_functions(name, file, &funcs))
+	if (!kdwarf_functions(name, file ? file : "*", &funcs))
 		return no_kernel_debuginfo(x, comps);
 	keep_kernel_functions(x, comps, &funcs, &keep);
 	if (keep.len > KFUNC_MAX_EXPANSION)
 		return too_many(x, comps, str_arg(comps, "function"));
 	for (int i = 0; i < keep.len; i++) {
 		struct kdwarf_func *f = VEC_AT(&keep, i);
-		struct derived_probe *dp = kfunc_probe(x, comps, f->name, arena_printf(
+		struct derived_probe *dp = kfunc_probe(x, comps, f->symbol, arena_printf(
 			"%s@%s:%d", f->name, f->file, f->line));
 
+		dp->function = f->name;
 		dp->kfunc_inline = f->inlined;
 		dp->kfunc_kprobe |= f->inlined;
+		dp->kfunc_offset = f->offset;
+		dp->kfunc_die = f->die;
 		dp->addr = f->entry;
 	}
-	if (!keep.len && !x->optional) {
+	if (!keep.len && !x->optional && !any_file) {
 		sema_error(fc->arg->loc, x->sm, "no match for probe point '%s'",
 			   probes_point_text(comps));
 		return -1;
@@ -700,7 +707,7 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 {
 	const char *fn = str_arg(comps, "function"), *mod = str_arg(comps, "module");
 	struct probe_comp *fc = probes_comp_named(comps, "function");
-	const char *name = function_name_part(fn), *similar = NULL;
+	const char *name = function_name_part(fn), *similar = NULL, *want;
 	struct vec names = { 0 };
 	int n;
 
@@ -708,6 +715,9 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 		return build_kfunc_file(x, comps, name, arena_strndup(fn + strlen(name) + 1,
 					strcspn(fn + strlen(name) + 1, ":")));
 	n = *name ? sys_kernel_functions(mod, name, &names, &similar) : 0;
+	if (!n && *name && !mod && kdwarf_vmlinux(&want) &&
+	    (n = build_kfunc_file(x, comps, name, NULL)) != 0)
+		return n;	/* inline instances, which only DWARF knows */
 
 	if (!n) {
 		if (x->optional)

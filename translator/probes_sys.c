@@ -301,6 +301,13 @@ static struct hmap *traceable_functions(void)
 	return ok ? &set : NULL;
 }
 
+bool sys_kernel_function_traceable(const char *name)
+{
+	struct hmap *ok = traceable_functions();
+
+	return !ok || hmap_get(ok, name);
+}
+
 /* The functions of MODULE, from /proc/kallsyms ("addr t name [module]"). */
 static void module_functions(const char *module, struct symset *ss)
 {

@@ -171,11 +171,6 @@ bool runtime_check_program(const struct session *s, const struct program *prog)
 		if (probe_context(dp, id) == PCTX_NONE) {
 			refuse_probe(s, dp);
 			ok = false;
-		} else if (dp->kfunc_inline && s->last_pass >= 3) {
-			diag_error(dp->orig ? dp->orig->loc : dp->probe->loc, "probe point '%s' is an "
-				   "inline instance of '%s', which pmstap cannot probe yet", dp->point,
-				   dp->function);
-			ok = false;
 		}
 	}
 	if (id != RUNTIME_BPF && !counters_ok(s, prog))
