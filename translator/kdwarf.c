@@ -429,6 +429,15 @@ const char *kdwarf_param_names(uint64_t die)
 	return s;
 }
 
+void kdwarf_param_vars(uint64_t die, struct vec *v)
+{
+	Dwarf_Die p, type;
+
+	for (int i = 0; instance_param(die, NULL, i, &p); i++)
+		vec_push(v, arena_printf("$%s:%s", dwarf_diename(&p),
+					 dwarf_type_of(&p, &type) ? dwarf_type_text(&type) : "void"));
+}
+
 /* DWARF type TYPE (past typedefs and qualifiers) as a BTF type id; -1 if BTF has none. */
 static int btf_of(Dwarf_Die *type)
 {

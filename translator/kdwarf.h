@@ -48,6 +48,9 @@ bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *ou
 /* The names of the parameters of inline instance DIE: "rq, prev, next, rf". */
 const char *kdwarf_param_names(uint64_t die);
 
+/* Its parameters as -L lists them, into V (char *): "$prev:struct task_struct*". */
+void kdwarf_param_vars(uint64_t die, struct vec *v);
+
 /* Parameter NAME of inline instance DIE as a BTF type id (probes_btf.h); false with *WHY. */
 bool kdwarf_param_btf(uint64_t die, const char *name, int *btf_id, const char **why);
 

@@ -10,6 +10,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include "kdwarf.h"
 #include "arena.h"
 #include "hmap.h"
 #include "listing.h"
@@ -143,6 +144,8 @@ static struct vec probe_vars(const struct derived_probe *dp)
 	else if (dp->kind == PROBE_PROCESS_SYSCALL)	/* stap's list, .return's too */
 		for (int i = 0; i <= 6; i++)
 			vec_push(&v, i ? arena_printf("$arg%d:long", i) : "$syscall:long");
+	else if (dp->kfunc_inline)
+		kdwarf_param_vars(dp->kfunc_die, &v);
 	else
 		listing_user_vars(dp, &v);
 	return v;
