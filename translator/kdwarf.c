@@ -193,10 +193,11 @@ static int take_instance(Dwarf_Die *inst, void *arg)
 static int take_function(Dwarf_Die *die, void *arg)
 {
 	struct query *q = arg;
-	const char *name = dwarf_diename(die), *file = dwarf_decl_file(die);
+	const char *name = dwarf_diename(die), *file;
 	Dwarf_Addr pc;
 
-	if (!name || !file || !hmap_get(&q->files, file) || fnmatch(q->name_pat, name, 0) != 0)
+	if (!name || fnmatch(q->name_pat, name, 0) != 0 || !(file = dwarf_decl_file(die)) ||
+	    (q->file_pat && !hmap_get(&q->files, file)))
 		return DWARF_CB_OK;
 	q->func = die;
 	if (dwarf_func_inline(die)) {
@@ -213,7 +214,7 @@ static int take_function(Dwarf_Die *die, void *arg)
 bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *out)
 {
 	struct query q = { .name_pat = name_pat, .file_pat = file_pat,
-			   .prefixed = arena_printf("*/%s", file_pat), .out = out,
+			   .prefixed = file_pat ? arena_printf("*/%s", file_pat) : NULL, .out = out,
 			   .inline_seen = { .str_keys = true } };
 	const char *want;
 	Dwarf_Off off = 0, next;
@@ -224,7 +225,7 @@ bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *ou
 	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
 
-		if (dwarf_offdie(dw, off + hsize, &cu) && cu_files(&cu, &q))
+		if (dwarf_offdie(dw, off + hsize, &cu) && (!file_pat || cu_files(&cu, &q)))
 			dwarf_getfuncs(&cu, take_function, &q, 0);
 		off = next;
 	}

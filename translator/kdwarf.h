@@ -38,7 +38,7 @@ const char *kdwarf_vmlinux(const char **want);
  * FNM_PATHNAME, so a '*' spans directories; against the whole path or its
  * end after a '/': "module.c" matches "drivers/base/module.c"), into OUT
  * (struct kdwarf_func *), one per entry pc: out-of-line functions and
- * each instance of an inline function.
+ * each instance of an inline function.  FILE_PAT NULL: any file.
  * False when there is no debuginfo (kdwarf_vmlinux()).
  */
 bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *out);

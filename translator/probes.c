@@ -674,7 +674,7 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 				   "debuginfo");
 		return x->optional ? 0 : -1;
 	}
-	if (!kdwarf_functions(name, file ? file : "*", &funcs))
+	if (!kdwarf_functions(name, file, &funcs))
 		return no_kernel_debuginfo(x, comps);
 	keep_kernel_functions(x, comps, &funcs, &keep);
 	if (keep.len > KFUNC_MAX_EXPANSION)
