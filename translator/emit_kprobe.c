@@ -241,7 +241,7 @@ const char *emit_kprobe_target(struct emitter *E, struct expr *e)
 	int ret = 0;
 
 	E->cf->uses_ctx = true;
-	if (dp->kfunc_inline)
+	if (dp->kfunc_die)
 		return inline_target(E, e);
 	if (dp->kfunc_kprobe || !btf_kfunc(dp->kfunc, &params, &ret))
 		params = &none;

@@ -207,7 +207,7 @@ static int take_function(Dwarf_Die *die, void *arg)
 	if (!(pc = entry_pc(die)) || hmap_get(&q->seen, (void *)(uintptr_t)pc))
 		return DWARF_CB_OK;
 	hmap_put(&q->seen, (void *)(uintptr_t)pc, (void *)1);
-	add(q, pc, false);
+	add(q, pc, false)->die = dwarf_dieoffset(die);
 	return DWARF_CB_OK;
 }
 

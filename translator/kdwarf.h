@@ -17,7 +17,7 @@ struct kdwarf_func {
 	int line;		/* its decl line */
 	uint64_t entry;		/* its entry pc in vmlinux (no KASLR offset) */
 	bool inlined;		/* an instance of an inline function, entered at ENTRY */
-	uint64_t die;		/* an inline instance's DIE (its offset in the DWARF) */
+	uint64_t die;		/* its DIE, an inline instance's or the function's (offset) */
 	const char *symbol;	/* the kallsyms name it is probed by (set by the caller) */
 	uint64_t offset;	/* an inline instance's offset into symbol (set by the caller) */
 };
@@ -43,7 +43,7 @@ const char *kdwarf_vmlinux(const char **want);
  */
 bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *out);
 
-/* ---- the parameters of an inline instance ---- */
+/* ---- the parameters of an inline instance (or of a function) DIE ---- */
 
 /* The names of the parameters of inline instance DIE: "rq, prev, next, rf". */
 const char *kdwarf_param_names(uint64_t die);

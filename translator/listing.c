@@ -144,7 +144,7 @@ static struct vec probe_vars(const struct derived_probe *dp)
 	else if (dp->kind == PROBE_PROCESS_SYSCALL)	/* stap's list, .return's too */
 		for (int i = 0; i <= 6; i++)
 			vec_push(&v, i ? arena_printf("$arg%d:long", i) : "$syscall:long");
-	else if (dp->kfunc_inline)
+	else if (dp->kfunc_die)
 		kdwarf_param_vars(dp->kfunc_die, &v);
 	else
 		listing_user_vars(dp, &v);

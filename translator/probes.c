@@ -688,7 +688,8 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 		dp->kfunc_inline = f->inlined;
 		dp->kfunc_kprobe |= f->inlined;
 		dp->kfunc_offset = f->offset;
-		dp->kfunc_die = f->die;
+		/* $params from DWARF where BTF has not the symbol (a clone's, an inline's) */
+		dp->kfunc_die = dp->kfunc_kprobe && !dp->is_return ? f->die : 0;
 		dp->addr = f->entry;
 	}
 	if (!keep.len && !x->optional && !any_file) {

@@ -556,9 +556,10 @@ static bool chain_type(int id, struct expr *e, char **why, const char **near)
 }
 
 /*
- * $param... at an inline instance: its DWARF parameter, typed with BTF
- * (kdwarf.h); $return and $$vars are not there (stap has no .return of an
- * inline either).
+ * $param... at an inline instance, or at the entry of a function BTF does
+ * not describe that DWARF found (a clone: "foo.isra.0"): its DWARF
+ * parameter, typed with BTF (kdwarf.h); $return and $$vars are not there
+ * (stap has no .return of an inline either).
  */
 static bool inline_target_type(const struct derived_probe *dp, struct expr *e, char **why,
 			       const char **near)
@@ -567,8 +568,9 @@ static bool inline_target_type(const struct derived_probe *dp, struct expr *e, c
 	int id;
 
 	if (e->name[1] == '$' || !strcmp(e->name, "$return")) {
-		*why = arena_printf("'%s' is not available at '%s', an inline instance of '%s': "
-				    "only its parameters are (%s)", e->name, dp->point, dp->function,
+		*why = arena_printf("'%s' is not available at '%s'%s: only its parameters "
+				    "are (%s)", e->name, dp->point, dp->kfunc_inline
+				    ? arena_printf(", an inline instance of '%s'", dp->function) : "",
 				    kdwarf_param_names(dp->kfunc_die));
 		return false;
 	}
@@ -587,7 +589,7 @@ bool kfunc_target_type(const struct derived_probe *dp, struct expr *e, char **wh
 	bool btf_ok = !dp->kfunc_kprobe && btf_kfunc(dp->kfunc, &params, &ret);
 
 	*near = NULL;
-	if (dp->kfunc_inline)
+	if (dp->kfunc_die)
 		return inline_target_type(dp, e, why, near);
 	if (e->name[1] == '$')
 		return kfunc_dollars(dp, e, why);

@@ -156,7 +156,7 @@ struct derived_probe {
 	bool kfunc_kprobe;	/* a kprobe/kretprobe (kprobe.function, module(), no BTF); else fentry/fexit */
 	bool kfunc_inline;	/* an instance of an inline function, entered at addr (in vmlinux, kdwarf.h) */
 	uint64_t kfunc_offset;	/* a kprobe this far into kfunc (an inline instance's entry) */
-	uint64_t kfunc_die;	/* an inline instance's DWARF DIE, for its $params (kdwarf.h) */
+	uint64_t kfunc_die;	/* a DWARF DIE for its $params (an inline instance, a clone; kdwarf.h) */
 
 	/* PROBE_PROCFS (probes_procfs.c) */
 	const char *procfs_path;	/* the file's name in the module's folder: "command" by default */

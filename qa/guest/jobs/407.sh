@@ -8,7 +8,11 @@
 #     runtime only: __schedule is notrace, and the kernel refuses a BPF
 #     (trace) kprobe there, which pmstap says at pass 3;
 #   - file_ppos (inlined into ksys_read and others), with both runtimes:
-#     its $file is the $file that vfs_read gets next in the same thread.
+#     its $file is the $file that vfs_read gets next in the same thread;
+#   - finish_task_switch, out of line only as the clone
+#     finish_task_switch.isra.0 (so not in BTF), with both runtimes: its
+#     $prev, from DWARF at the clone's entry, is the task that
+#     sched_switch switched away from last on that CPU.
 cat >"$tmp/cs.stp" <<'END'
 global last, agree, disagree, away_cs, away_tp
 probe kernel.trace("sched:sched_switch") {
@@ -54,6 +58,25 @@ probe end {
 	       agree >= 25 ? "25 times or more" : sprintf("%d times", agree), disagree)
 }
 END
+cat >"$tmp/fts.stp" <<'END'
+global lastprev, agree, disagree
+probe kernel.trace("sched:sched_switch") {
+	lastprev[cpu()] = $prev->pid + 1
+}
+probe kernel.function("finish_task_switch") {
+	if (lastprev[cpu()]) {
+		if (lastprev[cpu()] == $prev->pid + 1)
+			agree++
+		else
+			disagree++
+	}
+	lastprev[cpu()] = 0
+}
+probe end {
+	printf("finish_task_switch's $prev: %s, %d disagree\n", agree >= 8 ? "agrees" : "too few",
+	       disagree)
+}
+END
 work='for i in 1 2 3 4 5 6 7 8; do sleep 0.01; done'
 echo "context_switch, bpf runtime:"
 $PMSTAP "$tmp/cs.stp" -c "sh -c '$work'" 2>&1 | sed "s|$tmp|TMP|"
@@ -64,6 +87,9 @@ echo "status $?"
 for rt in bpf kernel; do
 	echo "file_ppos, $rt runtime:"
 	$PMSTAP --runtime=$rt "$tmp/ppos.stp" -c "$QA_BIN/read_sizes 1x20 100x5"
+	echo "status $?"
+	echo "finish_task_switch, $rt runtime:"
+	$PMSTAP --runtime=$rt "$tmp/fts.stp" -c "sh -c '$work'"
 	echo "status $?"
 done
 [ -n "${GUEST_COMPILE_ONLY:-}" ] && exit 0
