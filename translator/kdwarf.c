@@ -92,9 +92,9 @@ const char *kdwarf_vmlinux(const char **want)
 	tried = true;
 	if (strcmp(id, "none") == 0)
 		id = "";
-	if (env && *env)
+	if (env && *env) {
 		cand[n++] = env;
-	else {
+	} else {
 		if (*id)
 			cand[n++] = arena_printf(DEBUG_ROOT "/.build-id/%.2s/%s.debug", id, id + 2);
 		cand[n++] = arena_printf(DEBUG_ROOT "/boot/vmlinux-%s", kver);
@@ -260,7 +260,8 @@ struct ksym {
 	const char *name;
 };
 
-static struct vec ksyms;	/* struct ksym *, by address */
+static struct vec ksyms;	/* struct ksym *, by address (in the arena) */
+static unsigned ksyms_generation;
 
 static int by_addr(const void *a, const void *b)
 {
@@ -304,6 +305,10 @@ static const struct ksym *symbol_holding(uint64_t pc)
 
 	if (!dw_elf)
 		return NULL;
+	if (ksyms_generation != arena_generation()) {	/* a new translation: a new arena */
+		ksyms = (struct vec){ 0 };
+		ksyms_generation = arena_generation();
+	}
 	if (!ksyms.len)
 		load_symbols();
 	hi = ksyms.len - 1;
