@@ -574,12 +574,12 @@ static struct srcloc file_part_loc(struct probe_comp *fc)
 }
 
 /* Too many functions for one point: say so, and how to see them. */
-static int too_many(struct expand *x, struct vec *comps, const char *what)
+static int too_many(struct expand *x, struct vec *comps, const char *what, const char *things)
 {
 	struct probe_comp *fc = probes_comp_named(comps, "function");
 
-	if (sema_error(fc->arg->loc, x->sm, "'%s' matches more than the %d kernel "
-		       "functions one probe point may stand for", what, KFUNC_MAX_EXPANSION))
+	if (sema_error(fc->arg->loc, x->sm, "'%s' matches more than the %d %s one probe point "
+		       "may stand for", what, KFUNC_MAX_EXPANSION, things))
 		diag_hint("narrow the pattern; pmstap -l '%s' lists what it matches",
 			  probes_point_text(comps));
 	return -1;
@@ -604,6 +604,38 @@ static int no_kernel_debuginfo(struct expand *x, struct vec *comps)
 	return -1;
 }
 
+/* Sites left out because the name they would be probed by is the kernel's twice. */
+struct twice {
+	int n;
+	struct hmap syms;	/* those names */
+	char *names;		/* the first four, quoted */
+};
+
+/*
+ * The symbol F is probed by (its own, or the one whose code holds an
+ * inline instance, and the offset there): false when there is none (a
+ * weak definition the linker replaced) or kallsyms has it twice.
+ */
+static bool symbol_usable(struct kdwarf_func *f, struct twice *tw)
+{
+	f->symbol = f->inlined ? kdwarf_symbol_holding(f->entry, &f->offset)
+			       : kdwarf_symbol_at(f->entry);
+	if (!f->symbol)
+		return false;
+	if (sys_kernel_function_unique(f->symbol))
+		return true;
+	if (sys_kernel_function_matches(f->symbol, NULL)) {
+		tw->n++;
+		if (!hmap_get(&tw->syms, f->symbol)) {
+			hmap_put(&tw->syms, f->symbol, (void *)1);
+			if (tw->syms.len <= 4)
+				tw->names = arena_printf("%s%s'%s'", tw->names, *tw->names ? ", " : "",
+							 f->symbol);
+		}
+	}
+	return false;
+}
+
 /*
  * Of the functions DWARF found, those a probe can be put on: not in stap's
  * blocklist (unless in guru mode); an out-of-line function by its symbol
@@ -613,7 +645,7 @@ static int no_kernel_debuginfo(struct expand *x, struct vec *comps)
  * refuses too (with its warning), nor a .call or .exported (out-of-line
  * functions only, as in stap).  The symbol must be in kallsyms once
  * (two static functions of one name: a probe by name could be on the
- * other, so it is left out, with a warning).
+ * other, so it is left out; one warning says how many).
  */
 static void keep_kernel_functions(struct expand *x, struct vec *comps, struct vec *funcs,
 				  struct vec *keep)
@@ -622,6 +654,7 @@ static void keep_kernel_functions(struct expand *x, struct vec *comps, struct ve
 	bool ret = probes_comp_named(comps, "return") != NULL;
 	bool out_of_line = probes_comp_named(comps, "call") || probes_comp_named(comps, "exported");
 	struct hmap no_return = { .str_keys = true };
+	struct twice twice = { .syms = { .str_keys = true }, .names = "" };
 	char *names = "";
 
 	for (int i = 0; i < funcs->len; i++) {
@@ -636,21 +669,16 @@ static void keep_kernel_functions(struct expand *x, struct vec *comps, struct ve
 			}
 			continue;
 		}
-		f->symbol = f->inlined ? kdwarf_symbol_holding(f->entry, &f->offset)
-				       : kdwarf_symbol_at(f->entry);
-		if (!f->symbol)
-			continue;	/* a weak definition the linker replaced */
-		if (!sys_kernel_function_unique(f->symbol)) {
-			if (sys_kernel_function_matches(f->symbol, NULL))
-				diag_warning(loc, "'%s' of %s is not probed: the kernel has more than "
-					     "one function named '%s'", f->name, f->file, f->symbol);
-			continue;
-		}
-		vec_push(keep, f);
+		if (symbol_usable(f, &twice))
+			vec_push(keep, f);
 	}
 	if (no_return.len)
 		diag_warning(loc, "cannot probe .return of %d inlined functions %s", no_return.len,
 			     names);
+	if (twice.n)
+		diag_warning(loc, "%d of the functions and inline instances are not probed: each "
+			     "would be probed by a name the kernel has more than once (%s%s)",
+			     twice.n, twice.names, twice.syms.len > 4 ? ", ..." : "");
 }
 
 /*
@@ -678,7 +706,8 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 		return no_kernel_debuginfo(x, comps);
 	keep_kernel_functions(x, comps, &funcs, &keep);
 	if (keep.len > KFUNC_MAX_EXPANSION)
-		return too_many(x, comps, str_arg(comps, "function"));
+		return too_many(x, comps, str_arg(comps, "function"),
+				"kernel functions and inline instances");
 	for (int i = 0; i < keep.len; i++) {
 		struct kdwarf_func *f = VEC_AT(&keep, i);
 		struct derived_probe *dp = kfunc_probe(x, comps, f->symbol, arena_printf(
@@ -736,7 +765,7 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 		return -1;
 	}
 	if (n > KFUNC_MAX_EXPANSION)
-		return too_many(x, comps, name);
+		return too_many(x, comps, name, "kernel functions");
 	for (int i = 0; i < n; i++)
 		kfunc_probe(x, comps, VEC_AT(&names, i), has_wildcard(name) ? VEC_AT(&names, i) : NULL);
 	return n;
