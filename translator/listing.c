@@ -4,8 +4,9 @@
  * The driver elaborates "probe PATTERN {}" (passes 1 and 2, so aliases,
  * wildcards and this system's tracepoints resolve exactly as in a
  * script); this file prints what that probe became.  Probes that came
- * along with a tapset file (its own begin probes) are not the pattern's
- * and are left out.
+ * along with a tapset file (its own begin probes), and the entry probes
+ * that save an alias's @entry values, are not the pattern's and are left
+ * out, as stap leaves them.
  */
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -238,7 +239,7 @@ static struct vec collect(const struct program *prog)
 	for (int i = 0; i < prog->probes.len; i++) {
 		const struct derived_probe *dp = VEC_AT(&prog->probes, i);
 
-		if (!dp->probe || dp->probe->file != prog->script)
+		if (!dp->probe || dp->probe->file != prog->script || dp->entry_companion)
 			continue;
 		if (dp->aliases.len || !add_functions(&v, dp))
 			add_line(&v, line_name(dp), dp);

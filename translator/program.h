@@ -132,6 +132,7 @@ struct derived_probe {
 	const char *module;	/* module("m"), or NULL for the kernel */
 	const char *statement;	/* statement("...") as given */
 	bool is_return;		/* .return */
+	bool entry_companion;	/* made by pass 2 to save @entry values: not the script's to list */
 	const char *path;	/* process("PATH"): absolute, or NULL */
 	int64_t pid;		/* process(PID), or 0 */
 	const char *library;	/* .library("lib") or NULL */
