@@ -180,8 +180,8 @@ static bool tp_probe(struct derived_probe *dp, int i, FILE *out)
 /* What the module registers: a tracepoint's or a function's name, or the probe point. */
 static const char *site_name(const struct derived_probe *dp)
 {
-	if (typed_tp(dp))
-		return dp->tp->name;
+	if (typed_tp(dp) || probe_class(dp) == PCLASS_TRACEPOINT)
+		return dp->tp->name;	/* a syscall event's too: its number is found by it */
 	switch (probe_class(dp)) {
 	case PCLASS_KPROBE:
 		return dp->kfunc;
