@@ -278,5 +278,6 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 	for (int i = 0; i < E->kmaps.len; i++)
 		fprintf(out, "%s&%s", i ? ", " : " ", (const char *)VEC_AT(&E->kmaps, i));
 	fprintf(out, "%sNULL };\n\n", E->kmaps.len ? ", " : " ");
+	emit_guru_dispatch(E, out);
 	fprintf(out, "#include \"kmod/stp_kmod_main.h\"\n");
 }

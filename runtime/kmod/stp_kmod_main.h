@@ -14,6 +14,9 @@
  *				(procfs.c); a probe that
  *				cannot be is an error read() then gives, and
  *				none stays registered
+ *   ioctl STP_KMOD_IOC_CALL	an embedded-C function of the script (-g)
+ *				that pmstap's begin, end, error or timer
+ *				probe calls, run here (kmod_abi.h)
  *   write "stop", close	unregistered; a file open or mapped holds the
  *				module, so it unloads only after pmstap is done
  *   delete_module		what is left goes; a pmstap that died left
@@ -695,6 +698,73 @@ static ssize_t stp_kmod_write(struct file *file, const char __user *buf, size_t 
 	return err ? err : (ssize_t)n;
 }
 
+/*
+ * The function K names, on this CPU's context with preemption off, as a
+ * kernel probe runs it; its string arguments and results in S: the
+ * arguments', then the result's, then the message's buffer.
+ */
+static long stp_kmod_call_run(struct stp_kmod_call *k, char (*s)[MAXSTRINGLEN])
+{
+	struct context *c;
+	uint32_t cpu;
+	long err;
+
+	preempt_disable();
+	cpu = smp_processor_id();
+	c = bpf_map_lookup_elem(&stp_ctx, &cpu);
+	if (!c || c->busy) {
+		preempt_enable();
+		return -EBUSY;
+	}
+	c->busy = 1;
+	c->probe = U32_MAX;
+	stp_ctx_reset(c);
+	err = stp_kmod_ucall(c, k, s, s[STP_KMOD_CALL_MAXARGS]);
+	k->error = c->error;
+	strscpy(s[STP_KMOD_CALL_MAXARGS + 1], c->errmsg, MAXSTRINGLEN);
+	c->busy = 0;
+	preempt_enable();
+	return err;
+}
+
+/* A result string BUF to user address TO (0: none wanted). */
+static int stp_kmod_call_out(__u64 to, const char *buf)
+{
+	if (!to)
+		return 0;
+	return copy_to_user(u64_to_user_ptr(to), buf, strnlen(buf, MAXSTRINGLEN - 1) + 1) ?
+		-EFAULT : 0;
+}
+
+static long stp_kmod_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	char (*s)[MAXSTRINGLEN];
+	struct stp_kmod_call k;
+	long err = 0;
+
+	if (cmd != STP_KMOD_IOC_CALL)
+		return -ENOTTY;
+	if (copy_from_user(&k, (void __user *)arg, sizeof(k)))
+		return -EFAULT;
+	s = kvzalloc((STP_KMOD_CALL_MAXARGS + 2) * MAXSTRINGLEN, GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	for (int i = 0; i < STP_KMOD_CALL_MAXARGS && !err; i++)
+		if (k.strs[i] && strncpy_from_user(s[i], u64_to_user_ptr(k.strs[i]),
+						   MAXSTRINGLEN - 1) < 0)
+			err = -EFAULT;
+	if (!err)
+		err = stp_kmod_call_run(&k, s);
+	if (!err)
+		err = stp_kmod_call_out(k.ret_str, s[STP_KMOD_CALL_MAXARGS]);
+	if (!err)
+		err = stp_kmod_call_out(k.errmsg, s[STP_KMOD_CALL_MAXARGS + 1]);
+	if (!err && copy_to_user((void __user *)arg, &k, sizeof(k)))
+		err = -EFAULT;
+	kvfree(s);
+	return err;
+}
+
 static int stp_kmod_release(struct inode *inode, struct file *file)
 {
 	mutex_lock(&stp_km.lock);
@@ -710,6 +780,8 @@ static const struct file_operations stp_kmod_fops = {
 	.mmap = stp_kmod_mmap,
 	.read = stp_kmod_read,
 	.write = stp_kmod_write,
+	.unlocked_ioctl = stp_kmod_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
 	.release = stp_kmod_release,
 	.llseek = noop_llseek,
 };
