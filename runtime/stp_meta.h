@@ -108,6 +108,7 @@ enum stp_probe_kind {
 	STP_PROBE_PROCESS_BEGIN,
 	STP_PROBE_PROCESS_END,
 	STP_PROBE_PROCFS,	/* user context: a FIFO the runner serves (runtime/user/procfs.c) */
+	STP_PROBE_NETFILTER,	/* a BPF netfilter link (runtime/user/attach_netfilter.c) */
 };
 
 /*
@@ -152,6 +153,8 @@ struct stp_meta_probe {
 	bool procfs_write;		/* .write: a reader of what is written; else .read */
 	uint32_t procfs_mode;		/* the FIFO's mode: 0444 or 0222 less .umask(N) */
 	int64_t procfs_maxsize;		/* .read: the answer's buffer, its NUL included */
+	/* STP_PROBE_NETFILTER: netfilter.hook(..).pf(..).priority(..) */
+	int32_t nf_pf, nf_hook, nf_priority;
 };
 
 /*

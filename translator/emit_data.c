@@ -5,6 +5,8 @@
  */
 #include <string.h>
 #include "emit_dwarf.h"
+#include "emit_netfilter.h"
+#include "probe_kinds.h"
 #include "emit_int.h"
 
 /* ---- setup ------------------------------------------------------------------ */
@@ -603,6 +605,8 @@ const char *emit_assign(struct emitter *E, struct expr *e, bool used)
 	if (l->kind == EXPR_SYMBOL)
 		return l->decl->type == TYPE_STRING ? assign_scalar_str(E, e)
 						    : assign_scalar_long(E, e, used);
+	if (l->kind == EXPR_TARGET && E->dp && probe_targets(E->dp) == TARGETS_NETFILTER)
+		return emit_netfilter_assign(E, e);
 	if (l->kind == EXPR_TARGET || l->kind == EXPR_ATVAR || l->kind == EXPR_CAST)
 		return emit_dwarf_assign(E, e, used);
 	if (l->kind != EXPR_INDEX || !l->decl) {
