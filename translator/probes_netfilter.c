@@ -203,7 +203,10 @@ const char *probes_netfilter_target(struct sema *sm, const struct expr *e, bool 
 		return "cannot take address of netfilter hook context variable";
 	if (!known)
 		return "unsupported context variable";
-	if (e->comps.len || e->pretty)
+	if (e->pretty)
+		return arena_printf("netfilter context variable '%s' may not be pretty-printed",
+				    e->name);
+	if (e->comps.len)
 		return arena_printf("netfilter context variable '%s' is a number; read through it "
 				    "with @cast", e->name);
 	if (write && strcmp(e->name, "$verdict") != 0)

@@ -5,8 +5,17 @@
  * (Debian 12's) knows neither, so the numbers are spelled here and the
  * link is made with the bpf() system call; the link's descriptor is kept
  * per probe and closing it unhooks the program.
+ *
+ * Netfilter takes one BPF program per priority of a hook (EBUSY for a
+ * second), where stap's module hooks may share one: a probe whose
+ * priority is taken (by another probe of the script, an alias on the same
+ * hook, or another tool's program) gets the next free one above it, so
+ * that it still runs after the hooks of lower priorities.  The first and
+ * the last priority (NF_IP_PRI_FIRST, NF_IP_PRI_LAST) are the kernel's
+ * own, refused to BPF: a probe there gets the one next to it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +30,7 @@
 
 #define STP_PROG_TYPE_NETFILTER 32	/* enum bpf_prog_type, Linux 6.4 */
 #define STP_ATTACH_NETFILTER 45		/* enum bpf_attach_type: BPF_NETFILTER */
+#define NF_PRIORITY_TRIES 64		/* priorities tried above a probe's own */
 
 /* union bpf_attr's link_create as Linux 6.4 has it for BPF_NETFILTER. */
 struct nf_link_attr {
@@ -79,7 +89,10 @@ int stp_nf_attach(struct stp_script *s, int i, struct bpf_program *prog)
 		.hooknum = (uint32_t)p->nf_hook,
 		.priority = p->nf_priority,
 	};
-	int fd;
+	/* NF_IP_PRI_FIRST and _LAST are the kernel's own: the nearest ones instead */
+	int32_t base = p->nf_priority == INT_MIN ? INT_MIN + 1 :
+		       p->nf_priority == INT_MAX ? INT_MAX - 1 : p->nf_priority;
+	int fd = -1;
 
 	if (!s->nf_fds) {
 		s->nf_fds = malloc((size_t)s->meta->nprobes * sizeof(*s->nf_fds));
@@ -88,7 +101,13 @@ int stp_nf_attach(struct stp_script *s, int i, struct bpf_program *prog)
 		for (int j = 0; j < s->meta->nprobes; j++)
 			s->nf_fds[j] = -1;
 	}
-	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	/* one BPF program per priority of a hook: the next free one above (see the top) */
+	for (int k = 0; k < NF_PRIORITY_TRIES; k++) {
+		attr.priority = base > INT_MAX - NF_PRIORITY_TRIES ? base - k : base + k;
+		fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+		if (fd >= 0 || errno != EBUSY)
+			break;
+	}
 	if (fd < 0)
 		return -errno;
 	s->nf_fds[i] = fd;
@@ -102,9 +121,6 @@ const char *stp_nf_reason(int err)
 		return "BPF netfilter links take only the NFPROTO_IPV4 and NFPROTO_IPV6 families";
 	case -EPROTO:
 		return "BPF netfilter links take only the NF_INET_* hooks of their family";
-	case -ERANGE:
-		return "BPF netfilter links cannot take the first or the last priority "
-		       "(NF_IP_PRI_FIRST, NF_IP_PRI_LAST)";
 	case -EINVAL:
 		return nf_available() ? NULL : "this kernel has no BPF netfilter links (Linux 6.4)";
 	default:
