@@ -51,9 +51,8 @@ static const struct probe_kind_info kinds[] = {
 	[PROBE_PROCFS] = { "procfs", PCLASS_PROCFS, TARGETS_PROCFS, false,
 			   ON(PCTX_RUNNER, PCTX_KERNEL, PCTX_RUNNER) },
 	[PROBE_NETFILTER] = { "netfilter", PCLASS_NETFILTER, TARGETS_NETFILTER, false,
-			      ON(PCTX_KERNEL, PCTX_NONE, PCTX_NONE),
-			      ON(NULL, "netfilter probes are not available with the kernel runtime "
-				 "yet", "netfilter probes are not available with the dyninst "
+			      ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_NONE),
+			      ON(NULL, NULL, "netfilter probes are not available with the dyninst "
 				 "runtime (stap's stapdyn has none either)") },
 };
 

@@ -58,10 +58,12 @@
 #define __STDBOOL_H
 #endif
 
+#endif
+
 /*
  * A netfilter program's context (Linux 6.4's struct bpf_nf_ctx, spelled
- * here so that a vmlinux.h of an older kernel compiles), and the verdicts
- * such a program may return.
+ * here so that a vmlinux.h of an older kernel compiles; the module's
+ * hook makes one), and the verdicts such a program may return.
  */
 struct stp_nf_ctx {
 	const struct nf_hook_state *state;
@@ -69,7 +71,7 @@ struct stp_nf_ctx {
 };
 #define STP_NF_DROP 0
 #define STP_NF_ACCEPT 1
-#endif
+
 #include "../stp_meta.h"
 #include "../stp_stats.h"
 #include "../stp_tapset.h"
