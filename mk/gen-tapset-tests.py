@@ -24,6 +24,7 @@ CASES = [
     ("tapset-memory.stp", "tapset/memory.stp", ["memory.stp"]),
     ("tapset-irq.stp", "tapset/irq.stp", ["irq.stp"]),
     ("tapset-networking.stp", "tapset/networking.stp", ["networking.stp"]),
+    ("tapset-socket.stp", "tapset/socket.stp", ["socket.stp"]),
     ("tapset-syscalls-hand.stp", "the hand-written syscall tapset files",
      ["syscalls_fs.stp", "syscalls_path.stp", "syscalls_proc.stp", "syscalls_net.stp"]),
     ("tapset-syscalls-gen.stp", "the generated syscall tapset files", ["syscalls_gen_*"]),
@@ -34,6 +35,8 @@ ABSENT = {
     "syscall.send", "syscall.send.return", "syscall.recv", "syscall.recv.return",
     "ioblock_trace.bounce", "workqueue.create", "workqueue.destroy",
     "vm.write_shared_copy", "netdev.change_rx_flag",
+    "socket.aio_write", "socket.aio_write.return", "socket.aio_read", "socket.aio_read.return",
+    "socket.writev", "socket.writev.return", "socket.readv", "socket.readv.return",
 }
 
 DOC_ALIAS = re.compile(r"/\*\*((?:(?!/\*\*).)*?)\*/\s*\nprobe ([A-Za-z0-9_.]+) =", re.S)

@@ -153,6 +153,8 @@ struct stp_meta_probe {
 	bool procfs_write;		/* .write: a reader of what is written; else .read */
 	uint32_t procfs_mode;		/* the FIFO's mode: 0444 or 0222 less .umask(N) */
 	int64_t procfs_maxsize;		/* .read: the answer's buffer, its NUL included */
+	/* STP_PROBE_PERF of one process, perf.*.process("PATH"): PATH; NULL: every CPU */
+	const char *perf_path;
 	/* STP_PROBE_NETFILTER: netfilter.hook(..).pf(..).priority(..) */
 	int32_t nf_pf, nf_hook, nf_priority;
 };
@@ -169,6 +171,23 @@ struct stp_meta_file {
 	int64_t size;			/* what identifies a file with no build-id */
 	int64_t mtime_ns;
 };
+
+/*
+ * A per-process perf counter, perf.*.process("PATH").counter("NAME"):
+ * the runner keeps its perf event in every thread of each process that
+ * runs PATH (runtime/user/perfctr.c); @perf("NAME") reads it
+ * (runtime/bpf/stp_perf.bpf.h).  At most STP_MAX_COUNTERS.
+ */
+struct stp_meta_counter {
+	const char *name;
+	const char *point;		/* as pass 2 wrote it */
+	struct stp_loc loc;
+	uint32_t perf_type;
+	uint64_t perf_config;
+	const char *path;		/* PATH, absolute; NULL: no handler reads it */
+};
+
+#define STP_MAX_COUNTERS 32
 
 /* A printf/print format used by kernel-context code: records carry its index. */
 struct stp_meta_format {
@@ -210,6 +229,8 @@ struct stp_meta {
 	struct stp_meta_limits limits;
 	const int *autoprint;		/* indexes of globals to print at exit (written, never read) */
 	int nautoprint;
+	const struct stp_meta_counter *counters;
+	int ncounters;
 };
 
 /*
@@ -234,6 +255,7 @@ enum stp_rec_kind {
 	STP_REC_HIST,	/* print(@hist_*(s)) in a module: id = the global's index; its
 			   count, sum, min, max (8 bytes each), then its histogram's
 			   buckets merged over the CPUs (8 bytes each) */
+	STP_REC_PERF,	/* struct stp_rec_perf: a thread to count, or gone (stp_perf.bpf.h) */
 };
 
 /*
@@ -259,6 +281,20 @@ struct stp_rec_hdr {
 	uint16_t kind;
 	uint16_t id;
 	uint32_t size;
+};
+
+/* STP_REC_PERF: id is STP_PERF_NEW (counters: a mask of its counters) or STP_PERF_GONE. */
+enum stp_perf_what {
+	STP_PERF_NEW,
+	STP_PERF_GONE,
+};
+
+struct stp_rec_perf {
+	struct stp_rec_hdr hdr;
+	uint32_t tid;
+	uint32_t tgid;
+	uint32_t counters;
+	uint32_t pad;
 };
 
 /*

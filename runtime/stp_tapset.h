@@ -30,7 +30,9 @@
  * same value throughout one probe hit), unprivileged, myproc-unprivileged
  * (allowed to unprivileged users on their own processes), guru (needs -g),
  * user-context (no kernel-context implementation: pass 3 refuses a call
- * in a kernel-context probe, naming the function).
+ * in a kernel-context probe, naming the function), kmod (with user-context:
+ * a module's kernel-context handlers have one), kmod-only (only a module's
+ * kernel-context handlers have one: pass 3 refuses a call anywhere else).
  *
  * Conventions:
  *  - Every service takes the context first, even where it does not use it,
@@ -273,6 +275,24 @@ STP_SERVICE int64_t stp_read_kernel_int(struct context *c, uint64_t addr, int64_
  * "user write fault at 0xADDR".
  */
 STP_SERVICE void stp_write_user_int(struct context *c, uint64_t addr, int64_t size, int64_t value);
+/*
+ * Guru mode, kernel runtime only (kmod-only: a module's kernel-context
+ * handlers): stap's set_kernel_*() of conversions-guru.stp.  The SIZE (1,
+ * 2, 4 or 8) low bytes of VALUE to kernel address ADDR; a fault raises
+ * stap's "kernel long copy fault at 0xADDR [man error::fault]" (int,
+ * short, char by SIZE; "pointer" for stp_write_kernel_pointer(), which
+ * writes 8 bytes).  ADDR is printed with 16 hex digits, as the kernel's
+ * %p that stap uses prints a NULL pointer (others it hashes).
+ */
+STP_SERVICE void stp_write_kernel_int(struct context *c, uint64_t addr, int64_t size, int64_t value);
+STP_SERVICE void stp_write_kernel_pointer(struct context *c, uint64_t addr, int64_t value);
+/*
+ * At most N - 1 bytes of S, then a NUL, to kernel address ADDR, a byte at
+ * a time (stap's store_kderef_string(): the bytes before a fault stay
+ * written); N < 1 writes nothing.  A fault raises "kernel string copy
+ * fault at 0xADDR [man error::fault]".
+ */
+STP_SERVICE void stp_write_kernel_string(struct context *c, uint64_t addr, const char *s, int64_t n);
 
 /*
  * The NUL-terminated string at ADDR, at most N bytes of it (and at most

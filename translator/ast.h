@@ -125,7 +125,7 @@ struct expr {
 	const char *name;	/* symbol, call, target ("$x", "$$vars"), @var name */
 	const char *str;	/* EXPR_STRING body, @cast type, EXPR_PERF name, EXPR_EMBEDDED code */
 	const char *module;	/* @cast / @var module argument, or NULL */
-	int64_t num;		/* EXPR_NUMBER */
+	int64_t num;		/* EXPR_NUMBER; EXPR_PERF (pass 2): 1 + its counter's index, 0: unresolved */
 	const char *text;	/* EXPR_NUMBER: the spelling (for -p1), or NULL */
 
 	enum stat_op stat;
@@ -170,6 +170,7 @@ struct stmt {
 	struct expr *init;	/* STMT_FOR, may be NULL */
 	struct expr *incr;	/* STMT_FOR, may be NULL */
 	const char *code;	/* STMT_EMBEDDED */
+	bool outside_loop;	/* pass 2: a break/continue with no loop around it (pass 3 refuses it, as stap) */
 
 	/*
 	 * STMT_FOREACH: foreach ([value =] [keys...] in array [limit N]).

@@ -713,6 +713,8 @@ static bool op_reg(struct machine *m, unsigned reg, size_t i, size_t n, const Dw
 	if (i + 1 < n && ops[i + 1].atom != DW_OP_piece)
 		return fail(m, "%s", "its location uses a register in the middle of an expression");
 	m->is_value = m->in_reg = true;
+	if (!m->depth)
+		m->loc->reg = arena_printf("%s->%s", m->env->regs, dwarf_reg_field(reg));
 	return push(m, r);
 }
 
@@ -948,8 +950,12 @@ bool dwarf_loc_translate(const Dwarf_Op *ops, size_t n, const struct dwarf_loc_e
 
 	memset(loc, 0, sizeof(*loc));
 	loc->avail = 0xff;
-	if (is_pieced(ops, n))
-		return translate_pieces(ops, n, env, loc);
+	if (is_pieced(ops, n)) {
+		bool ok = translate_pieces(ops, n, env, loc);
+
+		loc->reg = NULL;
+		return ok;
+	}
 	if (!run(&m, ops, n))
 		return false;
 	if (!m.sp)
@@ -957,5 +963,7 @@ bool dwarf_loc_translate(const Dwarf_Op *ops, size_t n, const struct dwarf_loc_e
 	loc->is_value = m.is_value;
 	loc->in_reg = m.in_reg;
 	loc->c = m.stack[m.sp - 1];
+	if (!m.in_reg)
+		loc->reg = NULL;
 	return true;
 }

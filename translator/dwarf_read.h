@@ -97,6 +97,7 @@ struct dwarf_loc {
 	bool is_value;			/* c is the value (a register, or DW_OP_stack_value) */
 	bool in_reg;			/* the value is a whole register */
 	const char *c;			/* C expression (int64_t) */
+	const char *reg;		/* in_reg: that register as an lvalue ("regs->di") */
 	uint8_t avail;			/* bytes known (bit i: byte i); 0xff unless in pieces */
 	char err[160];			/* why it could not be translated */
 };

@@ -208,7 +208,7 @@ bool emit_unsupported(struct emitter *E, struct srcloc loc, const char *what, co
 		diag_error(loc, "%s cannot run in kernel context (probe %s at %s)", what,
 			   E->dp->point, emit_loc_text(E->dp->probe->loc));
 	else
-		diag_error(loc, "%s is not supported by the bpf runtime", what);
+		diag_error(loc, "%s is not supported by the %s runtime", what, E->s->runtime);
 	if (hint)
 		diag_hint("%s", hint);
 	return false;

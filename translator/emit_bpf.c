@@ -16,6 +16,7 @@
 #include "emit_uprobe.h"
 #include "emit_dwarf.h"
 #include "probe_kinds.h"
+#include "probes_sys.h"
 #include "sysroot.h"
 
 bool emit_probe_in_kernel(const struct derived_probe *dp)
@@ -586,6 +587,14 @@ static bool probe_section(struct emitter *E, struct derived_probe *dp, struct se
 				  "'kernel.trace(\"*\")' lists them");
 			return false;
 		}
+		if (!E->kmod && dp->kfunc_inline && !sys_kernel_function_traceable(dp->kfunc)) {
+			/* trace_kprobe.c's within_notrace_func(): EINVAL at attach */
+			diag_error(dp->orig->loc, "probe point '%s' is an inline instance in '%s', "
+				   "which ftrace cannot trace (notrace): the kernel refuses a BPF "
+				   "kprobe there", dp->point, dp->kfunc);
+			diag_hint("--runtime=kernel probes it: a module's kprobe may be there");
+			return false;
+		}
 		if (dp->kind == PROBE_KFUNC && dp->kfunc) {
 			/* addr(): where the function was hit */
 			sec->prologue = arena_printf("\tstp_func_note(ctx, %d);\n", dp->id);
@@ -846,6 +855,19 @@ static void probe_points(struct emitter *E, FILE *out)
 	emit_uprobe_flags(E, out);
 }
 
+/* Perf events kept per thread of a process: counters, then perf.*.process probes. */
+static int process_perf(struct emitter *E)
+{
+	int n = E->prog->counters.len;
+
+	for (int i = 0; i < E->prog->probes.len; i++) {
+		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
+
+		n += dp->kind == PROBE_PERF && dp->path;
+	}
+	return n;
+}
+
 int emit_bpf_file(struct emitter *E, FILE *out)
 {
 	int errors = diag_error_count();
@@ -886,6 +908,10 @@ int emit_bpf_file(struct emitter *E, FILE *out)
 	fprintf(out, "#include \"bpf/tapset.bpf.h\"\n\n");
 	if (E->sc_dispatch)
 		fprintf(out, "#include \"bpf/stp_syscall.bpf.h\"\n\n");
+	if (process_perf(E) && !E->kmod && !E->dyninst)
+		fprintf(out, "#define STP_NCOUNTERS %d\n#define STP_NPERF %d\n"
+			"#define STP_PERF_THREADS %lld\n#include \"bpf/stp_perf.bpf.h\"\n\n",
+			E->prog->counters.len, process_perf(E), (long long)E->maxmapentries);
 	if (E->kmod)
 		emit_guru_prelude(E, out);
 	fputs(E->protos_buf, out);

@@ -193,7 +193,13 @@ static const char *walk_chain(struct emitter *E, struct expr *e, struct walk *w)
 /* $arg[->member|[i]]... of raw tracepoint argument INDEX (BTF type A->btf_id). */
 const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_arg *a, int index)
 {
-	struct walk w = { arena_printf("ctx->args[%d]", index), a->ctype, NULL, 0 };
+	return emit_btf_chain_at(E, e, a, arena_printf("ctx->args[%d]", index));
+}
+
+const char *emit_btf_chain_at(struct emitter *E, struct expr *e, const struct tp_arg *a,
+			      const char *word)
+{
+	struct walk w = { word, a->ctype, NULL, 0 };
 	uint32_t t;
 
 	if (!btf_index_load()) {

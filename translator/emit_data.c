@@ -8,6 +8,8 @@
 #include "emit_netfilter.h"
 #include "probe_kinds.h"
 #include "emit_int.h"
+#include "emit_kprobe.h"
+#include "probe_kinds.h"
 
 /* ---- setup ------------------------------------------------------------------ */
 
@@ -605,6 +607,9 @@ const char *emit_assign(struct emitter *E, struct expr *e, bool used)
 	if (l->kind == EXPR_SYMBOL)
 		return l->decl->type == TYPE_STRING ? assign_scalar_str(E, e)
 						    : assign_scalar_long(E, e, used);
+	if (l->kind == EXPR_TARGET && E->kmod && E->ctx == ECTX_KERNEL && !E->fn && E->dp &&
+	    probe_targets(E->dp) == TARGETS_KFUNC && E->dp->kfunc)
+		return emit_kprobe_assign(E, e);
 	if (l->kind == EXPR_TARGET && E->dp && probe_targets(E->dp) == TARGETS_NETFILTER)
 		return emit_netfilter_assign(E, e);
 	if (l->kind == EXPR_TARGET || l->kind == EXPR_ATVAR || l->kind == EXPR_CAST)
@@ -686,15 +691,32 @@ void emit_slice_functions(struct emitter *E, struct eglobal *g)
 		return;
 	g->slice_fns = true;
 	fprintf(out, "/* the elements of %s that slices name */\n", g->d->name);
+	/*
+	 * A string column is compared within its own bytes, which a key's
+	 * last column has fewer of than MAXSTRINGLEN (the verifier holds a
+	 * read to the key's size): a step function bounded by the column.
+	 */
+	for (int i = 1; i <= g->d->arity; i++)
+		if (g->d->key_types[i - 1] == TYPE_STRING)
+			fprintf(out, "static long slice_cmp_%s_%d(uint64_t i, void *data)\n{\n"
+				"\tstruct stp_cmp *c = data;\n\n"
+				"\tif (i >= sizeof(((const struct key_%s *)0)->k%d))\n\t\treturn 1;\n"
+				"\tif (c->a[i] != c->b[i]) {\n\t\tc->result = 1;\n\t\treturn 1;\n\t}\n"
+				"\treturn c->a[i] == 0;\n}\n\n", g->cname, i, g->cname, i);
 	fprintf(out, "static __always_inline int slice_match_%s(const struct key_%s *k, "
 		"const struct stp_slice *s)\n{\n\tconst struct key_%s *w = s->want;\n\n",
 		g->cname, g->cname, g->cname);
 	for (int i = 1; i <= g->d->arity; i++) {
-		const char *ne = g->d->key_types[i - 1] == TYPE_STRING ?
-			arena_printf("stp_strcmp(k->k%d, w->k%d)", i, i) :
-			arena_printf("k->k%d != w->k%d", i, i);
+		unsigned bit = 1u << (i - 1);
 
-		fprintf(out, "\tif ((s->mask & %#x) && %s)\n\t\treturn 0;\n", 1u << (i - 1), ne);
+		if (g->d->key_types[i - 1] != TYPE_STRING) {
+			fprintf(out, "\tif ((s->mask & %#x) && k->k%d != w->k%d)\n\t\treturn 0;\n",
+				bit, i, i);
+			continue;
+		}
+		fprintf(out, "\tif (s->mask & %#x) {\n\t\tstruct stp_cmp c = { k->k%d, w->k%d, 0 };\n\n"
+			"\t\tbpf_loop(sizeof(k->k%d), slice_cmp_%s_%d, &c, 0);\n"
+			"\t\tif (c.result)\n\t\t\treturn 0;\n\t}\n", bit, i, i, i, g->cname, i);
 	}
 	fprintf(out, "\treturn 1;\n}\n\n");
 	fprintf(out, "static long slice_in_%s(void *map, const struct key_%s *k, void *val, "

@@ -11,7 +11,11 @@
  *					registers (DW_OP_piece), as bits of its value
  *	$p$, $p$$, $$parms...		text, in stap's format ({.a=1, .b=0x...});
  *					"ERROR" for a text whose reads fault
- *	$p->x = v, @var("g") = v	(-g) writes with bpf_probe_write_user
+ *	$p->x = v, @var("g") = v	(-g) writes with bpf_probe_write_user; in a
+ *					module (--runtime=kernel) also to a value
+ *					that is a whole register, $return too:
+ *					the uprobe's pt_regs, which the task
+ *					resumes with
  *	$return				rax in .return probes, sized by the type
  *	@cast(p, "struct t", "PATH")	p as a pointer to PATH's type
  *	@var("name@file.c", "PATH")	a global, at its address plus the load bias
@@ -35,6 +39,7 @@
 struct dval {
 	bool in_mem;		/* c is its address; else c is its value */
 	const char *c;
+	const char *reg;	/* a value that is a whole register: it as an lvalue, or NULL */
 	Dwarf_Die type;		/* past typedefs and qualifiers */
 	bool has_type;		/* false: void */
 	/*
@@ -302,6 +307,7 @@ static bool var_value(struct dctx *d, Dwarf_Die *var, struct srcloc loc, struct 
 		return derr(d, loc, "cannot read %s: %s", d->what, l.err);
 	v->in_mem = !l.is_value;
 	v->c = l.c;
+	v->reg = l.reg;
 	v->avail = l.avail == 0xff ? 0 : l.avail;
 	return true;
 }
@@ -328,6 +334,7 @@ static bool return_value(struct dctx *d, struct srcloc loc, struct dval *v)
 	v->in_mem = false;
 	v->bit_pos = v->bit_size = 0;	/* the whole register */
 	v->c = arena_printf("%s->ax", d->env.regs);
+	v->reg = v->c;
 	return true;
 }
 
@@ -364,6 +371,7 @@ static bool member_at(struct dctx *d, struct dval *v, Dwarf_Die *m, int64_t off,
 	bool bf = dwarf_member_bits(m, &bit, &width);
 
 	v->has_type = dwarf_type_of(m, &v->type) != NULL;
+	v->reg = NULL;	/* a member is never a whole register to write */
 	if (v->in_mem) {
 		v->c = plus(v->c, emit_number(off));
 		v->bit_pos = bf ? (int)bit : 0;
@@ -1007,12 +1015,16 @@ static bool writable(struct dctx *d, struct dval *v, struct srcloc loc)
 	if (enc == DW_ATE_float || enc == DW_ATE_complex_float || dwarf_type_bytes(&v->type) > 8)
 		return derr(d, loc, "cannot write to %s: it is a floating-point or wide number",
 			    d->what);
-	if (!v->in_mem)
+	if (!v->in_mem && d->E->kmod && !v->reg)
+		return derr(d, loc, "cannot write to %s: at this point it is computed, not held in "
+			    "memory or in one register", d->what);
+	if (!v->in_mem && !d->E->kmod)
 		return derr(d, loc, "cannot write to %s: at this point it lives in a register (or is "
 			    "computed), and a uprobe cannot change the probed program's registers",
 			    d->what) ||
 		       (d->quiet ? false : (diag_hint("write it where it is in memory (a -O0 build, "
-						      "or a pointer's target)"), false));
+						      "or a pointer's target), or use the kernel "
+						      "runtime's uprobes (--runtime=kernel)"), false));
 	return true;
 }
 
@@ -1020,11 +1032,15 @@ static bool writable(struct dctx *d, struct dval *v, struct srcloc loc)
 static void store(struct dctx *d, struct dval *v, const char *val, struct srcloc loc)
 {
 	struct emitter *E = d->E;
-	int site = emit_error_site(E, loc, "user memory write fault");
-	int shift = v->bit_pos % 8, n = bytes_for(shift + v->bit_size);
+	int site, shift = v->bit_pos % 8, n = bytes_for(shift + v->bit_size);
 	const char *addr = v->c, *old;
 	unsigned long long m = low_bits(v->bit_size) << shift;
 
+	if (!v->in_mem) {	/* a module's uprobe: the register in the task's pt_regs */
+		emit_line(E, "%s = (unsigned long)%s;", v->reg, val);
+		return;
+	}
+	site = emit_error_site(E, loc, "user memory write fault");
 	if (!v->bit_size) {
 		emit_line(E, "stp_write_user_int(c, %s, %d, %s);", addr, dwarf_type_bytes(&v->type),
 			  val);

@@ -411,6 +411,19 @@ static const char *ternary(struct emitter *E, struct expr *e)
 	return t;
 }
 
+/*
+ * @perf("NAME"): pass 2 resolved it in a uprobe handler of its counter's
+ * process (probes_counter.c); anywhere else stap refuses it here.
+ */
+static const char *perf_read(struct emitter *E, const struct expr *e)
+{
+	if (e->num > 0 && E->ctx == ECTX_KERNEL && !E->kmod && !E->dyninst)
+		return arena_printf("stp_perf_read(%lld)", (long long)(e->num - 1));
+	E->errors_reported++;
+	diag_error(e->loc, "cannot translate general @perf expression");
+	return "0";
+}
+
 /* ---- dispatch ------------------------------------------------------------------------ */
 
 static const char *expr(struct emitter *E, struct expr *e, bool used)
@@ -448,7 +461,7 @@ static const char *expr(struct emitter *E, struct expr *e, bool used)
 		emit_unsupported(E, e->loc, "@defined on debuginfo", NULL);
 		break;
 	case EXPR_ENTRY: emit_unsupported(E, e->loc, "@entry", NULL); break;
-	case EXPR_PERF: emit_unsupported(E, e->loc, "@perf", NULL); break;
+	case EXPR_PERF: return perf_read(E, e);
 	case EXPR_DEREF:
 	case EXPR_REGISTER: emit_unsupported(E, e->loc, e->name, NULL); break;
 	case EXPR_AUTOCAST: emit_unsupported(E, e->loc, "'->' on a value", NULL); break;

@@ -673,6 +673,12 @@ const char *emit_call(struct emitter *E, struct expr *e, bool used)
 				 "call it in a begin, end or timer probe");
 		return fn->ret_type == TYPE_STRING ? "\"\"" : "0";
 	}
+	/* a tapset body only a module runs (set_kernel_*()): in its kernel probes */
+	if (fn->embedded && strstr(fn->embedded, "/* kmod-only */") &&
+	    !(E->kmod && E->ctx == ECTX_KERNEL)) {
+		emit_guru_module_only(E, e->loc, fn->name);
+		return fn->ret_type == TYPE_STRING ? "\"\"" : "0";
+	}
 	if (fn->embedded && E->ctx == ECTX_USER && E->kmod && !emit_func_is_tapset(fn)) {
 		emit_guru_user(E, e->loc, arena_printf("%s()", fn->name));
 		return fn->ret_type == TYPE_STRING ? "\"\"" : "0";

@@ -27,8 +27,8 @@ void emit_guru_prelude(struct emitter *E, FILE *out)
 	}
 }
 
-/* WHAT, the script's embedded C, in a probe that pmstap runs: refused. */
-void emit_guru_user(struct emitter *E, struct srcloc loc, const char *what)
+/* WHAT, which only the module runs, in a probe that pmstap runs: refused. */
+static void module_user(struct emitter *E, struct srcloc loc, const char *what)
 {
 	const char *key = arena_printf("%p:%d:%d:guru", (const void *)loc.src, loc.line, loc.col);
 
@@ -36,10 +36,32 @@ void emit_guru_user(struct emitter *E, struct srcloc loc, const char *what)
 	if (hmap_get(&E->reported, key))
 		return;
 	hmap_put(&E->reported, key, (void *)key);
-	diag_error(loc, "embedded C (%s) runs in the module, not in a begin, end, error or timer "
-		   "probe: pmstap runs those with --runtime=kernel", what);
+	diag_error(loc, "%s runs in the module, not in a begin, end, error or timer probe: pmstap "
+		   "runs those with --runtime=kernel", what);
 	diag_hint("call it from a probe in the kernel (kernel.trace, kernel.function, kprobe, "
 		  "perf, timer.profile)");
+}
+
+/* WHAT, the script's embedded C, in a probe that pmstap runs: refused. */
+void emit_guru_user(struct emitter *E, struct srcloc loc, const char *what)
+{
+	module_user(E, loc, arena_printf("embedded C (%s)", what));
+}
+
+/*
+ * A call of NAME, a tapset function that writes kernel memory (kmod-only:
+ * set_kernel_*()), where that cannot run: in a probe pmstap runs, or on a
+ * runtime other than the kernel's.
+ */
+void emit_guru_module_only(struct emitter *E, struct srcloc loc, const char *name)
+{
+	if (E->kmod) {
+		module_user(E, loc, arena_printf("%s()", name));
+		return;
+	}
+	emit_unsupported(E, loc, arena_printf("%s()", name),
+			 "it writes kernel memory, which only the kernel runtime's module can "
+			 "(--runtime=kernel, in a probe in the kernel)");
 }
 
 /*

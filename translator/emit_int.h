@@ -312,6 +312,9 @@ bool emit_body_has_frame(struct emitter *E, int index);
 
 /* emit_btf.c */
 const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_arg *a, int index);
+/* The same of the 64-bit word WORD (a C expression), however it was read. */
+const char *emit_btf_chain_at(struct emitter *E, struct expr *e, const struct tp_arg *a,
+			      const char *word);
 const char *emit_btf_cast(struct emitter *E, struct expr *e);
 int emit_btf_defined(struct expr *e);
 
@@ -324,6 +327,7 @@ void emit_dyninst_sites(struct emitter *E, FILE *out);
 /* emit_guru.c */
 void emit_guru_prelude(struct emitter *E, FILE *out);
 void emit_guru_user(struct emitter *E, struct srcloc loc, const char *what);
+void emit_guru_module_only(struct emitter *E, struct srcloc loc, const char *name);
 const char *emit_guru_expr(struct emitter *E, struct expr *e);
 /* emit_kmod.c */
 bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp);

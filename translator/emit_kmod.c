@@ -182,8 +182,8 @@ static bool tp_probe(struct derived_probe *dp, int i, FILE *out)
 /* What the module registers: a tracepoint's or a function's name, or the probe point. */
 static const char *site_name(const struct derived_probe *dp)
 {
-	if (typed_tp(dp))
-		return dp->tp->name;
+	if (typed_tp(dp) || probe_class(dp) == PCLASS_TRACEPOINT)
+		return dp->tp->name;	/* a syscall event's too: its number is found by it */
 	switch (probe_class(dp)) {
 	case PCLASS_KPROBE:
 		return dp->kfunc;
@@ -276,7 +276,8 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 			continue;
 		fprintf(out, "\t{ %d, %s, %s, %#llx, %d, %s, (void *)probe_%d, %s%s%s%s },\n", i, kind,
 			emit_c_string(name, strlen(name)),
-			probe_class(dp) == PCLASS_UPROBE ? (unsigned long long)dp->offset : 0ull,
+			probe_class(dp) == PCLASS_UPROBE ? (unsigned long long)dp->offset
+			: (unsigned long long)dp->kfunc_offset,
 			site_words(dp),
 			typed_tp(dp) ? arena_printf("(void *)stp_tp_%d", i) : "NULL",
 			i, dp->orig && dp->orig->optional ? "true" : "false", perf_fields(dp),

@@ -17,6 +17,7 @@
  */
 #include <string.h>
 #include <linux/btf.h>
+#include "kdwarf.h"
 #include "emit_kprobe.h"
 #include "probes_btf.h"
 
@@ -52,17 +53,23 @@ static int param_slot(const struct vec *params, int index)
 	return slot;
 }
 
-/* The value in SLOT as a long of BTF type ID: narrower ints truncated, then extended. */
-static const char *slot_value(int slot, uint32_t id)
+/* The 64-bit WORD as a long of BTF type ID: narrower ints truncated, then extended. */
+static const char *word_value(const char *word, uint32_t id)
 {
 	static const char *const s[] = { "", "int8_t", "int16_t", "", "int32_t" };
 	static const char *const u[] = { "", "uint8_t", "uint16_t", "", "uint32_t" };
 	int k = btf_kind(btf_strip(id)), size = type_size(id);
 
 	if ((k == BTF_KIND_INT || k == BTF_KIND_ENUM) && (size == 1 || size == 2 || size == 4))
-		return arena_printf("(int64_t)(%s)ctx->args[%d]",
-				    btf_is_signed(btf_strip(id)) ? s[size] : u[size], slot);
-	return arena_printf("(int64_t)ctx->args[%d]", slot);
+		return arena_printf("(int64_t)(%s)(%s)", btf_is_signed(btf_strip(id)) ? s[size]
+					: u[size], word);
+	return arena_printf("(int64_t)(%s)", word);
+}
+
+/* The value in SLOT as a long of BTF type ID. */
+static const char *slot_value(int slot, uint32_t id)
+{
+	return word_value(arena_printf("ctx->args[%d]", slot), id);
 }
 
 static bool by_value_record(uint32_t id)
@@ -89,7 +96,10 @@ bool emit_kprobe_section(struct emitter *E, struct derived_probe *dp, const char
 {
 	(void)E;
 	*kind = STP_PROBE_KFUNC;
-	if (dp->kfunc_kprobe) {
+	if (dp->kfunc_offset) {		/* an inline instance: libbpf attaches at "func+off" */
+		*sec = arena_printf("kprobe/%s+%#llx", dp->kfunc, (unsigned long long)dp->kfunc_offset);
+		*ctype = "struct pt_regs *";
+	} else if (dp->kfunc_kprobe) {
 		*sec = arena_printf("%s/%s", dp->is_return ? "kretprobe" : "kprobe", dp->kfunc);
 		*ctype = "struct pt_regs *";
 	} else {
@@ -108,6 +118,7 @@ void emit_kprobe_meta(FILE *out, const struct derived_probe *dp)
 		fprintf(out, "\t\t.kprobe = true,\n");
 	if (dp->is_return)
 		fprintf(out, "\t\t.kprobe_return = true,\n");
+
 }
 
 /* ---- target variables ---- */
@@ -166,9 +177,9 @@ static const char *pretty_long(struct emitter *E, const char *val, bool is_signe
 	return emit_bpf_snprintf(E, &pieces);
 }
 
-/* $NAME... of BTF type ID in trampoline slot SLOT. */
-static const char *typed_value(struct emitter *E, struct expr *e, const char *name, int id,
-			       int slot)
+/* $NAME... of BTF type ID in the 64-bit WORD (a C expression). */
+static const char *typed_word(struct emitter *E, struct expr *e, const char *name, int id,
+			      const char *word)
 {
 	uint32_t t = btf_strip((uint32_t)id);
 	struct tp_arg a = { name, id, btf_type_c(id) };
@@ -179,9 +190,48 @@ static const char *typed_value(struct emitter *E, struct expr *e, const char *na
 		return "0";
 	}
 	if (!e->comps.len && !e->addr_of && btf_kind(t) != BTF_KIND_PTR)
-		return e->pretty ? pretty_long(E, slot_value(slot, t), btf_is_signed(t))
-				 : slot_value(slot, t);
-	return emit_btf_chain(E, e, &a, slot);
+		return e->pretty ? pretty_long(E, word_value(word, t), btf_is_signed(t))
+				 : word_value(word, t);
+	return emit_btf_chain_at(E, e, &a, word);
+}
+
+/* $NAME... of BTF type ID in trampoline slot SLOT. */
+static const char *typed_value(struct emitter *E, struct expr *e, const char *name, int id,
+			       int slot)
+{
+	return typed_word(E, e, name, id, arena_printf("ctx->args[%d]", slot));
+}
+
+/* DWARF's location of a parameter read a word of kernel memory: 0 if it faults. */
+static const char *kernel_word(void *arg, const char *addr, int size)
+{
+	struct emitter *E = arg;
+	const char *t = emit_long_temp(E);
+
+	emit_line(E, "%s = 0;", t);
+	emit_line(E, "bpf_probe_read_kernel(&%s, %d, (const void *)(%s));", t, size, addr);
+	return t;
+}
+
+/*
+ * $param... at an inline instance: the word its DWARF location gives at
+ * the instance's entry, over the kprobe's registers (kdwarf.h), then as a
+ * BTF-typed value like any other.
+ */
+static const char *inline_target(struct emitter *E, struct expr *e)
+{
+	struct derived_probe *dp = E->dp;
+	const char *word, *why = "";
+	int id;
+
+	if (!kdwarf_param_btf(dp->kfunc_die, e->name + 1, &id, &why) ||
+	    !kdwarf_param_value(dp->kfunc_die, dp->addr, e->name + 1, "ctx", kernel_word, E, &word,
+				&why)) {
+		emit_unsupported(E, e->loc, arena_printf("'%s' at %s (%s)", e->name, dp->point, why),
+				 NULL);
+		return e->type == TYPE_STRING ? "\"\"" : "0";
+	}
+	return typed_word(E, e, e->name + 1, id, word);
 }
 
 const char *emit_kprobe_target(struct emitter *E, struct expr *e)
@@ -191,6 +241,8 @@ const char *emit_kprobe_target(struct emitter *E, struct expr *e)
 	int ret = 0;
 
 	E->cf->uses_ctx = true;
+	if (dp->kfunc_die)
+		return inline_target(E, e);
 	if (dp->kfunc_kprobe || !btf_kfunc(dp->kfunc, &params, &ret))
 		params = &none;
 	if (!strcmp(e->name, "$$return")) {
@@ -216,4 +268,68 @@ const char *emit_kprobe_target(struct emitter *E, struct expr *e)
 	emit_unsupported(E, e->loc, arena_printf("target variable '%s' in %s", e->name, dp->point),
 			 NULL);
 	return e->type == TYPE_STRING ? "\"\"" : "0";
+}
+
+/* ---- writes (guru mode, the kernel runtime: pass 2 checked the rest) ---- */
+
+/* The x86-64 argument registers, by trampoline slot. */
+static const char *const arg_regs[] = { "di", "si", "dx", "cx", "r8", "r9" };
+
+/* Whether a value of BTF type ID sits in one register: an integer, an enum or a pointer. */
+static bool scalar(uint32_t id)
+{
+	int k = btf_kind(btf_strip(id));
+
+	return k == BTF_KIND_INT || k == BTF_KIND_ENUM || k == BTF_KIND_ENUM64 || k == BTF_KIND_PTR;
+}
+
+/*
+ * REG (a pt_regs field) of the kprobe's registers, and trampoline SLOT of
+ * the handler's copy when >= 0, become VAL: a kretprobe's ax is what the
+ * function returns, an entry kprobe's argument registers what it runs on.
+ */
+static const char *set_reg(struct emitter *E, const char *reg, int slot, struct expr *val)
+{
+	const char *v = emit_snapshot(E, emit_expr(E, val), TYPE_LONG);
+
+	E->cf->uses_ctx = true;
+	E->side_effects++;
+	if (E->dp->kfunc_kprobe) {
+		emit_line(E, "ctx->%s = (unsigned long)%s;", reg, v);
+		return v;
+	}
+	emit_line(E, "ctx->args[%d] = (uint64_t)%s;", slot, v);
+	emit_line(E, "stp_kmod_kregs()->%s = (unsigned long)%s;", reg, v);
+	return v;
+}
+
+/*
+ * $return = v in a kernel.function(...).return or kprobe.function(...).return
+ * handler, $param = v in a kernel.function(...) one (a parameter passed in
+ * a register), as stap's module writes them: in a module only (BPF cannot
+ * change a function's registers).
+ */
+const char *emit_kprobe_assign(struct emitter *E, struct expr *e)
+{
+	struct expr *l = e->left;
+	struct derived_probe *dp = E->dp;
+	struct vec *params = NULL, none = { 0 };
+	int ret = 0;
+
+	if (dp->kfunc_kprobe || !btf_kfunc(dp->kfunc, &params, &ret))
+		params = &none;
+	if (!l->comps.len && !strcmp(l->name, "$return") && (dp->kfunc_kprobe || scalar(ret)))
+		return set_reg(E, "ax", param_slot(params, params->len), e->right);
+	for (int i = 0; i < params->len && !dp->is_return && !l->comps.len; i++) {
+		struct tp_arg *a = VEC_AT(params, i);
+		int slot = param_slot(params, i);
+
+		if (!strcmp(a->name, l->name + 1) && scalar((uint32_t)a->btf_id) && slot < 6)
+			return set_reg(E, arg_regs[slot], slot, e->right);
+	}
+	emit_unsupported(E, l->loc, arena_printf("writing '%s%s' in %s", l->name,
+						 l->comps.len ? "->..." : "", dp->point),
+			 "a module writes $return in a .return probe, and a parameter held in a "
+			 "register at the entry, when it is an integer or a pointer");
+	return "0";
 }

@@ -11,6 +11,8 @@ int emit_kprobe_words(const struct derived_probe *dp);
 bool emit_kprobe_section(struct emitter *E, struct derived_probe *dp, const char **sec,
 			 const char **ctype, enum stp_probe_kind *kind);
 const char *emit_kprobe_target(struct emitter *E, struct expr *e);
+/* $return = v, $param = v in a module's (--runtime=kernel) kprobe handler. */
+const char *emit_kprobe_assign(struct emitter *E, struct expr *e);
 void emit_kprobe_meta(FILE *out, const struct derived_probe *dp);
 
 #endif

@@ -154,6 +154,8 @@ static void probe_params(struct emitter *E, FILE *out, struct derived_probe *dp)
 			(long long)dp->perf_type, (long long)dp->perf_config);
 		if (dp->perf_sample)
 			fprintf(out, "\t\t.perf_sample = %lld,\n", (long long)dp->perf_sample);
+		if (dp->path)
+			fprintf(out, "\t\t.perf_path = %s,\n", str_or_null(dp->path));
 	}
 	emit_uprobe_meta(out, dp);
 	emit_kprobe_meta(out, dp);
@@ -215,6 +217,22 @@ static void tables(struct emitter *E, FILE *out)
 	fprintf(out, " -1 };\n\n");
 }
 
+/* The per-process perf counters (probes_counter.c). */
+static void counters(struct emitter *E, FILE *out)
+{
+	if (!E->prog->counters.len)
+		return;
+	fprintf(out, "static const struct stp_meta_counter stp_meta_counters[] = {\n");
+	for (int i = 0; i < E->prog->counters.len; i++) {
+		struct perf_counter *c = VEC_AT(&E->prog->counters, i);
+
+		fprintf(out, "\t{ %s, %s, %s, %lld, %lldULL, %s },\n", str_or_null(c->name),
+			str_or_null(c->point), loc_init(c->orig->loc), (long long)c->type,
+			(long long)c->config, str_or_null(c->used ? c->path : NULL));
+	}
+	fprintf(out, "\t{ 0 }\n};\n\n");
+}
+
 /* The files the build was made from, as they were read (filedeps.h). */
 static void files(FILE *out)
 {
@@ -252,6 +270,7 @@ void emit_meta(struct emitter *E, FILE *out)
 	globals(E, out);
 	probes(E, out);
 	tables(E, out);
+	counters(E, out);
 	files(out);
 	source(E, out);
 	fprintf(out, "const struct stp_meta stp_meta = {\n");
@@ -269,6 +288,10 @@ void emit_meta(struct emitter *E, FILE *out)
 		(long long)E->maxerrors);
 	fprintf(out, "\t\t.maxnesting = %lld,\n\t\t.ringbuf_bytes = %lld,\n\t},\n",
 		(long long)E->maxnesting, (long long)E->ringbuf);
-	fprintf(out, "\t.autoprint = stp_meta_autoprint,\n\t.nautoprint = %d,\n};\n",
+	fprintf(out, "\t.autoprint = stp_meta_autoprint,\n\t.nautoprint = %d,\n",
 		E->prog->autoprint.len);
+	if (E->prog->counters.len)
+		fprintf(out, "\t.counters = stp_meta_counters,\n\t.ncounters = %d,\n",
+			E->prog->counters.len);
+	fprintf(out, "};\n");
 }

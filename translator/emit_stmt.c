@@ -161,6 +161,13 @@ static void stmt_continue(struct emitter *E)
 		emit_line(E, E->cf->is_callback ? "return 0;" : "continue;");
 }
 
+/* stap checks this while translating: its pass 2 lets it by (stap's semok/transko.stp). */
+static void stmt_outside_loop(struct emitter *E, const struct stmt *s)
+{
+	E->errors_reported++;
+	diag_error(s->loc, "cannot '%s' outside loop", s->kind == STMT_BREAK ? "break" : "continue");
+}
+
 static void stmt_next(struct emitter *E)
 {
 	emit_line(E, "c->error = STP_ERR_NEXT;");
@@ -248,8 +255,15 @@ void emit_stmt(struct emitter *E, struct stmt *s)
 			emit_user_foreach(E, s);
 		break;
 	case STMT_RETURN: stmt_return(E, s); break;
-	case STMT_BREAK: stmt_break(E); break;
-	case STMT_CONTINUE: stmt_continue(E); break;
+	case STMT_BREAK:
+	case STMT_CONTINUE:
+		if (s->outside_loop)
+			stmt_outside_loop(E, s);
+		else if (s->kind == STMT_BREAK)
+			stmt_break(E);
+		else
+			stmt_continue(E);
+		break;
 	case STMT_NEXT: stmt_next(E); break;
 	case STMT_DELETE: stmt_delete(E, s); break;
 	case STMT_TRY: stmt_try(E, s); break;

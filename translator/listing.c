@@ -4,12 +4,14 @@
  * The driver elaborates "probe PATTERN {}" (passes 1 and 2, so aliases,
  * wildcards and this system's tracepoints resolve exactly as in a
  * script); this file prints what that probe became.  Probes that came
- * along with a tapset file (its own begin probes) are not the pattern's
- * and are left out.
+ * along with a tapset file (its own begin probes), and the entry probes
+ * that save an alias's @entry values, are not the pattern's and are left
+ * out, as stap leaves them.
  */
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include "kdwarf.h"
 #include "arena.h"
 #include "hmap.h"
 #include "listing.h"
@@ -143,6 +145,8 @@ static struct vec probe_vars(const struct derived_probe *dp)
 	else if (dp->kind == PROBE_PROCESS_SYSCALL)	/* stap's list, .return's too */
 		for (int i = 0; i <= 6; i++)
 			vec_push(&v, i ? arena_printf("$arg%d:long", i) : "$syscall:long");
+	else if (dp->kfunc_die)
+		kdwarf_param_vars(dp->kfunc_die, &v);
 	else
 		listing_user_vars(dp, &v);
 	return v;
@@ -235,7 +239,7 @@ static struct vec collect(const struct program *prog)
 	for (int i = 0; i < prog->probes.len; i++) {
 		const struct derived_probe *dp = VEC_AT(&prog->probes, i);
 
-		if (!dp->probe || dp->probe->file != prog->script)
+		if (!dp->probe || dp->probe->file != prog->script || dp->entry_companion)
 			continue;
 		if (dp->aliases.len || !add_functions(&v, dp))
 			add_line(&v, line_name(dp), dp);

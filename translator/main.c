@@ -688,6 +688,43 @@ static int finish(int status)
 	return status;
 }
 
+/*
+ * A listing (-p1, -p2) written whole: made in memory, then sent with one
+ * write().  Tests pipe listings into "grep -q", which exits at its first
+ * match; stdio's 4-KiB pieces written after that would kill pmstap with
+ * SIGPIPE, where stap's shorter -p2 listing (no handler bodies) leaves
+ * in one piece.  A pipe takes up to 64 KiB in one write.
+ */
+struct whole {
+	char *text;
+	size_t len;
+	FILE *f;
+};
+
+static FILE *whole_begin(struct whole *w)
+{
+	w->f = open_memstream(&w->text, &w->len);
+	return w->f ? w->f : stdout;
+}
+
+static void whole_end(struct whole *w)
+{
+	ssize_t n;
+
+	if (!w->f)
+		return;
+	fclose(w->f);
+	fflush(stdout);
+	for (size_t off = 0; off < w->len; off += (size_t)n) {
+		n = write(STDOUT_FILENO, w->text + off, w->len - off);
+		if (n < 0 && errno == EINTR)
+			n = 0;
+		else if (n < 0)
+			break;
+	}
+	free(w->text);
+}
+
 /* --dump-*: the library (with the -I directories, parsed as pass 1 does), listed. */
 static int dump(struct session *s)
 {
@@ -704,6 +741,7 @@ int main(int argc, char **argv)
 	struct stapfile *script;
 	struct program *prog;
 	struct build b = { 0 };
+	struct whole listing = { 0 };
 
 	session_defaults(&s);
 	parse_options(&s, argc, argv);
@@ -716,7 +754,8 @@ int main(int argc, char **argv)
 	if (!script)
 		return finish(1);
 	if (s.last_pass == 1) {
-		ast_print_file(stdout, script);
+		ast_print_file(whole_begin(&listing), script);
+		whole_end(&listing);
 		return finish(0);
 	}
 
@@ -726,7 +765,8 @@ int main(int argc, char **argv)
 	if (s.list_pattern)
 		return finish(list_points(&s, prog));
 	if (s.last_pass == 2) {
-		sema_print_program(stdout, prog);
+		sema_print_program(whole_begin(&listing), prog);
+		whole_end(&listing);
 		return finish(0);
 	}
 

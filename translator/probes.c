@@ -18,14 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include "diag.h"
+#include "kdwarf.h"
 #include "probe_kinds.h"
 #include "sema_int.h"
 #include "probes.h"
 #include "probes_btf.h"
 #include "probes_netfilter.h"
+#include "probes_counter.h"
 #include "probes_procfs.h"
 #include "probes_sys.h"
 #include "probes_user.h"
+#include "sysroot.h"
 
 /* ---- the builtin families ---- */
 
@@ -54,6 +57,10 @@ static const struct {
 	{ "timer.profile", PROBE_PROFILE }, { "timer.profile.tick", PROBE_PROFILE },
 	{ "perf.type(n).config(n)", PROBE_PERF },
 	{ "perf.type(n).config(n).sample(n)", PROBE_PERF },
+	{ "perf.type(n).config(n).process", PROBE_PERF },
+	{ "perf.type(n).config(n).process(s)", PROBE_PERF },
+	{ "perf.type(n).config(n).counter(s)", PROBE_PERF },
+	{ "perf.type(n).config(n).process(s).counter(s)", PROBE_PERF },
 	{ "kernel.trace(s)", PROBE_TRACE },
 	{ "kernel.function(s)", PROBE_KFUNC },
 	{ "kernel.function(s).call", PROBE_KFUNC },
@@ -166,6 +173,17 @@ static void add_pattern(const char *text, enum probe_kind kind)
 	vec_push(&patterns, p);
 }
 
+/* A perf event's points: sampling, and (stap's binds) counting in one process. */
+static void add_perf_patterns(const char *event)
+{
+	static const char *const tails[] = {
+		"", ".sample(n)", ".process", ".process(s)", ".counter(s)", ".process(s).counter(s)",
+	};
+
+	for (int i = 0; i < COUNT(tails); i++)
+		add_pattern(arena_printf("%s%s", event, tails[i]), PROBE_PERF);
+}
+
 static void init_patterns(void)
 {
 	static unsigned generation;
@@ -182,14 +200,10 @@ static void init_patterns(void)
 			add_pattern(arena_printf("timer.%s(n).randomize(n)", timer_units[i]),
 				    PROBE_TIMER);
 	}
-	for (int i = 0; i < COUNT(perf_sw); i++) {
-		add_pattern(arena_printf("perf.sw.%s", perf_sw[i]), PROBE_PERF);
-		add_pattern(arena_printf("perf.sw.%s.sample(n)", perf_sw[i]), PROBE_PERF);
-	}
-	for (int i = 0; i < COUNT(perf_hw); i++) {
-		add_pattern(arena_printf("perf.hw.%s", perf_hw[i]), PROBE_PERF);
-		add_pattern(arena_printf("perf.hw.%s.sample(n)", perf_hw[i]), PROBE_PERF);
-	}
+	for (int i = 0; i < COUNT(perf_sw); i++)
+		add_perf_patterns(arena_printf("perf.sw.%s", perf_sw[i]));
+	for (int i = 0; i < COUNT(perf_hw); i++)
+		add_perf_patterns(arena_printf("perf.hw.%s", perf_hw[i]));
 }
 
 struct vec probes_pattern_texts(void)
@@ -346,30 +360,52 @@ static int name_index(const char *const *names, int n, const char *name)
 	return -1;
 }
 
+/* The event of a perf point: its type and config, and its name for messages. */
+static const char *perf_event(struct vec *comps, int64_t *type, int64_t *config)
+{
+	struct probe_comp *kind = VEC_AT(comps, 1), *event = VEC_AT(comps, 2);
+
+	if (strcmp(kind->name, "type") == 0) {
+		*type = num_arg(comps, "type");
+		*config = num_arg(comps, "config");
+		return arena_printf("perf.type(%lld).config(%lld)", (long long)*type,
+				    (long long)*config);
+	}
+	*type = kind->name[0] == 'h' ? 0 : 1;	/* PERF_TYPE_HARDWARE, _SOFTWARE */
+	if (kind->name[0] == 'h')
+		*config = name_index(perf_hw, COUNT(perf_hw), event->name);
+	else
+		*config = name_index(perf_sw, COUNT(perf_sw), event->name);
+	return arena_printf("perf.%s.%s", kind->name, event->name);
+}
+
 static int build_perf(struct expand *x, struct vec *comps)
 {
 	struct probe_comp *kind = VEC_AT(comps, 1);
-	struct probe_comp *sample = probes_comp_named(comps, "sample"), *event;
+	struct probe_comp *sample = probes_comp_named(comps, "sample");
+	struct probe_comp *pc = probes_comp_named(comps, "process");
 	struct derived_probe *dp;
+	int64_t type, config;
+	const char *event = perf_event(comps, &type, &config), *path = NULL;
 
+	if (probes_comp_named(comps, "counter"))
+		return probes_counter_build(x->sm, x->orig, comps, event, type, config);
+	if (pc && !(path = probes_counter_process(x->sm, pc)))
+		return -1;	/* sampling the threads of one process */
 	if (sample && sample->arg->num <= 0) {
 		sema_error(sample->arg->loc, x->sm, "the sample period must be positive");
 		return -1;
 	}
 	dp = make_probe(x, comps, PROBE_PERF);
-	dp->perf_sample = sample ? sample->arg->num : 0;
-	if (strcmp(kind->name, "type") == 0) {
-		dp->perf_type = num_arg(comps, "type");
-		dp->perf_config = num_arg(comps, "config");
-		return 1;
+	if (path) {
+		dp->path = path;
+		dp->point = arena_printf("%s.process(\"%s\")", event, path);
 	}
-	event = VEC_AT(comps, 2);
-	dp->perf_event = arena_printf("%s.%s", kind->name, event->name);
-	dp->perf_type = kind->name[0] == 'h' ? 0 : 1;	/* PERF_TYPE_HARDWARE, _SOFTWARE */
-	if (kind->name[0] == 'h')
-		dp->perf_config = name_index(perf_hw, COUNT(perf_hw), event->name);
-	else
-		dp->perf_config = name_index(perf_sw, COUNT(perf_sw), event->name);
+	dp->perf_sample = sample ? sample->arg->num : 0;
+	dp->perf_type = type;
+	dp->perf_config = config;
+	if (strcmp(kind->name, "type") != 0)
+		dp->perf_event = event + strlen("perf.");
 	return 1;
 }
 
@@ -513,21 +549,189 @@ static struct vec function_comps(struct vec *comps, const char *name)
 	return c;
 }
 
-static void kfunc_probe(struct expand *x, struct vec *comps, const char *name, bool wild)
+/* A probe on kernel function NAME; SPELLED (or NULL) replaces function("...")'s argument. */
+static struct derived_probe *kfunc_probe(struct expand *x, struct vec *comps, const char *name,
+					 const char *spelled)
 {
-	struct vec c = wild ? function_comps(comps, name) : *comps;
+	struct vec c = spelled ? function_comps(comps, spelled) : *comps;
 	const char *mod = str_arg(comps, "module");
 	struct derived_probe *dp = make_probe(x, &c, PROBE_KFUNC);
 	struct vec *params;
 	int ret;
 
-	dp->function = wild ? name : str_arg(comps, "function");
+	dp->function = spelled ? name : str_arg(comps, "function");
 	dp->function_matches = 1;
 	dp->module = mod;
 	dp->is_return = probes_comp_named(comps, "return") != NULL;
 	dp->kfunc = mod ? arena_printf("%s:%s", mod, name) : name;
 	dp->kfunc_kprobe = strcmp(((struct probe_comp *)VEC_AT(comps, 0))->name, "kprobe") == 0 ||
 			   mod || !btf_kfunc(name, &params, &ret);
+	return dp;
+}
+
+/* Where "@FILE" starts in the function("...") argument FC. */
+static struct srcloc file_part_loc(struct probe_comp *fc)
+{
+	struct srcloc loc = fc->arg->loc;
+
+	loc.col += 1 + (int)strcspn(fc->arg->str, "@");
+	return loc;
+}
+
+/* Too many functions for one point: say so, and how to see them. */
+static int too_many(struct expand *x, struct vec *comps, const char *what, const char *things)
+{
+	struct probe_comp *fc = probes_comp_named(comps, "function");
+
+	if (sema_error(fc->arg->loc, x->sm, "'%s' matches more than the %d %s one probe point "
+		       "may stand for", what, KFUNC_MAX_EXPANSION, things))
+		diag_hint("narrow the pattern; pmstap -l '%s' lists what it matches",
+			  probes_point_text(comps));
+	return -1;
+}
+
+static int no_kernel_debuginfo(struct expand *x, struct vec *comps)
+{
+	struct probe_comp *fc = probes_comp_named(comps, "function");
+	const char *want, *kver = sysroot_kernel_release();
+
+	kdwarf_vmlinux(&want);
+	if (x->optional)
+		return 0;
+	if (sema_error(file_part_loc(fc), x->sm, "a function's source file is known only from "
+		       "the kernel's debuginfo, and there is no vmlinux with DWARF for %s", kver)) {
+		if (getenv("PMSTAP_VMLINUX") && *getenv("PMSTAP_VMLINUX"))
+			diag_hint("PMSTAP_VMLINUX names '%s', which is not this kernel's vmlinux "
+				  "with DWARF", want);
+		else
+			diag_hint("install %s (Debian's linux-image-%s-dbg has it)", want, kver);
+	}
+	return -1;
+}
+
+/* Sites left out because the name they would be probed by is the kernel's twice. */
+struct twice {
+	int n;
+	struct hmap syms;	/* those names */
+	char *names;		/* the first four, quoted */
+};
+
+/*
+ * The symbol F is probed by (its own, or the one whose code holds an
+ * inline instance, and the offset there): false when there is none (a
+ * weak definition the linker replaced) or kallsyms has it twice.
+ */
+static bool symbol_usable(struct kdwarf_func *f, struct twice *tw)
+{
+	f->symbol = f->inlined ? kdwarf_symbol_holding(f->entry, &f->offset)
+			       : kdwarf_symbol_at(f->entry);
+	if (!f->symbol)
+		return false;
+	if (sys_kernel_function_unique(f->symbol))
+		return true;
+	if (sys_kernel_function_matches(f->symbol, NULL)) {
+		tw->n++;
+		if (!hmap_get(&tw->syms, f->symbol)) {
+			hmap_put(&tw->syms, f->symbol, (void *)1);
+			if (tw->syms.len <= 4)
+				tw->names = arena_printf("%s%s'%s'", tw->names, *tw->names ? ", " : "",
+							 f->symbol);
+		}
+	}
+	return false;
+}
+
+/*
+ * Of the functions DWARF found, those a probe can be put on: not in stap's
+ * blocklist (unless in guru mode); an out-of-line function by its symbol
+ * at its entry (a clone's "foo.isra.0"; none: a weak definition another
+ * replaced, whose code is left unnamed); an inline instance by the symbol
+ * whose code holds it and its offset there, not for a .return, which stap
+ * refuses too (with its warning), nor a .call or .exported (out-of-line
+ * functions only, as in stap).  The symbol must be in kallsyms once
+ * (two static functions of one name: a probe by name could be on the
+ * other, so it is left out; one warning says how many).
+ */
+static void keep_kernel_functions(struct expand *x, struct vec *comps, struct vec *funcs,
+				  struct vec *keep)
+{
+	struct srcloc loc = probes_comp_named(comps, "function")->arg->loc;
+	bool ret = probes_comp_named(comps, "return") != NULL;
+	bool out_of_line = probes_comp_named(comps, "call") || probes_comp_named(comps, "exported");
+	struct hmap no_return = { .str_keys = true };
+	struct twice twice = { .syms = { .str_keys = true }, .names = "" };
+	char *names = "";
+
+	for (int i = 0; i < funcs->len; i++) {
+		struct kdwarf_func *f = VEC_AT(funcs, i);
+
+		if ((!x->sm->s->guru && kdwarf_blocklisted(f, ret)) || (f->inlined && out_of_line))
+			continue;
+		if (f->inlined && ret) {
+			if (!hmap_get(&no_return, f->name)) {
+				hmap_put(&no_return, f->name, (void *)1);
+				names = arena_printf("%s %s", names, f->name);
+			}
+			continue;
+		}
+		if (symbol_usable(f, &twice))
+			vec_push(keep, f);
+	}
+	if (no_return.len)
+		diag_warning(loc, "cannot probe .return of %d inlined functions %s", no_return.len,
+			     names);
+	if (twice.n)
+		diag_warning(loc, "%d of the functions and inline instances are not probed: each "
+			     "would be probed by a name the kernel has more than once (%s%s)",
+			     twice.n, twice.names, twice.syms.len > 4 ? ", ..." : "");
+}
+
+/*
+ * kernel.function("PATTERN@FILE"): the functions declared in FILE (as
+ * stap matches it, kdwarf.h), out-of-line and inline instances: one probe
+ * each, its point "NAME@FILE:LINE" as stap lists it.  FILE NULL: any file,
+ * for a PATTERN that BTF and kallsyms do not know (inline functions).
+ */
+static int build_kfunc_file(struct expand *x, struct vec *comps, const char *name,
+			    const char *file)
+{
+	bool any_file = !file;	/* a name BTF and kallsyms do not have: 0 when DWARF has none */
+
+	struct probe_comp *fc = probes_comp_named(comps, "function");
+	struct vec funcs = { 0 }, keep = { 0 };
+
+	if (str_arg(comps, "module")) {
+		if (!x->optional)
+			sema_error(file_part_loc(fc), x->sm, "a source file selects only the "
+				   "kernel's own functions, not a module's: pmstap reads no module "
+				   "debuginfo");
+		return x->optional ? 0 : -1;
+	}
+	if (!kdwarf_functions(name, file, &funcs))
+		return no_kernel_debuginfo(x, comps);
+	keep_kernel_functions(x, comps, &funcs, &keep);
+	if (keep.len > KFUNC_MAX_EXPANSION)
+		return too_many(x, comps, str_arg(comps, "function"),
+				"kernel functions and inline instances");
+	for (int i = 0; i < keep.len; i++) {
+		struct kdwarf_func *f = VEC_AT(&keep, i);
+		struct derived_probe *dp = kfunc_probe(x, comps, f->symbol, arena_printf(
+			"%s@%s:%d", f->name, f->file, f->line));
+
+		dp->function = f->name;
+		dp->kfunc_inline = f->inlined;
+		dp->kfunc_kprobe |= f->inlined;
+		dp->kfunc_offset = f->offset;
+		/* $params from DWARF where BTF has not the symbol (a clone's, an inline's) */
+		dp->kfunc_die = dp->kfunc_kprobe && !dp->is_return ? f->die : 0;
+		dp->addr = f->entry;
+	}
+	if (!keep.len && !x->optional && !any_file) {
+		sema_error(fc->arg->loc, x->sm, "no match for probe point '%s'",
+			   probes_point_text(comps));
+		return -1;
+	}
+	return keep.len;
 }
 
 /*
@@ -538,9 +742,17 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 {
 	const char *fn = str_arg(comps, "function"), *mod = str_arg(comps, "module");
 	struct probe_comp *fc = probes_comp_named(comps, "function");
-	const char *name = function_name_part(fn), *similar = NULL;
+	const char *name = function_name_part(fn), *similar = NULL, *want;
 	struct vec names = { 0 };
-	int n = *name ? sys_kernel_functions(mod, name, &names, &similar) : 0;
+	int n;
+
+	if (fn[strlen(name)] == '@')
+		return build_kfunc_file(x, comps, name, arena_strndup(fn + strlen(name) + 1,
+					strcspn(fn + strlen(name) + 1, ":")));
+	n = *name ? sys_kernel_functions(mod, name, &names, &similar) : 0;
+	if (!n && *name && !mod && kdwarf_vmlinux(&want) &&
+	    (n = build_kfunc_file(x, comps, name, NULL)) != 0)
+		return n;	/* inline instances, which only DWARF knows */
 
 	if (!n) {
 		if (x->optional)
@@ -557,15 +769,10 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 		}
 		return -1;
 	}
-	if (n > KFUNC_MAX_EXPANSION) {
-		if (sema_error(fc->arg->loc, x->sm, "'%s' matches more than the %d kernel "
-			       "functions one probe point may stand for", name, KFUNC_MAX_EXPANSION))
-			diag_hint("narrow the pattern; pmstap -l '%s' lists what it matches",
-				  probes_point_text(comps));
-		return -1;
-	}
+	if (n > KFUNC_MAX_EXPANSION)
+		return too_many(x, comps, name, "kernel functions");
 	for (int i = 0; i < n; i++)
-		kfunc_probe(x, comps, VEC_AT(&names, i), has_wildcard(name));
+		kfunc_probe(x, comps, VEC_AT(&names, i), has_wildcard(name) ? VEC_AT(&names, i) : NULL);
 	return n;
 }
 

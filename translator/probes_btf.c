@@ -10,6 +10,7 @@
 #include <string.h>
 #include <linux/btf.h>
 #include "diag.h"
+#include "kdwarf.h"
 #include "probes_btf.h"
 #include "sysroot.h"
 
@@ -145,6 +146,22 @@ uint32_t btf_strip(uint32_t id)
 		id = type_at(id)->type;
 	}
 	return id;
+}
+
+int btf_find(int kind, const char *name, int pointee)
+{
+	if (!btf_load())
+		return -1;
+	for (int i = 1; i < btf.n; i++) {
+		const struct btf_type *t = btf.types[i];
+
+		if (kind_of(t) != kind)
+			continue;
+		if (kind == BTF_KIND_PTR ? (int)t->type == pointee
+					 : name && strcmp(name_of(t->name_off), name) == 0)
+			return i;
+	}
+	return -1;
 }
 
 /* Every BTF function name, into SET (name -> name) and NAMES. */
@@ -538,6 +555,32 @@ static bool chain_type(int id, struct expr *e, char **why, const char **near)
 	return false;
 }
 
+/*
+ * $param... at an inline instance, or at the entry of a function BTF does
+ * not describe that DWARF found (a clone: "foo.isra.0"): its DWARF
+ * parameter, typed with BTF (kdwarf.h); $return and $$vars are not there
+ * (stap has no .return of an inline either).
+ */
+static bool inline_target_type(const struct derived_probe *dp, struct expr *e, char **why,
+			       const char **near)
+{
+	const char *w = NULL;
+	int id;
+
+	if (e->name[1] == '$' || !strcmp(e->name, "$return")) {
+		*why = arena_printf("'%s' is not available at '%s'%s: only its parameters "
+				    "are (%s)", e->name, dp->point, dp->kfunc_inline
+				    ? arena_printf(", an inline instance of '%s'", dp->function) : "",
+				    kdwarf_param_names(dp->kfunc_die));
+		return false;
+	}
+	if (!kdwarf_param_btf(dp->kfunc_die, e->name + 1, &id, &w)) {
+		*why = arena_printf("'%s' is not available at '%s': %s", e->name, dp->point, w);
+		return false;
+	}
+	return chain_type(id, e, why, near);
+}
+
 bool kfunc_target_type(const struct derived_probe *dp, struct expr *e, char **why,
 		       const char **near)
 {
@@ -546,6 +589,8 @@ bool kfunc_target_type(const struct derived_probe *dp, struct expr *e, char **wh
 	bool btf_ok = !dp->kfunc_kprobe && btf_kfunc(dp->kfunc, &params, &ret);
 
 	*near = NULL;
+	if (dp->kfunc_die)
+		return inline_target_type(dp, e, why, near);
 	if (e->name[1] == '$')
 		return kfunc_dollars(dp, e, why);
 	if (!strcmp(e->name, "$return")) {

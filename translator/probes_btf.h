@@ -25,6 +25,12 @@ int btf_kind(uint32_t id);			/* BTF_KIND_*, BTF_KIND_UNKN for void */
 uint32_t btf_strip(uint32_t id);		/* past typedefs and qualifiers */
 bool btf_is_signed(uint32_t id);		/* a signed integer or enum */
 int btf_type_count(void);
+/*
+ * The first type of KIND named NAME (BTF_KIND_STRUCT, _UNION, _ENUM, _INT,
+ * _TYPEDEF), or with BTF_KIND_PTR the first pointer to type POINTEE; -1
+ * when there is none.
+ */
+int btf_find(int kind, const char *name, int pointee);
 void btf_function_names(struct vec *names, struct hmap *set);
 void btf_tracepoint_args(const char *name, struct vec *args);
 enum type btf_chain_type(int id, const struct vec *comps, bool pretty, char **why,

@@ -163,6 +163,7 @@ struct symset {
 	bool loaded;
 	struct vec names;	/* char * */
 	struct hmap set;	/* name -> name */
+	struct hmap twice;	/* names added more than once (str_keys: set's) */
 };
 
 static void symset_add(struct symset *ss, const char *name)
@@ -170,6 +171,9 @@ static void symset_add(struct symset *ss, const char *name)
 	if (!hmap_get(&ss->set, name)) {
 		hmap_put(&ss->set, name, (void *)name);
 		vec_push(&ss->names, (void *)name);
+	} else {
+		ss->twice.str_keys = true;
+		hmap_put(&ss->twice, name, (void *)1);
 	}
 }
 
@@ -181,8 +185,8 @@ static void load_kallsyms(struct symset *ss)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%*s %c %255s", &type, name) == 2 && (type == 't' || type == 'T'))
-			symset_add(ss, arena_strdup(name));
+		if (sscanf(line, "%*s %c %255s", &type, name) == 2 && strchr("tTwW", type))
+			symset_add(ss, arena_strdup(name));	/* W: a weak function */
 	}
 	fclose(f);
 }
@@ -258,6 +262,13 @@ int sys_kernel_function_matches(const char *pattern, const char **similar)
 	return n;
 }
 
+bool sys_kernel_function_unique(const char *name)
+{
+	struct symset *ks = function_set(true);
+
+	return hmap_get(&ks->set, name) && !hmap_get(&ks->twice, name);
+}
+
 /*
  * The functions ftrace can trace (so fentry and kprobes at a function's
  * entry): tracefs' available_filter_functions, "name" or "name [module]"
@@ -288,6 +299,13 @@ static struct hmap *traceable_functions(void)
 	fclose(f);
 	ok = set.len > 0;
 	return ok ? &set : NULL;
+}
+
+bool sys_kernel_function_traceable(const char *name)
+{
+	struct hmap *ok = traceable_functions();
+
+	return !ok || hmap_get(ok, name);
 }
 
 /* The functions of MODULE, from /proc/kallsyms ("addr t name [module]"). */

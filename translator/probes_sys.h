@@ -26,6 +26,19 @@ struct vec *sys_tracepoint_systems(struct sema *sm);			/* char * */
 int sys_kernel_function_matches(const char *pattern, const char **similar);
 
 /*
+ * Whether ftrace can trace function NAME (available_filter_functions; true
+ * when that cannot be read).  A kprobe of the tracing layer (a BPF
+ * program's) is refused in a function it cannot (a notrace one).
+ */
+bool sys_kernel_function_traceable(const char *name);
+
+/*
+ * Whether /proc/kallsyms has one text symbol NAME (not none, not two
+ * static functions of that name), so that a probe by name is on it.
+ */
+bool sys_kernel_function_unique(const char *name);
+
+/*
  * The functions PATTERN matches, into NAMES (char *): the names BTF knows,
  * else those of /proc/kallsyms; MODULE non-NULL: that module's functions
  * (kallsyms).  A wildcard keeps only the functions the kernel can trace

@@ -851,7 +851,7 @@ static const char *pid_exe(int64_t pid)
  * that needs a shell (| ; & < > ( ) { }) names no executable of its own
  * (*WHY says so), since the shell is the process that -c starts.
  */
-static const char *target_exe(struct sema *sm, const char **why)
+const char *probes_user_target_exe(struct sema *sm, const char **why)
 {
 	const char *cmd = sm->s->target_cmd, *exe = NULL;
 	wordexp_t w;
@@ -887,7 +887,7 @@ static const char *process_file(struct sema *sm, struct derived_probe *dp,
 			(void)user_error(pc->arg->loc, sm, "no process %lld", (long long)dp->pid);
 		return exe;
 	}
-	exe = target_exe(sm, &why);
+	exe = probes_user_target_exe(sm, &why);
 	if (!exe && why) {
 		if (user_error(pc->loc, sm, "'%s' names no executable, and -c '%s' gives none: %s",
 			       dp->point, sm->s->target_cmd, why))

@@ -41,6 +41,11 @@ Elf_Scn *probes_user_section(Elf *elf, const char *name, GElf_Shdr *sh);
 const char *probes_user_library(struct uelf *exe, const char *lib);
 struct derived_probe *probes_user_clone(struct sema *sm, struct derived_probe *t);
 void probes_user_drop(struct sema *sm, struct derived_probe *t);
+/*
+ * The executable of -c CMD or -x PID, or NULL (with *WHY set when -c names
+ * a command that needs a shell).
+ */
+const char *probes_user_target_exe(struct sema *sm, const char **why);
 char *probes_user_point(struct vec *comps, const char *comp, const char *arg);
 int probes_user_resolve(struct sema *sm, struct derived_probe *dp, struct vec *comps,
 			bool optional);

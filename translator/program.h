@@ -133,6 +133,7 @@ struct derived_probe {
 	const char *module;	/* module("m"), or NULL for the kernel */
 	const char *statement;	/* statement("...") as given */
 	bool is_return;		/* .return */
+	bool entry_companion;	/* made by pass 2 to save @entry values: not the script's to list */
 	const char *path;	/* process("PATH"): absolute, or NULL */
 	int64_t pid;		/* process(PID), or 0 */
 	const char *library;	/* .library("lib") or NULL */
@@ -155,6 +156,9 @@ struct derived_probe {
 	/* kernel functions (PROBE_KFUNC), once resolved (probes_btf.h) */
 	const char *kfunc;	/* the function probed, no wildcard: "ksys_read"; NULL if unresolved */
 	bool kfunc_kprobe;	/* a kprobe/kretprobe (kprobe.function, module(), no BTF); else fentry/fexit */
+	bool kfunc_inline;	/* an instance of an inline function, entered at addr (in vmlinux, kdwarf.h) */
+	uint64_t kfunc_offset;	/* a kprobe this far into kfunc (an inline instance's entry) */
+	uint64_t kfunc_die;	/* a DWARF DIE for its $params (an inline instance, a clone; kdwarf.h) */
 
 	/* PROBE_PROCFS (probes_procfs.c) */
 	const char *procfs_path;	/* the file's name in the module's folder: "command" by default */
@@ -165,6 +169,23 @@ struct derived_probe {
 	/* PROBE_NETFILTER (probes_netfilter.c) */
 	int64_t nf_pf, nf_hook, nf_priority;	/* NFPROTO_*, NF_INET_* and the like, as numbers */
 	const char *nf_unknown;	/* a name guru mode let through that has no number, or NULL */
+};
+
+/*
+ * A per-process perf counter: perf.*.process("PATH").counter("NAME") {}
+ * (probes_counter.c).  It has no handler: the runner keeps one perf event
+ * per thread of each process that runs PATH, and @perf("NAME") in a
+ * process("PATH") uprobe handler reads the event of the thread it runs in.
+ */
+struct perf_counter {
+	const char *name;	/* NAME */
+	const char *event;	/* "perf.sw.page_faults", "perf.type(T).config(C)" */
+	const char *point;	/* EVENT.process("PATH").counter("NAME") */
+	struct probe_point *orig;	/* the point as written */
+	int64_t type;		/* perf_event_attr.type and .config */
+	int64_t config;
+	const char *path;	/* PATH, absolute; NULL until the first @perf names it */
+	bool used;		/* a handler reads it */
 };
 
 /* Functions of one name and arity, in the order next walks them (priority). */
@@ -183,6 +204,7 @@ struct program {
 	struct vec embeds;	/* struct embed *: top-level %{ %} of the script and used tapsets */
 	struct vec tapset_files;	/* struct stapfile *: the tapset files anything came from */
 	struct vec autoprint;	/* struct vardecl *: globals written but never read (stap prints them at exit) */
+	struct vec counters;	/* struct perf_counter *, in declaration order */
 };
 
 #endif

@@ -122,6 +122,37 @@ static bool dyninst_targets(const struct session *s, const struct program *prog)
 	return true;
 }
 
+/*
+ * Per-process perf counters, and perf probes that sample one process: the
+ * bpf runtime's runner keeps their events, one per thread.
+ */
+static bool counters_ok(const struct session *s, const struct program *prog)
+{
+	bool ok = prog->counters.len == 0;
+
+	for (int i = 0; i < prog->probes.len; i++) {
+		const struct derived_probe *dp = VEC_AT(&prog->probes, i);
+
+		if (dp->kind != PROBE_PERF || !dp->path || probe_context(dp, runtime_id_of(s)) ==
+		    PCTX_NONE)
+			continue;	/* (one it cannot run at all is refused already) */
+		diag_error(dp->orig ? dp->orig->loc : dp->probe->loc, "probe point '%s' cannot run "
+			   "on the %s runtime: perf probes of one process are built for the bpf "
+			   "runtime only", dp->point, s->runtime);
+		diag_hint("the bpf runtime runs it (--runtime=bpf)");
+		ok = false;
+	}
+	for (int i = 0; i < prog->counters.len; i++) {
+		const struct perf_counter *c = VEC_AT(&prog->counters, i);
+
+		diag_error(c->orig->loc, "probe point '%s' cannot run on the %s runtime: per-process "
+			   "perf counters (.counter) are built for the bpf runtime only", c->point,
+			   s->runtime);
+		diag_hint("the bpf runtime runs it (--runtime=bpf)");
+	}
+	return ok;
+}
+
 bool runtime_check_program(const struct session *s, const struct program *prog)
 {
 	const struct runtime_info *rt = runtime_of(s);
@@ -142,6 +173,8 @@ bool runtime_check_program(const struct session *s, const struct program *prog)
 			ok = false;
 		}
 	}
+	if (id != RUNTIME_BPF && !counters_ok(s, prog))
+		ok = false;
 	if (ok && id == RUNTIME_DYNINST && s->last_pass >= 5)
 		ok = dyninst_targets(s, prog);
 	return ok;

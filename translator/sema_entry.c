@@ -560,8 +560,10 @@ static bool derive_at(struct ew *w, struct probe_point *pt, const char *enter)
 	for (int i = before; i < prog->probes.len; i++) {
 		struct derived_probe *c = VEC_AT(&prog->probes, i);
 
-		if (kept == before && counterpart_of(c, w->dp, enter))
+		if (kept == before && counterpart_of(c, w->dp, enter)) {
+			c->entry_companion = true;
 			prog->probes.items[kept++] = c;
+		}
 	}
 	prog->probes.len = kept;
 	return kept > before;
@@ -620,6 +622,7 @@ static void companion_function(struct ew *w, struct srcloc loc)
 	*c = *dp;
 	c->id = w->sm->next_probe_id++;
 	c->is_return = false;
+	c->entry_companion = true;
 	c->point = text ? text : dp->point;
 	c->aliases = (struct vec){ 0 };
 	c->locals = (struct vec){ 0 };

@@ -167,6 +167,15 @@ static void print_probe(FILE *out, const struct derived_probe *dp)
 	print_body(out, dp->body, &dp->locals);
 }
 
+/* A perf counter: a probe whose handler never runs. */
+static void print_counter(FILE *out, const struct perf_counter *c)
+{
+	fputs(c->point, out);
+	fputs(" /* <- ", out);
+	ast_print_probe_point(out, c->orig);
+	fputs(" */\n{\n}\n", out);
+}
+
 void sema_print_program(FILE *out, const struct program *prog)
 {
 	if (prog->embeds.len) {
@@ -187,4 +196,6 @@ void sema_print_program(FILE *out, const struct program *prog)
 	fputs("# probes\n", out);
 	for (int i = 0; i < prog->probes.len; i++)
 		print_probe(out, VEC_AT(&prog->probes, i));
+	for (int i = 0; i < prog->counters.len; i++)
+		print_counter(out, VEC_AT(&prog->counters, i));
 }

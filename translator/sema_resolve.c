@@ -16,6 +16,7 @@
 #include "sema_write.h"
 #include "probes.h"
 #include "probes_netfilter.h"
+#include "probes_counter.h"
 #include "probes_procfs.h"
 #include "probes_btf.h"
 #include "probes_sdt.h"
@@ -790,12 +791,26 @@ static void resolve_target(struct scope *sc, struct expr *e)
 	}
 }
 
+/* @defined(...) *EP is now known: the constant DEFINED. */
+static void fold_defined(struct scope *sc, struct expr **ep, bool defined)
+{
+	struct expr *num = ast_expr(EXPR_NUMBER, (*ep)->loc);
+
+	num->num = defined;
+	num->type = TYPE_LONG;
+	sc->folds++;
+	*ep = num;
+}
+
 /* @defined(X): 1 or 0 where this pass can tell, else left for later. */
 static void rx_defined(struct scope *sc, struct expr **ep)
 {
 	struct expr *e = *ep, *in = e->left;
-	struct expr *num;
 
+	if (in->kind == EXPR_PERF) {	/* stap: a counter that is not there is not defined */
+		fold_defined(sc, ep, probes_counter_read(sc->sm, sc->dp, in, true));
+		return;
+	}
 	if (in->kind != EXPR_TARGET || !targets_checkable(sc->dp)) {
 		rx(sc, &e->left);
 		e->type = TYPE_LONG;
@@ -805,12 +820,8 @@ static void rx_defined(struct scope *sc, struct expr **ep)
 	sc->failed = false;
 	resolve_target(sc, in);
 	sc->quiet--;
-	num = ast_expr(EXPR_NUMBER, e->loc);
-	num->num = !sc->failed;
-	num->type = TYPE_LONG;
+	fold_defined(sc, ep, !sc->failed);
 	sc->failed = false;
-	sc->folds++;
-	*ep = num;
 }
 
 /*
@@ -1072,7 +1083,6 @@ static void rx(struct scope *sc, struct expr **ep)
 	switch (e->kind) {
 	case EXPR_NUMBER:
 	case EXPR_STRING:
-	case EXPR_PERF:
 	case EXPR_REGISTER:
 	case EXPR_EMBEDDED:
 		break;
@@ -1139,6 +1149,9 @@ static void rx(struct scope *sc, struct expr **ep)
 		break;
 	case EXPR_DEFINED:
 		rx_defined(sc, ep);
+		break;
+	case EXPR_PERF:
+		probes_counter_read(sc->sm, sc->dp, e, false);
 		break;
 	case EXPR_ENTRY:
 		rx_entry(sc, e);
@@ -1315,9 +1328,7 @@ static void rs(struct scope *sc, struct stmt **sp)
 		break;
 	case STMT_BREAK:
 	case STMT_CONTINUE:
-		if (!sc->loops)
-			sema_error(s->loc, sc->sm, "'%s' is not inside a loop",
-				   s->kind == STMT_BREAK ? "break" : "continue");
+		s->outside_loop = !sc->loops;
 		break;
 	case STMT_DELETE:
 		rs_delete(sc, s);

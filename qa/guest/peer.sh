@@ -109,5 +109,10 @@ res=$BUILD/guest/results/peer
 cat "$res.out"
 [ "$(cat "$res.rc")" = 0 ] || sed 's/^/peer job stderr: /' "$res.err"
 differ=$(grep -c ': differs$' "$res.out" || true)
-echo "peer: $n scripts run, $((n - differ)) the same as stap's module, $differ differ; $failed not built by stap"
-exit $((differ + failed))
+# a script with no verdict: the job stopped there (an oops, its timeout)
+same=$(grep -c ': same (' "$res.out" || true)
+unjudged=$((n - differ - same))
+[ "$unjudged" = 0 ] ||
+	echo "peer: $unjudged scripts got no verdict: the guest job stopped (status $(cat "$res.rc"); see $BUILD/guest/xfer/console.log)"
+echo "peer: $n scripts run, $same the same as stap's module, $differ differ; $failed not built by stap"
+exit $((differ + unjudged + failed))

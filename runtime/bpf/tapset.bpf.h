@@ -481,6 +481,45 @@ STP_SERVICE int64_t stp_read_kernel_string(struct context *c, char *out, uint64_
 	return stp__read_str(c, bpf_probe_read_kernel_str, "kernel", out, addr, n);
 }
 
+#ifdef STP_KMOD
+/* guru mode's set_kernel_*(): stap's messages (its conversions-guru.stp) */
+#define STP_MSG_KCOPY_FAULT(what) "kernel " what " copy fault at 0x%016llx [man error::fault]"
+
+STP_SERVICE void stp_write_kernel_int(struct context *c, uint64_t addr, int64_t size, int64_t value)
+{
+	if (!stp_kmod_write_kernel((void *)(uintptr_t)addr, &value, (size_t)size))
+		return;
+	switch (size) {
+	case 1: stp__raisef(c, STP_MSG_KCOPY_FAULT("char"), addr); break;
+	case 2: stp__raisef(c, STP_MSG_KCOPY_FAULT("short"), addr); break;
+	case 4: stp__raisef(c, STP_MSG_KCOPY_FAULT("int"), addr); break;
+	default: stp__raisef(c, STP_MSG_KCOPY_FAULT("long"), addr); break;
+	}
+}
+
+STP_SERVICE void stp_write_kernel_pointer(struct context *c, uint64_t addr, int64_t value)
+{
+	if (stp_kmod_write_kernel((void *)(uintptr_t)addr, &value, 8))
+		stp__raisef(c, STP_MSG_KCOPY_FAULT("pointer"), addr);
+}
+
+STP_SERVICE void stp_write_kernel_string(struct context *c, uint64_t addr, const char *s,
+					 int64_t n)
+{
+	char *p = (char *)(uintptr_t)addr, nul = '\0';
+
+	if (n < 1)
+		return;
+	for (; n > 1 && *s; n--, s++, p++)
+		if (stp_kmod_write_kernel(p, s, 1))
+			goto fault;
+	if (!stp_kmod_write_kernel(p, &nul, 1))
+		return;
+fault:
+	stp__raisef(c, STP_MSG_KCOPY_FAULT("string"), addr);
+}
+#endif
+
 /* ---- control ---- */
 
 STP_SERVICE void stp_error(struct context *c, const char *msg)

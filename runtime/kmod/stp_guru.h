@@ -51,27 +51,6 @@ static __printf(2, 3) void stp_guru_raise(struct context *c, const char *fmt, ..
 		strscpy(c->errmsg, "unknown error", sizeof(c->errmsg));
 }
 
-/*
- * SIZE bytes at SRC to kernel address DST, 0 or -EFAULT: the kernel does
- * not export copy_to_kernel_nofault() to modules, so its own steps.
- */
-static inline int stp_guru_write(void *dst, const void *src, size_t size)
-{
-	pagefault_disable();
-	switch (size) {
-	case 1: __put_kernel_nofault(dst, src, u8, fault); break;
-	case 2: __put_kernel_nofault(dst, src, u16, fault); break;
-	case 4: __put_kernel_nofault(dst, src, u32, fault); break;
-	case 8: __put_kernel_nofault(dst, src, u64, fault); break;
-	default: goto fault;
-	}
-	pagefault_enable();
-	return 0;
-fault:
-	pagefault_enable();
-	return -EFAULT;
-}
-
 /* At most N - 1 bytes of the string at SRC, NUL-terminated; -EFAULT on a fault. */
 static inline int stp_guru_read_string(char *dst, const char *src, size_t n)
 {
@@ -124,7 +103,7 @@ static inline int stp_guru_read_string(char *dst, const char *src, size_t n)
 #define kwrite(ptr, value)								\
 	({										\
 		typeof(*(ptr)) stp_kw_ = (value);					\
-		if (stp_guru_write((ptr), &stp_kw_, sizeof(stp_kw_)))		\
+		if (stp_kmod_write_kernel((ptr), &stp_kw_, sizeof(stp_kw_)))		\
 			STP_GURU_FAULT(STP_GURU_WRITE_FAULT, ptr);				\
 	})
 
@@ -132,7 +111,7 @@ static inline int stp_guru_read_string(char *dst, const char *src, size_t n)
 	({										\
 		uint64_t stp_ks_ = (uint64_t)(value);					\
 		if ((size) > sizeof(stp_ks_) ||						\
-		    stp_guru_write((void *)(uintptr_t)(addr), &stp_ks_, (size)))	\
+		    stp_kmod_write_kernel((void *)(uintptr_t)(addr), &stp_ks_, (size)))	\
 			STP_GURU_FAULT(STP_GURU_WRITE_FAULT, addr);				\
 	})
 

@@ -205,6 +205,36 @@ static inline long bpf_probe_write_user(void *dst, const void *src, uint32_t n)
 	return copy_to_user_nofault((void __user *)dst, src, n) == 0 ? 0 : -EFAULT;
 }
 
+/*
+ * SIZE (1, 2, 4 or 8) bytes at SRC to kernel address DST, 0 or -EFAULT:
+ * copy_to_kernel_nofault()'s steps, with first the address check that
+ * copy_from_kernel_nofault() makes and it does not (x86's
+ * copy_from_kernel_nofault_allowed(), not exported): a store to a user
+ * address (0, say) under SMAP is an oops, not a fault the exception table
+ * fixes (stap 4.8's set_kernel_long(0, 1) oopses 6.1 so).  Guru mode's
+ * writes (stp_guru.h, set_kernel_*()).
+ */
+static inline int stp_kmod_write_kernel(void *dst, const void *src, size_t size)
+{
+	unsigned long a = (unsigned long)dst;
+
+	if (a < TASK_SIZE_MAX + PAGE_SIZE || !__is_canonical_address(a, boot_cpu_data.x86_virt_bits))
+		return -EFAULT;
+	pagefault_disable();
+	switch (size) {
+	case 1: __put_kernel_nofault(dst, src, u8, fault); break;
+	case 2: __put_kernel_nofault(dst, src, u16, fault); break;
+	case 4: __put_kernel_nofault(dst, src, u32, fault); break;
+	case 8: __put_kernel_nofault(dst, src, u64, fault); break;
+	default: goto fault;
+	}
+	pagefault_enable();
+	return 0;
+fault:
+	pagefault_enable();
+	return -EFAULT;
+}
+
 static inline long bpf_strncmp(const char *s1, uint32_t n, const char *s2)
 {
 	return strncmp(s1, s2, n);

@@ -28,6 +28,7 @@
 #include "proc_attach.h"
 #include "symbolize.h"
 
+#define PMU_DIR "/sys/bus/event_source/devices"
 #define PROFILE_PERIOD_NS 4000000	/* timer.profile when HZ is unknown: 250 */
 #define PERF_DEFAULT_SAMPLE 1000000	/* perf.*: stap's default sample period */
 
@@ -160,6 +161,10 @@ static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
 	struct bpf_link *link;
 	int err;
 
+	if (p->kind == STP_PROBE_PERF && p->perf_path) {	/* per thread: perfctr.c */
+		s->links[i] = calloc(1, sizeof(struct bpf_link *));
+		return s->links[i] ? 0 : -ENOMEM;
+	}
 	if (p->kind == STP_PROBE_PROFILE || p->kind == STP_PROBE_PERF)
 		return attach_perf(s, i, prog);
 	if (stp_proc_probe(p, prog))
@@ -189,11 +194,17 @@ static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
 	return 0;
 }
 
-static const char *perf_reason(const struct stp_meta_probe *p, int err)
+/* Why a perf event of TYPE cannot be opened here (ERR: a negative errno), in words; or NULL. */
+const char *stp_perf_reason(uint32_t type, int err)
 {
+	bool hw = type == PERF_TYPE_HARDWARE || type == PERF_TYPE_HW_CACHE;
+
+	if (hw && (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV) &&
+	    access(PMU_DIR "/cpu", F_OK) != 0)
+		return "this machine has no hardware PMU (no 'cpu' in " PMU_DIR "): perf.hw.* "
+		       "events need one; perf.sw.* events work";
 	if (err == -ENOENT || err == -EOPNOTSUPP)
-		return p->perf_type == PERF_TYPE_HARDWARE || p->perf_type == PERF_TYPE_HW_CACHE ?
-		       "this machine has no such hardware counter" :
+		return hw ? "this machine has no such hardware counter" :
 		       "this kernel has no such perf event";
 	if (err == -EACCES || err == -EPERM)
 		return "perf events are not permitted (see /proc/sys/kernel/perf_event_paranoid)";
@@ -229,7 +240,7 @@ static const char *attach_reason(const struct stp_meta_probe *p, int err)
 		break;
 	case STP_PROBE_PROFILE:
 	case STP_PROBE_PERF:
-		return perf_reason(p, err);
+		return stp_perf_reason(p->perf_type, err);
 	case STP_PROBE_NETFILTER:
 		return stp_nf_reason(err);
 	default:
@@ -307,6 +318,7 @@ void stp_detach_all(struct stp_script *s)
 	int n;
 
 	stp_dyn_detach_pid(s);	/* -x: the process runs on without the probes */
+	stp_perfctr_detach(s);
 	if (!s->links || !s->meta)
 		return;
 	n = count_links(s);
@@ -355,7 +367,7 @@ static int attach_kernel_probes(struct stp_script *s, int *attached, int *skippe
 
 int stp_script__attach(struct stp_script *s)
 {
-	int attached = 0, skipped = 0, dispatched, err = 0;
+	int attached = 0, skipped = 0, dispatched, err = 0, rc;
 	double t0;
 
 	stp_sym_use_script(s);	/* user stacks of processes that will be gone */
@@ -384,6 +396,8 @@ int stp_script__attach(struct stp_script *s)
 	t0 = now_ms();
 	dispatched = stp_sc_attach(s);
 	err = attach_kernel_probes(s, &attached, &skipped);
+	rc = stp_perfctr_attach(s);	/* also after a failure: it says what it cannot open */
+	err = err ? err : rc;
 	stp_files_close(s);
 	if (err) {
 		s->attach_failed = true;

@@ -392,6 +392,9 @@ int stp_events_record(void *ctx, void *data, size_t size)
 	case STP_REC_HIST:
 		rc = do_hist(s, h.id, &r);
 		break;
+	case STP_REC_PERF:	/* a thread to count for @perf, or gone: perfctr.c */
+		rc = stp_perfctr_record(s, h.id, r.p, (size_t)(r.end - r.p));
+		break;
 	case STP_REC_STACK:	/* print_stack() and friends: symbolize.h */
 		rc = stp_sym_print_record(s, h.id, r.p, (size_t)(r.end - r.p));
 		break;
@@ -498,6 +501,7 @@ void stp_summary(struct stp_script *s)
 	if (errors || c.skipped)
 		fprintf(stderr, "WARNING: Number of errors: %ld, skipped probes: %llu\n", errors,
 			(unsigned long long)c.skipped);
+	stp_perfctr_summary(s);
 	if (c.dropped)
 		fprintf(stderr, "WARNING: %llu output record%s dropped (ring buffer full)\n",
 			(unsigned long long)c.dropped, c.dropped == 1 ? " was" : "s were");

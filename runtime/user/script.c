@@ -819,6 +819,8 @@ void stp_script__free(struct stp_script *s)
 	stp_out_close(s);
 	stp_handover_close(s);
 	stp_formats_free(s);
+	stp_perfctr_free(s);
+	free(s->child_exe);
 	if (s->globals_mapped)
 		munmap(s->globals, (s->globals_size + page - 1) / page * page);
 	stp_maps__free(s->maps);

@@ -16,6 +16,7 @@ struct bpf_link;
 struct ring_buffer;
 struct stp_uctx;
 struct stp_procfs;
+struct stp_perfctr;
 
 /* Where a run is: stap's session states, in order. */
 enum stp_state {
@@ -90,6 +91,7 @@ struct stp_script {
 	struct stp_timer *timers;
 	int ntimers;
 	struct stp_procfs *procfs;		/* procfs probes' FIFOs (procfs.c), or NULL */
+	struct stp_perfctr *perf;		/* perf counters' events (perfctr.c), or NULL */
 	long errors;				/* reported */
 	long suppressed;			/* --suppress-handler-errors: counted only */
 	long kernel_error_records;
@@ -105,6 +107,7 @@ struct stp_script {
 	/* -c / -x */
 	pid_t child;				/* -c: the command, 0 when none or reaped */
 	bool child_held;			/* -c: it waits for SIGUSR1 to exec */
+	char *child_exe;			/* -c: the file it will exec, or NULL (a shell's command) */
 	int64_t target;
 	bool child_exited;
 };
@@ -120,6 +123,7 @@ int stp_control_set(struct stp_script *s, enum stp_state state);
 
 /* attach.c */
 int stp_attach_probe(struct stp_script *s, int i);
+const char *stp_perf_reason(uint32_t type, int err);
 void stp_detach_all(struct stp_script *s);
 
 /* attach_syscall.c */
@@ -180,6 +184,14 @@ int stp_dyn_attach_pid(struct stp_script *s);	/* -x */
 void stp_dyn_begin_pid(struct stp_script *s);
 void stp_dyn_detach_pid(struct stp_script *s);
 #define STP_DYN_POLL_MS 20	/* how often the event loop reads the segment's ring buffer */
+
+/* perfctr.c */
+int stp_perfctr_attach(struct stp_script *s);
+void stp_perfctr_hold(struct stp_script *s, pid_t pid, const char *exe);	/* -c before its exec */
+int stp_perfctr_record(struct stp_script *s, int what, const void *data, size_t len);
+void stp_perfctr_summary(struct stp_script *s);
+void stp_perfctr_detach(struct stp_script *s);
+void stp_perfctr_free(struct stp_script *s);
 
 /* autoprint.c */
 void stp_autoprint(struct stp_script *s);

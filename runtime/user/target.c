@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,25 @@ static void child_run(struct stp_script *s, char *const *argv, pid_t runner)
 	execvp(argv[0], argv);
 	fprintf(stderr, "pmstap: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
+}
+
+/* The file execvp() runs for NAME, or NULL. */
+static char *exec_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(name, '/'))
+		return strdup(name);
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s%s%s", (int)n, p, n ? "/" : "", name);
+		if (access(buf, X_OK) == 0)
+			return strdup(buf);
+		p += n + (p[n] == ':');
+	}
+	return NULL;
 }
 
 /* CMD as words, or as a shell's command line when it needs a shell. */
@@ -114,8 +134,10 @@ int stp_target_start(struct stp_script *s)
 		child_run(s, shell ? sh_argv : words.we_wordv, runner);
 	sigprocmask(SIG_SETMASK, &saved, NULL);
 	stp_dyn_started(s);
-	if (!shell)
+	if (!shell) {
+		s->child_exe = exec_path(words.we_wordv[0]);
 		wordfree(&words);
+	}
 	if (pid < 0) {
 		stp_msg(s, "error", "cannot start the -c command: %s", strerror(errno));
 		return -errno;
@@ -132,6 +154,8 @@ void stp_target_release(struct stp_script *s)
 	if (!s->child_held)
 		return;
 	s->child_held = false;
+	if (s->child > 0)
+		stp_perfctr_hold(s, s->child, s->child_exe);
 	if (s->child > 0 && kill(s->child, SIGUSR1) < 0)
 		stp_msg(s, "warning", "cannot start the -c command: %s", strerror(errno));
 }

@@ -1,6 +1,6 @@
 # 397: --runtime=kernel: array slices with `in` and `delete` in a kernel
-# probe ([1, *], [*, "k3"], [*, *]), which BPF refuses: the module walks
-# the array; the output is user context's.
+# probe ([1, *], [*, "k3"], [*, *]): the module walks the array; the
+# output is user context's (and the bpf runtime's: qa/155).
 . "$REPO/qa/guest/kctx.rc"
 _kctx slice 'global a, s' '
 	for (i = 0; i < 12; i++)

@@ -1,0 +1,517 @@
+/*
+ * kdwarf.c - the kernel's own debuginfo (a vmlinux with DWARF), read with
+ * elfutils' libdw: the source file of each kernel function, so that
+ * kernel.function("PATTERN@FILE") means the functions of FILE, as in stap;
+ * the instances of inline functions, which BTF and kallsyms do not know,
+ * each probed at its entry inside the function it is inlined into; and
+ * their parameters, as BTF types and as C over the kprobe's registers.
+ *
+ * The file is found as stap and gdb find it: by the kernel's build-id
+ * (the sysroot's /sys/kernel/notes), then by the kernel's release.  It is
+ * not a file the build depends on at run time (filedeps.h): the kernel's
+ * build-id already names the build, and the machine that runs it need not
+ * have its debuginfo.
+ */
+#include <dwarf.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <gelf.h>
+#include <linux/btf.h>
+#include "arena.h"
+#include "hmap.h"
+#include "dwarf_read.h"
+#include "kdwarf.h"
+#include "probes_btf.h"
+#include "sysroot.h"
+
+#define DEBUG_ROOT "/usr/lib/debug"
+
+/* The kernel's build-id in hex ("" when it has none) matches ELF's. */
+static bool same_build(Elf *elf, const char *want)
+{
+	const unsigned char *id;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, (const void **)&id);
+	char hex[2 * 64 + 1];
+
+	if (!*want || n <= 0 || n > 64)
+		return true;
+	for (ssize_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	return strcmp(hex, want) == 0;
+}
+
+static Dwarf *dw;
+static int dw_fd = -1;
+static Elf *dw_elf;
+
+/* PATH as the kernel's debuginfo: DWARF, and the kernel's build-id if both have one. */
+static bool try_open(const char *path, const char *build_id)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	Dwarf *d = NULL;
+
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && same_build(elf, build_id))
+		d = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!d) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return false;
+	}
+	dw = d;
+	dw_fd = fd;
+	dw_elf = elf;
+	return true;
+}
+
+const char *kdwarf_vmlinux(const char **want)
+{
+	static const char *found, *wanted;
+	static bool tried;
+	const char *kver = sysroot_kernel_release(), *env = getenv("PMSTAP_VMLINUX");
+	const char *id = sysroot_kernel_build_id(), *cand[5];
+	int n = 0;
+
+	if (tried) {
+		*want = wanted;
+		return found;
+	}
+	tried = true;
+	if (strcmp(id, "none") == 0)
+		id = "";
+	if (env && *env) {
+		cand[n++] = env;
+	} else {
+		if (*id)
+			cand[n++] = arena_printf(DEBUG_ROOT "/.build-id/%.2s/%s.debug", id, id + 2);
+		cand[n++] = arena_printf(DEBUG_ROOT "/boot/vmlinux-%s", kver);
+		cand[n++] = arena_printf(DEBUG_ROOT "/lib/modules/%s/vmlinux", kver);
+		cand[n++] = arena_printf("/lib/modules/%s/build/vmlinux", kver);
+	}
+	for (int i = 0; i < n && !found; i++)
+		if (try_open(cand[i], id))
+			found = strdup(cand[i]);
+	wanted = strdup(env && *env ? env : arena_printf(DEBUG_ROOT "/boot/vmlinux-%s", kver));
+	*want = wanted;
+	return found;
+}
+
+/* ---- functions by source file ---- */
+
+struct query {
+	const char *name_pat, *file_pat, *prefixed;
+	struct hmap files;	/* the CU's source files FILE_PAT matches */
+	struct hmap seen;	/* entry pcs already taken (aliases) */
+	struct hmap inline_seen;	/* "PC NAME" of inline instances taken (in two CUs) */
+	Dwarf_Die *func;	/* the function being looked at */
+	struct vec *out;
+};
+
+/*
+ * The CU's source files that FILE_PAT matches, as stap's
+ * dwflpp::collect_srcfiles_matching picks them; false when none does.
+ */
+static bool cu_files(Dwarf_Die *cu, struct query *q)
+{
+	Dwarf_Files *files;
+	size_t n;
+
+	q->files = (struct hmap){ .str_keys = true };
+	if (dwarf_getsrcfiles(cu, &files, &n) != 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const char *f = dwarf_filesrc(files, i, NULL, NULL);
+
+		if (f && (fnmatch(q->file_pat, f, 0) == 0 || fnmatch(q->prefixed, f, 0) == 0))
+			hmap_put(&q->files, f, (void *)f);
+	}
+	return q->files.len > 0;
+}
+
+/*
+ * Where DIE's code is entered: DW_AT_entry_pc or DW_AT_low_pc, else the
+ * start of its first range (a function split into hot and cold parts has
+ * only DW_AT_ranges, the hot part first); 0 when it has no code.
+ */
+static Dwarf_Addr entry_pc(Dwarf_Die *die)
+{
+	Dwarf_Addr pc, base, end;
+
+	if (dwarf_entrypc(die, &pc) == 0)
+		return pc;
+	return dwarf_ranges(die, 0, &base, &pc, &end) > 0 ? pc : 0;
+}
+
+static struct kdwarf_func *add(struct query *q, Dwarf_Addr pc, bool inlined)
+{
+	struct kdwarf_func *f = ARENA_NEW(struct kdwarf_func);
+
+	f->name = arena_strdup(dwarf_diename(q->func));
+	f->file = arena_strdup(dwarf_decl_file(q->func));
+	dwarf_decl_line(q->func, &f->line);
+	f->entry = pc;
+	f->inlined = inlined;
+	vec_push(q->out, f);
+	return f;
+}
+
+/* An instance of the inline function q->func: a probe at its entry pc, once per pc. */
+static int take_instance(Dwarf_Die *inst, void *arg)
+{
+	struct query *q = arg;
+	Dwarf_Addr pc = entry_pc(inst);
+	const char *key;
+
+	if (!pc)
+		return DWARF_CB_OK;
+	key = arena_printf("%" PRIx64 " %s", (uint64_t)pc, dwarf_diename(q->func));
+	if (!hmap_get(&q->inline_seen, key)) {
+		hmap_put(&q->inline_seen, key, (void *)1);
+		add(q, pc, true)->die = dwarf_dieoffset(inst);
+	}
+	return DWARF_CB_OK;
+}
+
+/*
+ * One function of the CU whose name and decl file match: its own code, one
+ * probe at its entry (once per pc: aliases share it); an inline
+ * function's instances, as stap's dwarf_query takes them.
+ */
+static int take_function(Dwarf_Die *die, void *arg)
+{
+	struct query *q = arg;
+	const char *name = dwarf_diename(die), *file;
+	Dwarf_Addr pc;
+
+	if (!name || fnmatch(q->name_pat, name, 0) != 0 || !(file = dwarf_decl_file(die)) ||
+	    (q->file_pat && !hmap_get(&q->files, file)))
+		return DWARF_CB_OK;
+	q->func = die;
+	if (dwarf_func_inline(die)) {
+		dwarf_func_inline_instances(die, take_instance, q);
+		return DWARF_CB_OK;
+	}
+	if (!(pc = entry_pc(die)) || hmap_get(&q->seen, (void *)(uintptr_t)pc))
+		return DWARF_CB_OK;
+	hmap_put(&q->seen, (void *)(uintptr_t)pc, (void *)1);
+	add(q, pc, false)->die = dwarf_dieoffset(die);
+	return DWARF_CB_OK;
+}
+
+bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *out)
+{
+	struct query q = { .name_pat = name_pat, .file_pat = file_pat,
+			   .prefixed = file_pat ? arena_printf("*/%s", file_pat) : NULL, .out = out,
+			   .inline_seen = { .str_keys = true } };
+	const char *want;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	if (!kdwarf_vmlinux(&want))
+		return false;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && (!file_pat || cu_files(&cu, &q)))
+			dwarf_getfuncs(&cu, take_function, &q, 0);
+		off = next;
+	}
+	return true;
+}
+
+/* The name of vmlinux's allocated section that holds PC, or "". */
+static const char *section_of(uint64_t pc)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!dw_elf || elf_getshdrstrndx(dw_elf, &shstrndx) != 0)
+		return "";
+	while ((scn = elf_nextscn(dw_elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || pc < sh.sh_addr ||
+		    pc - sh.sh_addr >= sh.sh_size)
+			continue;
+		name = elf_strptr(dw_elf, shstrndx, sh.sh_name);
+		return name ? name : "";
+	}
+	return "";
+}
+
+/* ---- the symbol table ---- */
+
+struct ksym {
+	uint64_t addr, size;
+	const char *name;
+};
+
+static struct vec ksyms;	/* struct ksym *, by address (in the arena) */
+static unsigned ksyms_generation;
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct ksym *x = *(struct ksym *const *)a, *y = *(struct ksym *const *)b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* vmlinux's function symbols (.symtab), sorted by address, read once. */
+static void load_symbols(void)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(dw_elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			struct ksym *k;
+
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_value)
+				continue;
+			k = ARENA_NEW(struct ksym);
+			k->addr = sym.st_value;
+			k->size = sym.st_size;
+			k->name = elf_strptr(dw_elf, sh.sh_link, sym.st_name);
+			vec_push(&ksyms, k);
+		}
+	}
+	qsort(ksyms.items, (size_t)ksyms.len, sizeof(void *), by_addr);
+}
+
+/* The function symbol whose code holds PC (the first of aliases), or NULL. */
+static const struct ksym *symbol_holding(uint64_t pc)
+{
+	int lo = 0, hi = ksyms.len - 1, found = -1;
+
+	if (!dw_elf)
+		return NULL;
+	if (ksyms_generation != arena_generation()) {	/* a new translation: a new arena */
+		ksyms = (struct vec){ 0 };
+		ksyms_generation = arena_generation();
+	}
+	if (!ksyms.len)
+		load_symbols();
+	hi = ksyms.len - 1;
+	while (lo <= hi) {		/* the last symbol at or below PC */
+		int mid = (lo + hi) / 2;
+
+		if (((struct ksym *)VEC_AT(&ksyms, mid))->addr <= pc) {
+			found = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	while (found > 0 && ((struct ksym *)VEC_AT(&ksyms, found - 1))->addr ==
+			    ((struct ksym *)VEC_AT(&ksyms, found))->addr)
+		found--;
+	for (; found >= 0 && found < ksyms.len; found++) {
+		const struct ksym *k = VEC_AT(&ksyms, found);
+
+		if (k->addr > pc)
+			break;
+		if (pc < k->addr + (k->size ? k->size : 1))
+			return k;
+	}
+	return NULL;
+}
+
+const char *kdwarf_symbol_at(uint64_t pc)
+{
+	const struct ksym *k = symbol_holding(pc);
+
+	return k && k->addr == pc ? k->name : NULL;
+}
+
+const char *kdwarf_symbol_holding(uint64_t pc, uint64_t *offset)
+{
+	const struct ksym *k = symbol_holding(pc);
+
+	if (k)
+		*offset = pc - k->addr;
+	return k ? k->name : NULL;
+}
+
+/* ---- stap's blocklist ---- */
+
+/*
+ * stap 4.8's kernel blocklist (dwflpp::build_kernel_blocklist), which it
+ * applies to every probe it resolves from DWARF outside guru mode:
+ * functions that run where a kprobe must not fire (locks, NMI and fault
+ * paths, atomics), files of the same kind, and .return of functions that
+ * never return.
+ */
+static const char bl_func[] =
+	"^(atomic_notifier_call_chain|default_do_nmi|__die|die_nmi|do_debug"
+	"|do_general_protection|do_int3|do_IRQ|do_page_fault|do_sparc64_fault|do_trap"
+	"|dummy_nmi_callback|flush_icache_range|ia64_bad_break|ia64_do_page_fault|ia64_fault"
+	"|io_check_error|mem_parity_error|nmi_watchdog_tick|notifier_call_chain|oops_begin"
+	"|oops_end|program_check_exception|single_step_exception|sync_regs|unhandled_fault"
+	"|unknown_nmi_error|xen_[gs]et_debugreg|xen_irq_.*|xen_.*_fl_direct.*|check_events"
+	"|xen_adjust_exception_frame|xen_iret.*|xen_sysret64.*|test_ti_thread_flag.*"
+	"|inat_get_opcode_attribute|system_call_after_swapgs|HYPERVISOR_[gs]et_debugreg"
+	"|HYPERVISOR_event_channel_op|hash_64|hash_ptr|native_set_pte"
+	"|.*raw_.*_lock.*|.*raw_.*_unlock.*|.*raw_.*_trylock.*|.*read_lock.*|.*read_unlock.*"
+	"|.*read_trylock.*|.*write_lock.*|.*write_unlock.*|.*write_trylock.*|.*write_seqlock.*"
+	"|.*write_sequnlock.*|.*spin_lock.*|.*spin_unlock.*|.*spin_trylock.*|.*spin_is_locked.*"
+	"|rwsem_.*lock.*|.*mutex_.*lock.*|atomic_.*|atomic64_.*|get_bh|put_bh"
+	"|.*apic.*|.*APIC.*|.*softirq.*|.*IRQ.*|.*_intr.*|__delay|.*kernel_text.*|get_current"
+	"|current_.*|.*exception_tables.*|.*setup_rt_frame.*|.*preempt_count.*|preempt_schedule"
+	"|__switch_to|special_mapping_.*|.*_pte_.*)$";
+static const char bl_section[] =
+	"^(\\.init\\.|\\.exit\\.|\\.devinit\\.|\\.devexit\\.|\\.cpuinit\\.|\\.cpuexit\\."
+	"|\\.meminit\\.|\\.memexit\\.|\\.kprobes\\.text)";
+static const char bl_func_ret[] = "^(do_exit|sys_exit|sys_exit_group)$";
+static const char bl_file[] =
+	"^(kernel/kprobes\\.c|arch/.*/kernel/kprobes\\.c|.*/include/asm/io\\.h"
+	"|.*/include/asm/io-defs\\.h|.*/include/asm/io_64\\.h|.*/include/asm/bitops\\.h"
+	"|drivers/ide/ide-iops\\.c|arch/.*/kernel/paravirt\\.c|.*/include/asm/paravirt\\.h"
+	"|fs/seq_file\\.c)$";
+
+static bool matches(const char *re_text, const char *s)
+{
+	regex_t re;
+	bool m;
+
+	if (regcomp(&re, re_text, REG_NOSUB | REG_EXTENDED) != 0)
+		return false;
+	m = regexec(&re, s, 0, NULL, 0) == 0;
+	regfree(&re);
+	return m;
+}
+
+bool kdwarf_blocklisted(const struct kdwarf_func *f, bool is_return)
+{
+	return matches(bl_section, section_of(f->entry)) || matches(bl_func, f->name) ||
+	       (is_return && matches(bl_func_ret, f->name)) || matches(bl_file, f->file);
+}
+
+/* ---- the parameters of an inline instance ---- */
+
+/* Parameter NAME (or the I-th when NAME is NULL) of inline instance DIE_OFF. */
+static bool instance_param(uint64_t die_off, const char *name, int i, Dwarf_Die *param)
+{
+	Dwarf_Die inst;
+
+	if (!dw || !dwarf_offdie(dw, die_off, &inst) || dwarf_child(&inst, param) != 0)
+		return false;
+	do {
+		const char *n = dwarf_diename(param);
+
+		if (dwarf_tag(param) == DW_TAG_formal_parameter && n &&
+		    (name ? strcmp(n, name) == 0 : i-- == 0))
+			return true;
+	} while (dwarf_siblingof(param, param) == 0);
+	return false;
+}
+
+const char *kdwarf_param_names(uint64_t die)
+{
+	char *s = "";
+	Dwarf_Die p;
+
+	for (int i = 0; instance_param(die, NULL, i, &p); i++)
+		s = arena_printf("%s%s%s", s, i ? ", " : "", dwarf_diename(&p));
+	return s;
+}
+
+void kdwarf_param_vars(uint64_t die, struct vec *v)
+{
+	Dwarf_Die p, type;
+
+	for (int i = 0; instance_param(die, NULL, i, &p); i++)
+		vec_push(v, arena_printf("$%s:%s", dwarf_diename(&p),
+					 dwarf_type_of(&p, &type) ? dwarf_type_text(&type) : "void"));
+}
+
+/* DWARF type TYPE (past typedefs and qualifiers) as a BTF type id; -1 if BTF has none. */
+static int btf_of(Dwarf_Die *type)
+{
+	Dwarf_Die inner;
+	const char *name = dwarf_diename(type);
+
+	switch (dwarf_tag(type)) {
+	case DW_TAG_pointer_type:
+		if (!dwarf_type_of(type, &inner))
+			return btf_find(BTF_KIND_PTR, NULL, 0);		/* void * */
+		return btf_of(&inner) < 0 ? -1 : btf_find(BTF_KIND_PTR, NULL, btf_of(&inner));
+	case DW_TAG_structure_type:
+		return btf_find(BTF_KIND_STRUCT, name, 0);
+	case DW_TAG_union_type:
+		return btf_find(BTF_KIND_UNION, name, 0);
+	case DW_TAG_enumeration_type:
+		return btf_find(BTF_KIND_ENUM, name, 0);
+	case DW_TAG_base_type:
+		return btf_find(BTF_KIND_INT, name, 0);
+	default:
+		return -1;
+	}
+}
+
+bool kdwarf_param_btf(uint64_t die, const char *name, int *btf_id, const char **why)
+{
+	Dwarf_Die p, type;
+
+	if (!instance_param(die, name, 0, &p)) {
+		*why = arena_printf("the inline instance has no parameter '%s' (its parameters: %s)",
+				    name, kdwarf_param_names(die));
+		return false;
+	}
+	if (!dwarf_type_of(&p, &type) || (*btf_id = btf_of(&type)) < 0) {
+		*why = arena_printf("the type of parameter '%s' (%s) is not in the kernel's BTF", name,
+				    dwarf_type_of(&p, &type) ? dwarf_type_text(&type) : "void");
+		return false;
+	}
+	return true;
+}
+
+bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char *regs,
+			const char *(*deref)(void *arg, const char *addr, int size), void *arg,
+			const char **c, const char **why)
+{
+	struct dwarf_loc_env env = { .regs = regs, .deref = deref, .arg = arg, .bias = "0" };
+	struct dwarf_loc loc;
+	Dwarf_Die p;
+	Dwarf_Op *ops;
+	size_t n;
+	int64_t k;
+	int r;
+
+	if (!instance_param(die, name, 0, &p)) {
+		*why = arena_printf("no parameter '%s'", name);
+		return false;
+	}
+	r = dwarf_var_ops(&p, pc, &ops, &n, &k, why);
+	if (r == 2) {
+		*c = arena_printf("%lldLL", (long long)k);
+		return true;
+	}
+	if (r <= 0)
+		return false;
+	if (!dwarf_loc_translate(ops, n, &env, &loc)) {
+		*why = arena_strdup(loc.err);
+		return false;
+	}
+	*c = loc.is_value ? loc.c : deref(arg, loc.c, 8);
+	return true;
+}

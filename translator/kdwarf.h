@@ -1,0 +1,80 @@
+/*
+ * kdwarf.h - the kernel's own debuginfo: a vmlinux with DWARF, for what
+ * BTF and kallsyms cannot say (kdwarf.c): which source file a kernel
+ * function is declared in, as kernel.function("PATTERN@FILE") asks.
+ */
+#ifndef PMSTAP_KDWARF_H
+#define PMSTAP_KDWARF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "vec.h"
+
+/* A kernel function as its DWARF declares it. */
+struct kdwarf_func {
+	const char *name;
+	const char *file;	/* its decl file as the DWARF names it: "kernel/module/main.c" */
+	int line;		/* its decl line */
+	uint64_t entry;		/* its entry pc in vmlinux (no KASLR offset) */
+	bool inlined;		/* an instance of an inline function, entered at ENTRY */
+	uint64_t die;		/* its DIE, an inline instance's or the function's (offset) */
+	const char *symbol;	/* the kallsyms name it is probed by (set by the caller) */
+	uint64_t offset;	/* an inline instance's offset into symbol (set by the caller) */
+};
+
+/*
+ * The vmlinux with DWARF of the kernel translated for (the sysroot's, or
+ * this one's): PMSTAP_VMLINUX when set, else by the kernel's build-id under
+ * /usr/lib/debug/.build-id/, /usr/lib/debug/boot/vmlinux-KVER,
+ * /usr/lib/debug/lib/modules/KVER/vmlinux, /lib/modules/KVER/build/vmlinux;
+ * a file whose build-id is not the kernel's does not count.  NULL when
+ * there is none: *WANT then names the file to install.
+ */
+const char *kdwarf_vmlinux(const char **want);
+
+/*
+ * The kernel functions whose name matches NAME_PAT and whose
+ * decl file matches FILE_PAT as stap 4.8 matches it (fnmatch without
+ * FNM_PATHNAME, so a '*' spans directories; against the whole path or its
+ * end after a '/': "module.c" matches "drivers/base/module.c"), into OUT
+ * (struct kdwarf_func *), one per entry pc: out-of-line functions and
+ * each instance of an inline function.  FILE_PAT NULL: any file.
+ * False when there is no debuginfo (kdwarf_vmlinux()).
+ */
+bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *out);
+
+/* ---- the parameters of an inline instance (or of a function) DIE ---- */
+
+/* The names of the parameters of inline instance DIE: "rq, prev, next, rf". */
+const char *kdwarf_param_names(uint64_t die);
+
+/* Its parameters as -L lists them, into V (char *): "$prev:struct task_struct*". */
+void kdwarf_param_vars(uint64_t die, struct vec *v);
+
+/* Parameter NAME of inline instance DIE as a BTF type id (probes_btf.h); false with *WHY. */
+bool kdwarf_param_btf(uint64_t die, const char *name, int *btf_id, const char **why);
+
+/*
+ * Parameter NAME's value at PC (the instance's entry) as a C expression
+ * over the struct pt_regs pointer REGS: its DWARF location translated
+ * (dwarf_read.h), DEREF(ARG, address, size) writing what reads kernel
+ * memory; false with *WHY (optimized out, a location on the stack frame).
+ */
+bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char *regs,
+			const char *(*deref)(void *arg, const char *addr, int size), void *arg,
+			const char **c, const char **why);
+
+/* The name of vmlinux's function symbol at PC (a clone's: "foo.isra.0"), or NULL. */
+const char *kdwarf_symbol_at(uint64_t pc);
+/* The function symbol whose code holds PC, and PC's *OFFSET into it; NULL if none. */
+const char *kdwarf_symbol_holding(uint64_t pc, uint64_t *offset);
+
+/*
+ * Whether stap 4.8 refuses to probe F outside guru mode (its kernel
+ * blocklist): in .init/.exit code (freed after boot, or dropped) or the
+ * kprobes' own code (.kprobes.text), a function of NMI, fault or lock paths,
+ * a file of such, or the .return of a function that never returns.
+ */
+bool kdwarf_blocklisted(const struct kdwarf_func *f, bool is_return);
+
+#endif
