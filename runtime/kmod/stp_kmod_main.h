@@ -75,6 +75,7 @@ struct stp_kprobe_live {
 	struct perf_event **perf;	/* a perf site's event on each CPU (nr_cpu_ids) */
 	struct uprobe_consumer uc;	/* a uprobe's, on INODE */
 	struct inode *inode;
+	struct nf_hook_ops nfo;		/* a netfilter site's, its priv this */
 	long nr;			/* a syscall site's syscall */
 	struct stp_kprobe_live *next_sys;	/* the next site of that syscall and direction */
 	bool on;
@@ -110,6 +111,28 @@ static void stp_kmod_hit(const struct stp_ksite *site, const void *ip, struct pt
 	site->handler(ctx);
 	this_cpu_write(stp_kmod_func_ip, ip0);
 	this_cpu_write(stp_kmod_regs, regs0);
+}
+
+/* A netfilter site's hook: the handler's return value is the packet's verdict. */
+static unsigned int stp_kmod_nf_hit(void *priv, struct sk_buff *skb,
+				    const struct nf_hook_state *state)
+{
+	const struct stp_ksite *site = ((struct stp_kprobe_live *)priv)->site;
+	struct stp_nf_ctx ctx = { state, skb };
+	uint64_t ip0;
+	struct pt_regs *regs0;
+	int verdict;
+
+	preempt_disable();
+	ip0 = this_cpu_read(stp_kmod_func_ip);
+	regs0 = this_cpu_read(stp_kmod_regs);
+	this_cpu_write(stp_kmod_func_ip, 0);
+	this_cpu_write(stp_kmod_regs, NULL);
+	verdict = site->handler(&ctx);
+	this_cpu_write(stp_kmod_func_ip, ip0);
+	this_cpu_write(stp_kmod_regs, regs0);
+	preempt_enable();
+	return (unsigned int)verdict;
 }
 
 static void stp_kmod_run_tp(void *site, uint64_t *args)
@@ -564,6 +587,14 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 	case STP_KSITE_PROCFS_READ:
 	case STP_KSITE_PROCFS_WRITE:	/* made together once all are (stp_kmod_start()) */
 		return 0;
+	case STP_KSITE_NETFILTER:	/* as stap's module: the initial network namespace */
+		memset(&l->nfo, 0, sizeof(l->nfo));
+		l->nfo.hook = stp_kmod_nf_hit;
+		l->nfo.priv = l;
+		l->nfo.pf = (u_int8_t)site->nf_pf;
+		l->nfo.hooknum = (unsigned int)site->nf_hook;
+		l->nfo.priority = site->nf_priority;
+		return nf_register_net_hook(&init_net, &l->nfo);
 	}
 	return -EINVAL;
 }
@@ -600,6 +631,9 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 		break;
 	case STP_KSITE_PROCFS_READ:
 	case STP_KSITE_PROCFS_WRITE:	/* the files: stp_kprocfs_stop() */
+		break;
+	case STP_KSITE_NETFILTER:	/* waits for the handlers running (synchronize_net) */
+		nf_unregister_net_hook(&init_net, &l->nfo);
 		break;
 	}
 }
