@@ -13,13 +13,19 @@
  *	write(77, &tw_data, 64)		the w rows: $buf points at tw_data,
  *					whose bytes the rows know (below)
  *	close(77), close(77)		the r rows: the second returns -EBADF
+ *	socketcall(SYS_SEND, {77, "hello", 5, MSG_DONTWAIT}) as a 32-bit
+ *					(int $0x80) call: the s rows, and the
+ *					n rows at its return (-EBADF: 77 is
+ *					closed); its arguments in memory below
+ *					4 GiB (MAP_32BIT)
  *	a TCP connection on loopback	the t rows: from 127.0.0.1 port
  *					$TW_PORT + 1 to a listener on port
  *					$TW_PORT (default 47077), closed with a
  *					reset (no TIME_WAIT left behind)
  *
- * SIGUSR2 is ignored before all that (get_sa_handler()'s row reads its
- * k_sigaction).  fd 77 is /dev/null.  System calls go through syscall(2) so that no C
+ * SIGUSR2 is ignored and SIGWINCH blocked before all that
+ * (get_sa_handler()'s row reads SIGUSR2's k_sigaction, is_sig_blocked()'s
+ * the blocked mask).  fd 77 is /dev/null.  System calls go through syscall(2) so that no C
  * library can cache or skip them.
  */
 #define _GNU_SOURCE
@@ -28,6 +34,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -96,9 +103,31 @@ static int tw_connect(int port)
 	return 0;
 }
 
+/* send(2) as a 32-bit process makes it: socketcall(2), ia32's number 102, SYS_SEND 9. */
+static void tw_send32(void)
+{
+#if defined(__x86_64__)
+	uint32_t *a = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
+			   -1, 0);
+	long ret, nr = 102;
+
+	if (a == MAP_FAILED)
+		return;
+	memcpy(a + 8, "hello", 6);
+	a[0] = TW_FD;
+	a[1] = (uint32_t)(uintptr_t)(a + 8);
+	a[2] = 5;
+	a[3] = MSG_DONTWAIT;
+	__asm__ volatile("int $0x80" : "=a"(ret) : "a"(nr), "b"(9L), "c"(a) : "memory");
+	(void)ret;
+	munmap(a, 4096);
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	int fd = open("/dev/null", O_WRONLY);
+	sigset_t winch;
 
 	if (fd < 0 || dup2(fd, TW_FD) != TW_FD) {
 		perror("tapset_work: /dev/null");
@@ -108,6 +137,9 @@ int main(int argc, char **argv)
 	(void)argv;
 	close(fd);
 	signal(SIGUSR2, SIG_IGN);
+	sigemptyset(&winch);
+	sigaddset(&winch, SIGWINCH);
+	sigprocmask(SIG_BLOCK, &winch, NULL);
 	syscall(SYS_getppid);
 	if (tw_args(7, -3, 0x123456789L, "arg") != 42)
 		return 1;
@@ -115,5 +147,6 @@ int main(int argc, char **argv)
 		return 1;
 	syscall(SYS_close, TW_FD);
 	syscall(SYS_close, TW_FD);
+	tw_send32();
 	return tw_connect(getenv("TW_PORT") ? atoi(getenv("TW_PORT")) : 47077);
 }
