@@ -32,6 +32,7 @@ CASES = [
 
 # Aliases that match nothing on x86_64 Linux 6.18.
 ABSENT = {
+    "syscall.send", "syscall.send.return", "syscall.recv", "syscall.recv.return",
     "ioblock_trace.bounce", "workqueue.create", "workqueue.destroy",
     "vm.write_shared_copy", "netdev.change_rx_flag",
     "socket.aio_write", "socket.aio_write.return", "socket.aio_read", "socket.aio_read.return",

@@ -13,11 +13,6 @@
  *	write(77, &tw_data, 64)		the w rows: $buf points at tw_data,
  *					whose bytes the rows know (below)
  *	close(77), close(77)		the r rows: the second returns -EBADF
- *	socketcall(SYS_SEND, {77, "hello", 5, MSG_DONTWAIT}) as a 32-bit
- *					(int $0x80) call: the s rows, and the
- *					n rows at its return (-EBADF: 77 is
- *					closed); its arguments in memory below
- *					4 GiB (MAP_32BIT)
  *	a TCP connection on loopback	the t rows: from 127.0.0.1 port
  *					$TW_PORT + 1 to a listener on port
  *					$TW_PORT (default 47077), closed with a
@@ -34,7 +29,6 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -103,27 +97,6 @@ static int tw_connect(int port)
 	return 0;
 }
 
-/* send(2) as a 32-bit process makes it: socketcall(2), ia32's number 102, SYS_SEND 9. */
-static void tw_send32(void)
-{
-#if defined(__x86_64__)
-	uint32_t *a = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
-			   -1, 0);
-	long ret, nr = 102;
-
-	if (a == MAP_FAILED)
-		return;
-	memcpy(a + 8, "hello", 6);
-	a[0] = TW_FD;
-	a[1] = (uint32_t)(uintptr_t)(a + 8);
-	a[2] = 5;
-	a[3] = MSG_DONTWAIT;
-	__asm__ volatile("int $0x80" : "=a"(ret) : "a"(nr), "b"(9L), "c"(a) : "memory");
-	(void)ret;
-	munmap(a, 4096);
-#endif
-}
-
 int main(int argc, char **argv)
 {
 	int fd = open("/dev/null", O_WRONLY);
@@ -147,6 +120,5 @@ int main(int argc, char **argv)
 		return 1;
 	syscall(SYS_close, TW_FD);
 	syscall(SYS_close, TW_FD);
-	tw_send32();
 	return tw_connect(getenv("TW_PORT") ? atoi(getenv("TW_PORT")) : 47077);
 }
