@@ -631,33 +631,48 @@ STP_STR_STEP stp__function_step(uint64_t i, void *state)
 	return 1;
 }
 
-/* A name in a probe point ends at its closing quote, or at '@' (function@file). */
-STP_STR_STEP stp__name_end_step(uint64_t i, void *state)
+/* The index of the first C1 or C2, or of the NUL, at or after START of S. */
+struct stp__upto_state {
+	const char *s;
+	int64_t start;
+	int64_t at;		/* what it found, or STP_STR_MAX */
+	char c1, c2;
+};
+
+STP_STR_STEP stp__upto_step(uint64_t i, void *state)
 {
-	struct stp__pp_state *st = state;
+	struct stp__upto_state *st = state;
 	int64_t k = st->start + (int64_t)i;
 	char ch;
 
 	if (!STP_IN_STR(k))
 		return 1;
 	ch = st->s[k];
-	if (ch != '\0' && ch != '"' && ch != '@')
+	if (ch != '\0' && ch != st->c1 && ch != st->c2)
 		return 0;
 	st->at = k;
 	return 1;
 }
 
+STP_STR_FN int64_t stp__upto(const char *s, int64_t start, char c1, char c2)
+{
+	struct stp__upto_state st = { s, start, STP_STR_MAX, c1, c2 };
+
+	stp__loop(MAXSTRINGLEN, stp__upto_step, &st);
+	return st.at;
+}
+
 /* Keep the name that starts at START of OUT: OUT becomes just that name. */
 STP_STR_FN void stp__keep_name(char *out, int64_t start)
 {
-	struct stp__pp_state st = { out, start, -1 };
+	/* a name in a probe point ends at its closing quote, or at '@' (function@file) */
+	int64_t end = stp__upto(out, start, '"', '@');
 
-	stp__loop(MAXSTRINGLEN, stp__name_end_step, &st);
-	if (!STP_IN_STR(start) || st.at <= start) {
+	if (!STP_IN_STR(start) || end <= start || end >= STP_STR_MAX) {
 		out[0] = '\0';
 		return;
 	}
-	stp__copy(out, out + start, st.at - start);
+	stp__copy(out, out + start, end - start);
 }
 
 /* kernel.function("vfs_read@fs/read_write.c:1").return -> vfs_read; "" when no function("). */

@@ -186,36 +186,6 @@ STP_SERVICE void stp_print_stack(struct context *c, const char *stk, int64_t fla
 	"(printf/print/println), or keep the address for an end or timer probe"
 
 #ifndef STP_DYNINST
-/* The index of the first space or ']' at or after START of S, or of its NUL. */
-struct stp__ksym_state {
-	const char *s;
-	int64_t start;
-	int64_t at;
-};
-
-STP_STR_STEP stp__ksym_step(uint64_t i, void *state)
-{
-	struct stp__ksym_state *st = state;
-	int64_t k = st->start + (int64_t)i;
-	char ch;
-
-	if (!STP_IN_STR(k))
-		return 1;
-	ch = st->s[k];
-	if (ch != '\0' && ch != ' ' && ch != ']')
-		return 0;
-	st->at = k;
-	return 1;
-}
-
-static __always_inline int64_t stp__ksym_find(const char *s, int64_t start)
-{
-	struct stp__ksym_state st = { s, start, STP_STR_MAX };
-
-	stp__loop(MAXSTRINGLEN, stp__ksym_step, &st);
-	return st.at;
-}
-
 /*
  * A kernel address named in the kernel, by its own vsprintf: "%ps" gives
  * "sym", "sym [module]" for a module's, or "0xADDR" when the address is
@@ -239,7 +209,7 @@ static __always_inline bool stp__ksym(char *out, const char *stk, int64_t style)
 	else
 		bpf_snprintf(out, MAXSTRINGLEN, name_fmt, &addr, 8);
 #endif
-	sp = stp__ksym_find(out, 0);
+	sp = stp__upto(out, 0, ' ', ']');
 	if (!STP_IN_STR(sp))
 		return true;
 	if (style == STP_SYM_NAME) {
@@ -254,7 +224,7 @@ static __always_inline bool stp__ksym(char *out, const char *stk, int64_t style)
 		__builtin_memcpy(out, "kernel", 7);
 	} else {
 		/* "sym [module]": the module */
-		end = stp__ksym_find(out, sp + 2);
+		end = stp__upto(out, sp + 2, ' ', ']');
 		if (end > sp + 2)
 			stp__copy(out, out + sp + 2, end - sp - 2);
 		else
