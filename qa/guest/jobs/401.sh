@@ -10,13 +10,9 @@
 # 100) makes fd 101).  A control run of the program without the
 # script gets 0 and its parent's ids.  The binary is copied to a tmpfs
 # first (uprobes on the guest's 9p root fail with EIO).
-d=$tmp/bin
-if [ -z "${GUEST_COMPILE_ONLY:-}" ]; then
-	mkdir -p "$d"
-	mountpoint -q "$d" || mount -t tmpfs none "$d"
-fi
-mkdir -p "$d"
-cp "$QA_BIN/ret_value" "$d/"
+. "$REPO/qa/guest/tmpfs.rc"
+prog=$(_tmpfs_copy ret_value)
+d=${prog%/*}
 cat >"$tmp/r.stp" <<END
 global main_was, main_now, ppid_now, pgrp_now, dup_now
 probe process("$d/ret_value").function("ret_zero").return { \$return = 7 }

@@ -8,14 +8,8 @@
 # copied to a tmpfs first: on the guest's overlay root the kernel's inode
 # of a running file is not the one stat() gives, which process("PATH")
 # compares with.
-d=$tmp/bin
-if [ -z "${GUEST_COMPILE_ONLY:-}" ]; then
-	mkdir -p "$d"
-	mountpoint -q "$d" || mount -t tmpfs none "$d"
-fi
-mkdir -p "$d"
-cp "$QA_BIN/usyscall_work" "$d/"
-work=$d/usyscall_work
+. "$REPO/qa/guest/tmpfs.rc"
+work=$(_tmpfs_copy usyscall_work)
 read -r _ _ getppid _ write _ close <<<"$("$work" 0)"
 cat >"$tmp/sc.stp" <<END
 global enter, ret, path_enter, marked, wfd, wlen, wret, cret
