@@ -108,6 +108,7 @@ enum stp_probe_kind {
 	STP_PROBE_PROCESS_BEGIN,
 	STP_PROBE_PROCESS_END,
 	STP_PROBE_PROCFS,	/* user context: a FIFO the runner serves (runtime/user/procfs.c) */
+	STP_PROBE_NETFILTER,	/* a BPF netfilter link (runtime/user/attach_netfilter.c) */
 };
 
 /*
@@ -154,6 +155,8 @@ struct stp_meta_probe {
 	int64_t procfs_maxsize;		/* .read: the answer's buffer, its NUL included */
 	/* STP_PROBE_PERF of one process, perf.*.process("PATH"): PATH; NULL: every CPU */
 	const char *perf_path;
+	/* STP_PROBE_NETFILTER: netfilter.hook(..).pf(..).priority(..) */
+	int32_t nf_pf, nf_hook, nf_priority;
 };
 
 /*

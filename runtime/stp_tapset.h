@@ -404,6 +404,12 @@ enum stp_task_field {
 	STP_TASK_UTIME,		/* CPU time in user mode, ns (the kernel's utime) */
 	STP_TASK_STIME,		/* CPU time in the kernel, ns (the kernel's stime) */
 	STP_TASK_RLIMIT_NOFILE,	/* its soft RLIMIT_NOFILE; -1 when unlimited */
+	/* Its process's memory, in pages (0 for a task with none, a kernel thread): */
+	STP_TASK_MEM_SIZE,	/* the whole address space (total_vm; statm's size) */
+	STP_TASK_MEM_RSS,	/* resident: file, anonymous and shared-memory pages */
+	STP_TASK_MEM_SHR,	/* resident file pages (MM_FILEPAGES; status's RssFile) */
+	STP_TASK_MEM_TXT,	/* the pages of its code, start_code to end_code */
+	STP_TASK_MEM_DATA,	/* data and stack (data_vm + stack_vm; statm's data) */
 };
 STP_SERVICE int64_t stp_task_current(struct context *c);
 STP_SERVICE int64_t stp_task_field(struct context *c, int64_t task, int64_t field);

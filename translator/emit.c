@@ -366,6 +366,7 @@ static int emit_files(struct session *s, struct program *prog, const char *dir,
 	}
 	emit_data_setup(&E);
 	emit_funcs_analyze(&E);
+	emit_guru_analyze(&E);
 	if (diag_error_count() > errors)
 		return -1;
 	if (write_file(&E, dir, kernel_side, emit_bpf_file) != 0 ||

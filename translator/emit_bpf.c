@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "emit_int.h"
 #include "emit_kprobe.h"
+#include "emit_netfilter.h"
 #include "emit_proc.h"
 #include "emit_uprobe.h"
 #include "emit_dwarf.h"
@@ -323,6 +324,8 @@ const char *emit_target(struct emitter *E, struct expr *e)
 		return tp_target(E, e, dp->tp);
 	case TARGETS_USYSCALL:
 		return emit_proc_target(E, e);
+	case TARGETS_NETFILTER:
+		return emit_netfilter_target(E, e);
 	case TARGETS_NONE:
 	case TARGETS_PROCFS:	/* rewritten in pass 2 */
 		break;
@@ -540,6 +543,7 @@ struct section {
 	const char *ctype;	/* the program's context parameter */
 	enum stp_probe_kind kind;
 	const char *prologue;	/* C before stp_enter(), or NULL */
+	const char *ret;	/* what the program returns (netfilter: the verdict), or NULL: 0 */
 };
 
 static bool probe_section(struct emitter *E, struct derived_probe *dp, struct section *sec)
@@ -572,6 +576,9 @@ static bool probe_section(struct emitter *E, struct derived_probe *dp, struct se
 					   &sec->prologue);
 	case PCLASS_PROC:
 		return emit_proc_section(E, dp, &sec->sec, &sec->ctype, &sec->kind, &sec->prologue);
+	case PCLASS_NETFILTER:	/* the kernel runtime refused it in pass 2 */
+		return emit_netfilter_section(E, dp, &sec->sec, &sec->ctype, &sec->kind,
+					      &sec->prologue, &sec->ret);
 	case PCLASS_KPROBE:
 		if (access(sysroot_path("/sys/kernel/tracing/kprobe_events"), F_OK) != 0) {
 			diag_error(dp->orig->loc, "probe point '%s' is not available on this kernel: "
@@ -642,7 +649,8 @@ static const char *frame_decl(struct emitter *E, struct frame *fr)
 }
 
 /* A program's declarations and entry: C, whose first line gets the context (stp_enter...). */
-static void program_head(struct emitter *E, FILE *out, struct cfunc *cf, const char *enter)
+static void program_head(struct emitter *E, FILE *out, struct cfunc *cf, const char *enter,
+			 const char *ret)
 {
 	fprintf(out, "\tstruct context *c = %s;\n", enter);
 	if (!E->frame->empty)
@@ -653,15 +661,18 @@ static void program_head(struct emitter *E, FILE *out, struct cfunc *cf, const c
 		fprintf(out, "\tstruct stp_env env = { c, ctx, NULL };\n");
 	for (int i = 1; i <= cf->ntemps; i++)
 		fprintf(out, "%st%d", i == 1 ? "\tint64_t " : ", ", i);
-	fprintf(out, "%s\n\tif (!c)\n\t\treturn 0;\n", cf->ntemps ? ";\n" : "");
+	fprintf(out, "%s\n\tif (!c)\n\t\treturn %s;\n", cf->ntemps ? ";\n" : "", ret ? ret : "0");
 	if (!E->frame->empty)
 		fprintf(out, "\tf = stp_frame(c, %s);\n", E->frame->off);
 	if (cf->uses_g)
 		fprintf(out, "\tg = STP_GLOBALS(c);\n\tif (!g)\n\t\tgoto out;\n");
 }
 
-static const char program_tail[] = "out: __attribute__((unused));\n\tstp_leave(c);\n"
-				   "\treturn 0;\n}\n\n";
+static void program_tail(FILE *out, const char *ret)
+{
+	fprintf(out, "out: __attribute__((unused));\n\tstp_leave(c);\n\treturn %s;\n}\n\n",
+		ret ? ret : "0");
+}
 
 /* The prologue of a split handler: its locals (INNER's first), then all but INNER. */
 static int split_prologue(struct emitter *E, struct derived_probe *dp, struct stmt *inner,
@@ -701,9 +712,9 @@ static void body_program(struct emitter *E, struct derived_probe *dp, int index,
 	fprintf(out, "/* the body of the probe at %s, jumped to by the handlers of its points */\n"
 		"SEC(\"tp\")\nint probe_%d_body(void *ctx)\n{\n", emit_loc_text(dp->probe->loc),
 		index);
-	program_head(E, out, cf, "stp_resume()");
+	program_head(E, out, cf, "stp_resume()", NULL);
 	fputs(body, out);
-	fputs(program_tail, out);
+	program_tail(out, NULL);
 	fclose(out);
 	free(body);
 	emit_body_add(E, index, arena_strndup(text, len), decl);
@@ -749,12 +760,12 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 	if (sec.prologue)
 		fputs(sec.prologue, out);
 	E->frame_empty[index] = E->frame->empty;
-	program_head(E, out, cf, arena_printf("stp_enter(%d)", index));
+	program_head(E, out, cf, arena_printf("stp_enter(%d)", index), sec.ret);
 	fputs(body, out);
 	free(body);
 	if (inner)
 		fputs("\tstp_tail_body(ctx, c);\n", out);
-	fputs(program_tail, out);
+	program_tail(out, sec.ret);
 	if (emit_proc_existing(E, dp))
 		emit_proc_programs(out, sec.sec, index);
 	fclose(out);

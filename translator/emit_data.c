@@ -5,6 +5,8 @@
  */
 #include <string.h>
 #include "emit_dwarf.h"
+#include "emit_netfilter.h"
+#include "probe_kinds.h"
 #include "emit_int.h"
 #include "emit_kprobe.h"
 #include "probe_kinds.h"
@@ -608,6 +610,8 @@ const char *emit_assign(struct emitter *E, struct expr *e, bool used)
 	if (l->kind == EXPR_TARGET && E->kmod && E->ctx == ECTX_KERNEL && !E->fn && E->dp &&
 	    probe_targets(E->dp) == TARGETS_KFUNC && E->dp->kfunc)
 		return emit_kprobe_assign(E, e);
+	if (l->kind == EXPR_TARGET && E->dp && probe_targets(E->dp) == TARGETS_NETFILTER)
+		return emit_netfilter_assign(E, e);
 	if (l->kind == EXPR_TARGET || l->kind == EXPR_ATVAR || l->kind == EXPR_CAST)
 		return emit_dwarf_assign(E, e, used);
 	if (l->kind != EXPR_INDEX || !l->decl) {

@@ -13,6 +13,7 @@
  */
 #include <string.h>
 #include "emit_int.h"
+#include "../runtime/kmod/kmod_abi.h"
 
 /* ---- walking --------------------------------------------------------------- */
 
@@ -621,6 +622,45 @@ static void dispatcher(struct emitter *E, struct overload *o, FILE *out)
 	fprintf(out, "}\n\n");
 }
 
+/*
+ * In user context with --runtime=kernel, a script's embedded-C function
+ * runs in the module (emit_guru.c): a stub with its signature asks the
+ * module to, with its number in the module's table, and raises the
+ * error the function raised there as this call's.
+ */
+static void ucall_stub(struct emitter *E, struct efunc *ef, FILE *out)
+{
+	const struct func *fn = ef->fn;
+
+	fprintf(out, "/* function %s at %s: runs in the module, its function %d */\n", fn->name,
+		emit_loc_text(fn->loc), emit_guru_ucall(E, ef));
+	fprintf(out, "%s\n{\n", signature(E, ef));
+	fprintf(out, "\tstruct stp_kmod_call k = { .func = %d };\n\tchar err[MAXSTRINGLEN];\n\n",
+		emit_guru_ucall(E, ef));
+	for (int i = 0; i < fn->params.len; i++) {
+		struct vardecl *p = VEC_AT(&fn->params, i);
+
+		if (p->type == TYPE_STRING)
+			fprintf(out, "\tk.strs[%d] = (uintptr_t)a_%s;\n", i, p->name);
+		else
+			fprintf(out, "\tk.nums[%d] = a_%s;\n", i, p->name);
+	}
+	if (fn->ret_type == TYPE_STRING)
+		fprintf(out, "\tret[0] = '\\0';\n\tk.ret_str = (uintptr_t)ret;\n");
+	fprintf(out, "\tstp_kmod_ucall(c, &k, err);\n");
+	if (fn->ret_type == TYPE_LONG)
+		fprintf(out, "\treturn k.ret;\n");
+	fprintf(out, "}\n\n");
+}
+
+/* Does the current context emit EF: it calls it, or (the module) runs it for user context? */
+static bool in_context(const struct emitter *E, const struct efunc *ef)
+{
+	if (E->ctx == ECTX_KERNEL)
+		return ef->kernel || emit_guru_ucall(E, ef) >= 0;
+	return ef->user;
+}
+
 /* Every function the current context calls, callees first. */
 void emit_functions(struct emitter *E)
 {
@@ -629,7 +669,7 @@ void emit_functions(struct emitter *E)
 	for (int i = 0; i < E->funcs.len; i++) {
 		struct efunc *ef = VEC_AT(&E->funcs, i);
 
-		if (E->ctx == ECTX_KERNEL ? !ef->kernel : !ef->user)
+		if (!in_context(E, ef))
 			continue;
 		fprintf(E->protos, "%s;\n", signature(E, ef));
 		n++;
@@ -639,9 +679,11 @@ void emit_functions(struct emitter *E)
 	for (int i = 0; i < E->funcs.len; i++) {
 		struct efunc *ef = VEC_AT(&E->funcs, i);
 
-		if (E->ctx == ECTX_KERNEL ? !ef->kernel : !ef->user)
+		if (!in_context(E, ef))
 			continue;
-		if (ef->fn->embedded)
+		if (E->ctx == ECTX_USER && emit_guru_ucall(E, ef) >= 0)
+			ucall_stub(E, ef, E->defs);
+		else if (ef->fn->embedded)
 			embedded_function(E, ef, E->defs);
 		else
 			script_function(E, ef, E->defs);
@@ -679,8 +721,13 @@ const char *emit_call(struct emitter *E, struct expr *e, bool used)
 		emit_guru_module_only(E, e->loc, fn->name);
 		return fn->ret_type == TYPE_STRING ? "\"\"" : "0";
 	}
-	if (fn->embedded && E->ctx == ECTX_USER && E->kmod && !emit_func_is_tapset(fn)) {
-		emit_guru_user(E, e->loc, arena_printf("%s()", fn->name));
+	if (E->ctx == ECTX_USER && emit_guru_ucall(E, ef) >= 0 &&
+	    fn->params.len > STP_KMOD_CALL_MAXARGS) {
+		emit_unsupported(E, e->loc, arena_printf("a call of %s() with %d arguments from a "
+							 "begin, end, error or timer probe",
+							 fn->name, fn->params.len),
+				 arena_printf("the module runs an embedded-C function for those "
+					      "with at most %d arguments", STP_KMOD_CALL_MAXARGS));
 		return fn->ret_type == TYPE_STRING ? "\"\"" : "0";
 	}
 	if (chain_of(E, fn))

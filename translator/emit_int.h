@@ -141,6 +141,8 @@ struct emitter {
 	bool has_scalars;		/* stp_globals exists */
 	struct vec funcs;		/* struct efunc * */
 	struct hmap fmap;		/* struct func * -> struct efunc * */
+	struct vec ublocks;		/* struct ublock *: %{ %} user context has the module run */
+	struct hmap ublock_of;		/* its struct expr * or struct stmt * -> struct ublock * */
 	struct vec formats;		/* struct eformat * */
 	struct vec errors;		/* struct eerror * */
 	int rec_size;			/* the largest kernel record */
@@ -329,6 +331,11 @@ void emit_guru_prelude(struct emitter *E, FILE *out);
 void emit_guru_user(struct emitter *E, struct srcloc loc, const char *what);
 void emit_guru_module_only(struct emitter *E, struct srcloc loc, const char *name);
 const char *emit_guru_expr(struct emitter *E, struct expr *e);
+int emit_guru_ucall(const struct emitter *E, const struct efunc *ef);
+void emit_guru_analyze(struct emitter *E);
+void emit_guru_ublock(struct emitter *E, const void *node, const char *t);
+bool emit_guru_ucalls(const struct emitter *E);
+void emit_guru_dispatch(struct emitter *E, FILE *out);
 /* emit_kmod.c */
 bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp);
 bool emit_kmod_in_module(const struct derived_probe *dp);

@@ -93,6 +93,8 @@ static const char *site_kind(const struct derived_probe *dp)
 		return dp->is_return ? "STP_KSITE_KFUNC_RETURN" : "STP_KSITE_KFUNC";
 	case PCLASS_PROCFS:
 		return dp->procfs_write ? "STP_KSITE_PROCFS_WRITE" : "STP_KSITE_PROCFS_READ";
+	case PCLASS_NETFILTER:
+		return "STP_KSITE_NETFILTER";
 	default:
 		return NULL;
 	}
@@ -244,6 +246,15 @@ static const char *procfs_fields(struct emitter *E, const struct derived_probe *
 	return arena_printf(", 0, 0, 0, 0%o, %lld", mode & ~umask, (long long)size);
 }
 
+/* A netfilter site's family, hook and priority, after the perf and procfs fields. */
+static const char *nf_fields(const struct derived_probe *dp)
+{
+	if (probe_class(dp) != PCLASS_NETFILTER)
+		return "";
+	return arena_printf(", 0, 0, 0, 0, 0, %lld, %lld, %lld", (long long)dp->nf_pf,
+			    (long long)dp->nf_hook, (long long)dp->nf_priority);
+}
+
 void emit_kmod_sites(struct emitter *E, FILE *out)
 {
 	bool ok = true;
@@ -263,14 +274,14 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 
 		if (!E->kernel_probe[i] || !kind)
 			continue;
-		fprintf(out, "\t{ %d, %s, %s, %#llx, %d, %s, (void *)probe_%d, %s%s%s },\n", i, kind,
+		fprintf(out, "\t{ %d, %s, %s, %#llx, %d, %s, (void *)probe_%d, %s%s%s%s },\n", i, kind,
 			emit_c_string(name, strlen(name)),
 			probe_class(dp) == PCLASS_UPROBE ? (unsigned long long)dp->offset
 			: (unsigned long long)dp->kfunc_offset,
 			site_words(dp),
 			typed_tp(dp) ? arena_printf("(void *)stp_tp_%d", i) : "NULL",
 			i, dp->orig && dp->orig->optional ? "true" : "false", perf_fields(dp),
-			procfs_fields(E, dp));
+			procfs_fields(E, dp), nf_fields(dp));
 	}
 	fprintf(out, "\t{ -1 }\n};\n\n");
 	fprintf(out, "/* the script's maps; the runtime's are listed in stp_kmod_main.h */\n");
@@ -278,5 +289,6 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 	for (int i = 0; i < E->kmaps.len; i++)
 		fprintf(out, "%s&%s", i ? ", " : " ", (const char *)VEC_AT(&E->kmaps, i));
 	fprintf(out, "%sNULL };\n\n", E->kmaps.len ? ", " : " ");
+	emit_guru_dispatch(E, out);
 	fprintf(out, "#include \"kmod/stp_kmod_main.h\"\n");
 }

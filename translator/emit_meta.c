@@ -118,6 +118,7 @@ static const char *probe_kind(struct emitter *E, struct derived_probe *dp, int i
 	case STP_PROBE_PERF: return "STP_PROBE_PERF";
 	case STP_PROBE_UPROBE: return "STP_PROBE_UPROBE";
 	case STP_PROBE_PROCFS: return "STP_PROBE_PROCFS";	/* a module's file */
+	case STP_PROBE_NETFILTER: return "STP_PROBE_NETFILTER";
 	default: return "STP_PROBE_TRACEPOINT";
 	}
 }
@@ -160,6 +161,9 @@ static void probe_params(struct emitter *E, FILE *out, struct derived_probe *dp)
 	emit_kprobe_meta(out, dp);
 	if (dp->kind == PROBE_PROCFS)
 		procfs_params(E, out, dp);
+	if (dp->kind == PROBE_NETFILTER)
+		fprintf(out, "\t\t.nf_pf = %lld,\n\t\t.nf_hook = %lld,\n\t\t.nf_priority = %lld,\n",
+			(long long)dp->nf_pf, (long long)dp->nf_hook, (long long)dp->nf_priority);
 	if (probe_class(dp) == PCLASS_TRACEPOINT)
 		fprintf(out, "\t\t.tp_system = \"%s\",\n\t\t.tp_name = \"%s\",\n", dp->tp->system,
 			dp->tp->name);

@@ -212,6 +212,8 @@ static void stmt_try(struct emitter *E, struct stmt *s)
 
 static void stmt_embedded(struct emitter *E, struct stmt *s)
 {
+	if (E->kmod && E->ctx == ECTX_USER && hmap_get(&E->ublock_of, s))
+		return emit_guru_ublock(E, s, NULL);
 	if (E->kmod && E->ctx == ECTX_USER)
 		return emit_guru_user(E, s->loc, "a statement");
 	emit_line(E, "{ /* embedded C at %s */", emit_loc_text(s->loc));

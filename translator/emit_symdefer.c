@@ -2,8 +2,8 @@
  * emit_symdefer.c - symbol names printed from kernel context.
  *
  * symname(), symdata(), usymname(), usymdata(), symfileline(),
- * usymfileline(), modname(), sprint_backtrace() and sprint_ubacktrace()
- * give names that only user space knows.  As an
+ * usymfileline(), modname(), umodname(), sprint_backtrace() and
+ * sprint_ubacktrace() give names that only user space knows.  As an
  * argument of printf, print, println, printd or printdln in a
  * kernel-context probe the call is not made: the record carries the
  * address (or the stack, taken there and then) and how to name it
@@ -32,6 +32,7 @@ static const struct symdefer *symdefer_of(const struct expr *e)
 		{ "symfileline", "STP_SYM_FILELINE", false, false },
 		{ "usymfileline", "STP_SYM_FILELINE", true, false },
 		{ "modname", "STP_SYM_MODULE", false, false },
+		{ "umodname", "STP_SYM_MODULE", true, false },
 		{ "sprint_backtrace", "STP_SYM_LINES", false, true },
 		{ "sprint_ubacktrace", "STP_SYM_LINES", true, true },
 	};

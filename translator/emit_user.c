@@ -277,6 +277,9 @@ int emit_user_file(struct emitter *E, FILE *out)
 	fprintf(out, "#define MAXNESTING %lld\n", (long long)E->maxnesting);
 	emit_extra_defines(E, out);
 	fprintf(out, "\n#include <stddef.h>\n#include \"user/stp_user.h\"\n\n");
+	if (emit_guru_ucalls(E))
+		fprintf(out, "/* embedded-C functions the module runs (ioctl STP_KMOD_IOC_CALL) */\n"
+			"#include \"kmod/kmod_abi.h\"\n#include \"user/tapset_user.h\"\n\n");
 	emit_data_decls(E, out);
 	fputs(E->decls_buf, out);
 	fputs(E->protos_buf, out);

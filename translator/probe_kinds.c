@@ -50,6 +50,10 @@ static const struct probe_kind_info kinds[] = {
 			 ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },
 	[PROBE_PROCFS] = { "procfs", PCLASS_PROCFS, TARGETS_PROCFS, false,
 			   ON(PCTX_RUNNER, PCTX_KERNEL, PCTX_RUNNER) },
+	[PROBE_NETFILTER] = { "netfilter", PCLASS_NETFILTER, TARGETS_NETFILTER, false,
+			      ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_NONE),
+			      ON(NULL, NULL, "netfilter probes are not available with the dyninst "
+				 "runtime (stap's stapdyn has none either)") },
 };
 
 _Static_assert(sizeof(kinds) / sizeof(kinds[0]) == PROBE_KIND_COUNT,

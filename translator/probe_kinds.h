@@ -49,6 +49,7 @@ enum probe_class {
 	PCLASS_UPROBE,		/* an address in a user-space ELF file */
 	PCLASS_PROCFS,		/* procfs("NAME").read/.write: a FIFO the runner serves, or a
 			   module's /proc/systemtap file */
+	PCLASS_NETFILTER,	/* netfilter.hook(..).pf(..): a BPF netfilter program */
 };
 
 /* Where $vars come from, and when they are checked. */
@@ -61,6 +62,7 @@ enum probe_targets {
 	TARGETS_PLT,		/* $$name, the imported function's name: pass 2 */
 	TARGETS_PROCFS,		/* $value, rewritten to calls in pass 2 (probes_procfs.c) */
 	TARGETS_USYSCALL,	/* $syscall, $argN, $$parms, $return of a process.syscall: pass 2 */
+	TARGETS_NETFILTER,	/* $hooknum, $skb, $in, $out, $okfn, $verdict: pass 2 */
 };
 
 struct probe_kind_info {

@@ -23,6 +23,7 @@
 #include "sema_int.h"
 #include "probes.h"
 #include "probes_btf.h"
+#include "probes_netfilter.h"
 #include "probes_counter.h"
 #include "probes_procfs.h"
 #include "probes_sys.h"
@@ -128,6 +129,10 @@ static const struct {
 	{ "procfs(s).umask(n).read.maxsize(n)", PROBE_PROCFS },
 	{ "procfs.write", PROBE_PROCFS }, { "procfs.umask(n).write", PROBE_PROCFS },
 	{ "procfs(s).write", PROBE_PROCFS }, { "procfs(s).umask(n).write", PROBE_PROCFS },
+	{ "netfilter.hook(s).pf(s)", PROBE_NETFILTER },
+	{ "netfilter.pf(s).hook(s)", PROBE_NETFILTER },
+	{ "netfilter.hook(s).pf(s).priority(s)", PROBE_NETFILTER },
+	{ "netfilter.pf(s).hook(s).priority(s)", PROBE_NETFILTER },
 };
 
 static const char *const timer_units[] = {
@@ -911,6 +916,8 @@ static int build(struct expand *x, const struct pattern *p, struct vec *comps)
 		return build_process(x, comps, p->kind);
 	case PCLASS_PROCFS:
 		return probes_procfs_resolve(x->sm, make_probe(x, comps, p->kind), comps);
+	case PCLASS_NETFILTER:
+		return probes_netfilter_resolve(x->sm, make_probe(x, comps, p->kind), comps);
 	case PCLASS_LIFECYCLE:
 		break;
 	}

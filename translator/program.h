@@ -96,6 +96,7 @@ enum probe_kind {
 	PROBE_UMARK,		/* process(..)[.provider(..)].mark(..) (SDT) */
 	PROBE_UPLT,		/* process(..)[.library(..)].plt[(..)][.return]: a PLT entry */
 	PROBE_PROCFS,		/* procfs[("NAME")][.umask(N)].read[.maxsize(N)] / .write: a FIFO */
+	PROBE_NETFILTER,	/* netfilter.hook("H").pf("P")[.priority("N")]: a BPF netfilter link */
 	PROBE_KIND_COUNT,	/* each kind has its row in probe_kinds.c */
 };
 
@@ -164,6 +165,10 @@ struct derived_probe {
 	bool procfs_write;	/* .write: the handler gets what was written; else .read */
 	int64_t procfs_umask;	/* .umask(N); stap's default: 0044 (.read), 0022 (.write) */
 	int64_t procfs_maxsize;	/* .maxsize(N): the read buffer's bytes; 0: MAXSTRINGLEN */
+
+	/* PROBE_NETFILTER (probes_netfilter.c) */
+	int64_t nf_pf, nf_hook, nf_priority;	/* NFPROTO_*, NF_INET_* and the like, as numbers */
+	const char *nf_unknown;	/* a name guru mode let through that has no number, or NULL */
 };
 
 /*

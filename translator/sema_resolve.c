@@ -15,6 +15,7 @@
 #include "sema_int.h"
 #include "sema_write.h"
 #include "probes.h"
+#include "probes_netfilter.h"
 #include "probes_counter.h"
 #include "probes_procfs.h"
 #include "probes_btf.h"
@@ -712,6 +713,17 @@ static void resolve_usyscall_target(struct scope *sc, struct expr *e)
 		sema_error(e->loc, sc->sm, "%s", why);
 }
 
+/* $hooknum, $skb, $in, $out, $okfn, $verdict of a netfilter probe: numbers (probes_netfilter.c). */
+static void resolve_netfilter_target(struct scope *sc, struct expr *e, bool write)
+{
+	const char *why = probes_netfilter_target(sc->sm, e, write);
+
+	if (!why)
+		e->type = TYPE_LONG;
+	else if (target_fail(sc))
+		sema_error(e->loc, sc->sm, "%s", why);
+}
+
 static void resolve_target(struct scope *sc, struct expr *e)
 {
 	struct derived_probe *dp = sc->dp;
@@ -749,6 +761,9 @@ static void resolve_target(struct scope *sc, struct expr *e)
 		return;
 	case TARGETS_USYSCALL:
 		resolve_usyscall_target(sc, e);
+		return;
+	case TARGETS_NETFILTER:
+		resolve_netfilter_target(sc, e, false);
 		return;
 	case TARGETS_PROCFS:	/* only inside @defined(): uses were rewritten */
 		if (strcmp(e->name, "$value") == 0 && !e->comps.len) {
@@ -875,6 +890,17 @@ static void rx_index(struct scope *sc, struct expr *e, bool star_ok)
 	rx_keys(sc, e, star_ok);
 }
 
+/* $verdict = V in a guru netfilter probe; anything else written there is refused. */
+static void netfilter_write(struct scope *sc, struct expr *e, const char *op)
+{
+	const char *why = probes_netfilter_target(sc->sm, e, true);
+
+	if (why)
+		sema_error(e->loc, sc->sm, "%s", why);
+	else if (strcmp(op, "=") != 0)
+		sema_error(e->loc, sc->sm, "only '=' can write to a target variable, not '%s'", op);
+}
+
 /* The target of = += ++ -- <<<: a variable, an element, or a $var (guru). */
 static void rx_lvalue(struct scope *sc, struct expr *e, const char *op)
 {
@@ -888,6 +914,8 @@ static void rx_lvalue(struct scope *sc, struct expr *e, const char *op)
 			sema_error(e->loc, sc->sm, "tracepoint field '%s' is read-only", e->name);
 		else if (sc->dp && probe_targets(sc->dp) == TARGETS_USYSCALL)
 			sema_error(e->loc, sc->sm, "utrace '%s' variable is read-only", e->name);
+		else if (sc->dp && probe_targets(sc->dp) == TARGETS_NETFILTER)
+			netfilter_write(sc, e, op);
 		else
 			sema_target_write(sc->sm, sc->dp, e, op);
 	} else if (e->kind == EXPR_ATVAR || e->kind == EXPR_CAST || e->kind == EXPR_AUTOCAST) {

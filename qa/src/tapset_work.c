@@ -18,8 +18,9 @@
  *					$TW_PORT (default 47077), closed with a
  *					reset (no TIME_WAIT left behind)
  *
- * SIGUSR2 is ignored before all that (get_sa_handler()'s row reads its
- * k_sigaction).  fd 77 is /dev/null.  System calls go through syscall(2) so that no C
+ * SIGUSR2 is ignored and SIGWINCH blocked before all that
+ * (get_sa_handler()'s row reads SIGUSR2's k_sigaction, is_sig_blocked()'s
+ * the blocked mask).  fd 77 is /dev/null.  System calls go through syscall(2) so that no C
  * library can cache or skip them.
  */
 #define _GNU_SOURCE
@@ -99,6 +100,7 @@ static int tw_connect(int port)
 int main(int argc, char **argv)
 {
 	int fd = open("/dev/null", O_WRONLY);
+	sigset_t winch;
 
 	if (fd < 0 || dup2(fd, TW_FD) != TW_FD) {
 		perror("tapset_work: /dev/null");
@@ -108,6 +110,9 @@ int main(int argc, char **argv)
 	(void)argv;
 	close(fd);
 	signal(SIGUSR2, SIG_IGN);
+	sigemptyset(&winch);
+	sigaddset(&winch, SIGWINCH);
+	sigprocmask(SIG_BLOCK, &winch, NULL);
 	syscall(SYS_getppid);
 	if (tw_args(7, -3, 0x123456789L, "arg") != 42)
 		return 1;

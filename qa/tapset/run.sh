@@ -22,8 +22,9 @@
 #	   becomes established: $skaddr is the connecting socket, still in
 #	   TCP_SYN_SENT
 #	z  the end probe of the script of those: globals tw_ua, tw_ua1,
-#	   tw_ka, tw_ubt, tw_kbt, tw_kc, set by cases, keep addresses and stacks
-#	   for it to name (names are known only in user context)
+#	   tw_ka, tw_ubt, tw_kbt, tw_kc, tw_km, set by cases, keep addresses,
+#	   stacks and facts for it to name or compare (names are known only
+#	   in user context)
 #
 # EXPRESSION is script text whose value (a long or a string) is printed
 # with print(); an EXPRESSION written { STATEMENTS } is run as it is and
@@ -126,7 +127,7 @@ header() {
 script() {
 	n=0
 	[ "$1" = u ] || {
-		echo "global tw_closes, tw_ua, tw_ua1, tw_ka, tw_ubt, tw_kbt, tw_kc"
+		echo "global tw_closes, tw_ua, tw_ua1, tw_ka, tw_ubt, tw_kbt, tw_kc, tw_km"
 		echo "probe syscall.close { if (pid() == target() && fd == 77) tw_closes[tid()]++ }"
 	}
 	grep -v '^[#!]' "$cases" | grep -Ev '^(stderr|kmsg|untestable) \|' |

@@ -57,7 +57,21 @@
 #ifndef __STDBOOL_H
 #define __STDBOOL_H
 #endif
+
 #endif
+
+/*
+ * A netfilter program's context (Linux 6.4's struct bpf_nf_ctx, spelled
+ * here so that a vmlinux.h of an older kernel compiles; the module's
+ * hook makes one), and the verdicts such a program may return.
+ */
+struct stp_nf_ctx {
+	const struct nf_hook_state *state;
+	struct sk_buff *skb;
+};
+#define STP_NF_DROP 0
+#define STP_NF_ACCEPT 1
+
 #include "../stp_meta.h"
 #include "../stp_stats.h"
 #include "../stp_tapset.h"

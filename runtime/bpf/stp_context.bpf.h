@@ -264,6 +264,21 @@ static __always_inline void stp_kmod_foreach(struct context *c, void *map, void 
 #define STP_TIMED_HITS 64
 #define STP_TIME_EVERY 16
 
+/* A context about to run a handler: no error yet, no actions, empty stacks. */
+static __always_inline void stp_ctx_reset(struct context *c)
+{
+	c->error = STP_ERR_NONE;
+	c->err_site = -1;
+	c->actions = 0;
+	c->errmsg[0] = '\0';
+#ifdef STP_KMOD
+	c->nesting = 0;
+	c->frame_top = STP_PROBE_FRAMES;
+	c->items_top = 0;
+	c->re_state = 0;
+#endif
+}
+
 static __always_inline struct context *stp_enter(uint32_t probe)
 {
 	struct stp_control *ctl = stp_control_get();
@@ -280,16 +295,7 @@ static __always_inline struct context *stp_enter(uint32_t probe)
 	}
 	c->busy = 1;
 	c->probe = probe;
-	c->error = STP_ERR_NONE;
-	c->err_site = -1;
-	c->actions = 0;
-	c->errmsg[0] = '\0';
-#ifdef STP_KMOD
-	c->nesting = 0;
-	c->frame_top = STP_PROBE_FRAMES;
-	c->items_top = 0;
-	c->re_state = 0;
-#endif
+	stp_ctx_reset(c);
 	ps = bpf_map_lookup_elem(&stp_probe_stats, &probe);
 	c->start_ns = 0;
 	if (ps && (ps->hits < STP_TIMED_HITS || ps->hits % STP_TIME_EVERY == 0))

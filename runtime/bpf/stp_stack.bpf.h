@@ -254,7 +254,8 @@ STP_SERVICE void stp_sym_sprint(struct context *c, char *out, const char *stk, i
 		stp_raise_msg(c, user ? "usymfileline() cannot return a name in a kernel-context probe" STP_SYM_HINT
 				      : "symfileline() cannot return a name in a kernel-context probe" STP_SYM_HINT);
 	else if (style == STP_SYM_MODULE)
-		stp_raise_msg(c, "modname() cannot return a name in a kernel-context probe" STP_SYM_HINT);
+		stp_raise_msg(c, user ? "umodname() cannot return a name in a kernel-context probe" STP_SYM_HINT
+				      : "modname() cannot return a name in a kernel-context probe" STP_SYM_HINT);
 	else if (style == STP_SYM_FULL)
 		stp_raise_msg(c, user ? "sprint_usyms() cannot return names in a kernel-context probe: "
 					"names are known only in user space; print them with print_usyms()"

@@ -18,6 +18,26 @@ struct task_struct___cpu {
 	unsigned int cpu;
 } __attribute__((preserve_access_index));
 
+/*
+ * The mm's page counters (MM_FILEPAGES 0, MM_ANONPAGES 1, MM_SHMEMPAGES 3
+ * since 4.5): atomic longs in a struct mm_rss_stat before 6.2, an array of
+ * percpu_counters since.  A flavour each, so that one object reads both;
+ * the kernel runtime calls the kernel's own get_mm_counter().
+ */
+#ifndef STP_KMOD
+struct mm_rss_stat___pre62 {
+	atomic_long_t count[4];
+} __attribute__((preserve_access_index));
+
+struct mm_struct___pre62 {
+	struct mm_rss_stat___pre62 rss_stat;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___pcpu {
+	struct percpu_counter rss_stat[4];
+} __attribute__((preserve_access_index));
+#endif
+
 /* The open-descriptor bitmap words counted, at most (64 descriptors each). */
 #define STP_TASK_FD_WORDS 256
 
@@ -67,6 +87,51 @@ static __always_inline int64_t stp__task_cpu(struct task_struct *t)
 	return BPF_CORE_READ((struct task_struct___cpu *)t, cpu);
 }
 
+/* Counter N of MM in pages, as the kernel's get_mm_counter() reads it (never below 0). */
+static __always_inline int64_t stp__mm_counter(struct mm_struct *mm, int n)
+{
+	int64_t v = 0;
+
+#ifdef STP_KMOD
+	v = get_mm_counter(mm, n);
+#else
+	struct mm_struct___pcpu *pc = (void *)mm;
+	struct mm_struct___pre62 *pre = (void *)mm;
+	struct percpu_counter all[4];
+	atomic_long_t cnt[4];
+
+	if (bpf_core_field_exists(pc->rss_stat) && !bpf_core_read(all, sizeof(all), &pc->rss_stat))
+		v = all[n & 3].count;
+	else if (bpf_core_field_exists(pre->rss_stat) &&
+		 !bpf_core_read(cnt, sizeof(cnt), &pre->rss_stat.count))
+		v = cnt[n & 3].counter;
+#endif
+	return v < 0 ? 0 : v;
+}
+
+/* FIELD (an STP_TASK_MEM_*) of task T's memory, in pages; 0 for a task with no mm. */
+static __always_inline int64_t stp__task_mem(struct task_struct *t, int64_t field)
+{
+	struct mm_struct *mm = BPF_CORE_READ(t, mm);
+	uint64_t start, end;
+
+	if (!mm)
+		return 0;
+	switch (field) {
+	case STP_TASK_MEM_SIZE: return BPF_CORE_READ(mm, total_vm);
+	case STP_TASK_MEM_RSS:
+		return stp__mm_counter(mm, 0) + stp__mm_counter(mm, 1) + stp__mm_counter(mm, 3);
+	case STP_TASK_MEM_SHR: return stp__mm_counter(mm, 0);
+	case STP_TASK_MEM_TXT:
+		start = BPF_CORE_READ(mm, start_code) & ~4095ULL;
+		end = (BPF_CORE_READ(mm, end_code) + 4095) & ~4095ULL;
+		return (int64_t)((end - start) >> 12);
+	case STP_TASK_MEM_DATA:
+		return BPF_CORE_READ(mm, data_vm) + BPF_CORE_READ(mm, stack_vm);
+	default: return 0;
+	}
+}
+
 STP_SERVICE int64_t stp_task_field(struct context *c, int64_t task, int64_t field)
 {
 	struct task_struct *t = (struct task_struct *)task;
@@ -95,6 +160,9 @@ STP_SERVICE int64_t stp_task_field(struct context *c, int64_t task, int64_t fiel
 	case STP_TASK_STIME: return (int64_t)BPF_CORE_READ(t, stime);
 	case STP_TASK_RLIMIT_NOFILE:	/* RLIMIT_NOFILE is 7 on every architecture */
 		return (int64_t)BPF_CORE_READ(t, signal, rlim[7].rlim_cur);
+	case STP_TASK_MEM_SIZE: case STP_TASK_MEM_RSS: case STP_TASK_MEM_SHR:
+	case STP_TASK_MEM_TXT: case STP_TASK_MEM_DATA:
+		return stp__task_mem(t, field);
 	default: return 0;
 	}
 }

@@ -36,6 +36,13 @@
 #include <linux/mm.h>
 #include <linux/net.h>
 #include <linux/netdevice.h>
+#include <linux/netfilter.h>
+/* the headers netfilter probes read, as stap's module includes them */
+#include <linux/if_arp.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
 #include <linux/skbuff.h>
 #include <linux/socket.h>
 #include <net/sock.h>
@@ -140,6 +147,8 @@ enum stp_ksite_kind {
 				   PERF_TYPE, PERF_CONFIG, every PERF_PERIOD events a sample */
 	STP_KSITE_PROCFS_READ,	/* NAME: /proc/systemtap/MODULE/NAME, its reader's handler */
 	STP_KSITE_PROCFS_WRITE,	/* the same, a writer's (a file may have both) */
+	STP_KSITE_NETFILTER,	/* a netfilter hook of init_net: NF_PF, NF_HOOK, NF_PRIORITY;
+				   the handler's return value is the verdict */
 };
 
 #define STP_KSITE_MAX_WORDS 12	/* arguments of a function: BPF's MAX_BPF_FUNC_ARGS */
@@ -157,6 +166,7 @@ struct stp_ksite {
 	uint64_t perf_config, perf_period;
 	uint32_t procfs_mode;		/* a procfs site's file: its mode, as stap computes it */
 	uint32_t procfs_size;		/* its buffer: .maxsize(N), else MAXSTRINGLEN */
+	int32_t nf_pf, nf_hook, nf_priority;	/* a netfilter site's hook */
 };
 
 /* A tracepoint's typed probe calls this with its arguments as 64-bit words. */

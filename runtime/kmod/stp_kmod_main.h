@@ -14,6 +14,9 @@
  *				(procfs.c); a probe that
  *				cannot be is an error read() then gives, and
  *				none stays registered
+ *   ioctl STP_KMOD_IOC_CALL	an embedded-C function of the script (-g)
+ *				that pmstap's begin, end, error or timer
+ *				probe calls, run here (kmod_abi.h)
  *   write "stop", close	unregistered; a file open or mapped holds the
  *				module, so it unloads only after pmstap is done
  *   delete_module		what is left goes; a pmstap that died left
@@ -72,6 +75,7 @@ struct stp_kprobe_live {
 	struct perf_event **perf;	/* a perf site's event on each CPU (nr_cpu_ids) */
 	struct uprobe_consumer uc;	/* a uprobe's, on INODE */
 	struct inode *inode;
+	struct nf_hook_ops nfo;		/* a netfilter site's, its priv this */
 	long nr;			/* a syscall site's syscall */
 	struct stp_kprobe_live *next_sys;	/* the next site of that syscall and direction */
 	bool on;
@@ -107,6 +111,28 @@ static void stp_kmod_hit(const struct stp_ksite *site, const void *ip, struct pt
 	site->handler(ctx);
 	this_cpu_write(stp_kmod_func_ip, ip0);
 	this_cpu_write(stp_kmod_regs, regs0);
+}
+
+/* A netfilter site's hook: the handler's return value is the packet's verdict. */
+static unsigned int stp_kmod_nf_hit(void *priv, struct sk_buff *skb,
+				    const struct nf_hook_state *state)
+{
+	const struct stp_ksite *site = ((struct stp_kprobe_live *)priv)->site;
+	struct stp_nf_ctx ctx = { state, skb };
+	uint64_t ip0;
+	struct pt_regs *regs0;
+	int verdict;
+
+	preempt_disable();
+	ip0 = this_cpu_read(stp_kmod_func_ip);
+	regs0 = this_cpu_read(stp_kmod_regs);
+	this_cpu_write(stp_kmod_func_ip, 0);
+	this_cpu_write(stp_kmod_regs, NULL);
+	verdict = site->handler(&ctx);
+	this_cpu_write(stp_kmod_func_ip, ip0);
+	this_cpu_write(stp_kmod_regs, regs0);
+	preempt_enable();
+	return (unsigned int)verdict;
 }
 
 static void stp_kmod_run_tp(void *site, uint64_t *args)
@@ -561,6 +587,14 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 	case STP_KSITE_PROCFS_READ:
 	case STP_KSITE_PROCFS_WRITE:	/* made together once all are (stp_kmod_start()) */
 		return 0;
+	case STP_KSITE_NETFILTER:	/* as stap's module: the initial network namespace */
+		memset(&l->nfo, 0, sizeof(l->nfo));
+		l->nfo.hook = stp_kmod_nf_hit;
+		l->nfo.priv = l;
+		l->nfo.pf = (u_int8_t)site->nf_pf;
+		l->nfo.hooknum = (unsigned int)site->nf_hook;
+		l->nfo.priority = site->nf_priority;
+		return nf_register_net_hook(&init_net, &l->nfo);
 	}
 	return -EINVAL;
 }
@@ -597,6 +631,9 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 		break;
 	case STP_KSITE_PROCFS_READ:
 	case STP_KSITE_PROCFS_WRITE:	/* the files: stp_kprocfs_stop() */
+		break;
+	case STP_KSITE_NETFILTER:	/* waits for the handlers running (synchronize_net) */
+		nf_unregister_net_hook(&init_net, &l->nfo);
 		break;
 	}
 }
@@ -695,6 +732,73 @@ static ssize_t stp_kmod_write(struct file *file, const char __user *buf, size_t 
 	return err ? err : (ssize_t)n;
 }
 
+/*
+ * The function K names, on this CPU's context with preemption off, as a
+ * kernel probe runs it; its string arguments and results in S: the
+ * arguments', then the result's, then the message's buffer.
+ */
+static long stp_kmod_call_run(struct stp_kmod_call *k, char (*s)[MAXSTRINGLEN])
+{
+	struct context *c;
+	uint32_t cpu;
+	long err;
+
+	preempt_disable();
+	cpu = smp_processor_id();
+	c = bpf_map_lookup_elem(&stp_ctx, &cpu);
+	if (!c || c->busy) {
+		preempt_enable();
+		return -EBUSY;
+	}
+	c->busy = 1;
+	c->probe = U32_MAX;
+	stp_ctx_reset(c);
+	err = stp_kmod_ucall(c, k, s, s[STP_KMOD_CALL_MAXARGS]);
+	k->error = c->error;
+	strscpy(s[STP_KMOD_CALL_MAXARGS + 1], c->errmsg, MAXSTRINGLEN);
+	c->busy = 0;
+	preempt_enable();
+	return err;
+}
+
+/* A result string BUF to user address TO (0: none wanted). */
+static int stp_kmod_call_out(__u64 to, const char *buf)
+{
+	if (!to)
+		return 0;
+	return copy_to_user(u64_to_user_ptr(to), buf, strnlen(buf, MAXSTRINGLEN - 1) + 1) ?
+		-EFAULT : 0;
+}
+
+static long stp_kmod_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	char (*s)[MAXSTRINGLEN];
+	struct stp_kmod_call k;
+	long err = 0;
+
+	if (cmd != STP_KMOD_IOC_CALL)
+		return -ENOTTY;
+	if (copy_from_user(&k, (void __user *)arg, sizeof(k)))
+		return -EFAULT;
+	s = kvzalloc((STP_KMOD_CALL_MAXARGS + 2) * MAXSTRINGLEN, GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	for (int i = 0; i < STP_KMOD_CALL_MAXARGS && !err; i++)
+		if (k.strs[i] && strncpy_from_user(s[i], u64_to_user_ptr(k.strs[i]),
+						   MAXSTRINGLEN - 1) < 0)
+			err = -EFAULT;
+	if (!err)
+		err = stp_kmod_call_run(&k, s);
+	if (!err)
+		err = stp_kmod_call_out(k.ret_str, s[STP_KMOD_CALL_MAXARGS]);
+	if (!err)
+		err = stp_kmod_call_out(k.errmsg, s[STP_KMOD_CALL_MAXARGS + 1]);
+	if (!err && copy_to_user((void __user *)arg, &k, sizeof(k)))
+		err = -EFAULT;
+	kvfree(s);
+	return err;
+}
+
 static int stp_kmod_release(struct inode *inode, struct file *file)
 {
 	mutex_lock(&stp_km.lock);
@@ -710,6 +814,8 @@ static const struct file_operations stp_kmod_fops = {
 	.mmap = stp_kmod_mmap,
 	.read = stp_kmod_read,
 	.write = stp_kmod_write,
+	.unlocked_ioctl = stp_kmod_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
 	.release = stp_kmod_release,
 	.llseek = noop_llseek,
 };

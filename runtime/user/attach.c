@@ -24,6 +24,7 @@
 #include "handover.h"
 #include "script_int.h"
 #include "attach_kprobe.h"
+#include "attach_netfilter.h"
 #include "proc_attach.h"
 #include "symbolize.h"
 
@@ -168,6 +169,8 @@ static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
 		return attach_perf(s, i, prog);
 	if (stp_proc_probe(p, prog))
 		return stp_proc_attach(s, i, prog);
+	if (p->kind == STP_PROBE_NETFILTER)
+		return stp_nf_attach(s, i, prog);
 	if (p->kind == STP_PROBE_TRACEPOINT && p->tp_system && p->tp_name)
 		link = attach_tracepoint(prog, p, i);
 	else if (p->kind == STP_PROBE_UPROBE)
@@ -238,6 +241,8 @@ static const char *attach_reason(const struct stp_meta_probe *p, int err)
 	case STP_PROBE_PROFILE:
 	case STP_PROBE_PERF:
 		return stp_perf_reason(p->perf_type, err);
+	case STP_PROBE_NETFILTER:
+		return stp_nf_reason(err);
 	default:
 		break;
 	}
@@ -299,7 +304,7 @@ static double now_ms(void)
 /* The kernel attachments made: links, one per CPU for perf events, and the dispatchers. */
 static int count_links(const struct stp_script *s)
 {
-	int n = (s->sc_links[0] != NULL) + (s->sc_links[1] != NULL);
+	int n = (s->sc_links[0] != NULL) + (s->sc_links[1] != NULL) + stp_nf_count(s);
 
 	for (int i = 0; i < s->meta->nprobes; i++)
 		for (int j = 0; s->links[i] && s->links[i][j]; j++)
@@ -318,6 +323,7 @@ void stp_detach_all(struct stp_script *s)
 		return;
 	n = count_links(s);
 	stp_sc_detach(s);
+	stp_nf_detach(s);
 	for (int i = 0; i < s->meta->nprobes; i++) {
 		destroy_links(s->links[i]);
 		s->links[i] = NULL;

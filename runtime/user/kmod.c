@@ -16,6 +16,7 @@
  * script's name), given as the module's parameter procfs_dir.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -255,6 +256,16 @@ static char *module_params(struct stp_script *s)
 	return params;
 }
 
+/* script.so's user context calls the script's embedded C through the device (tapset_user.c). */
+static void give_device(struct stp_script *s)
+{
+	void (*set)(int);
+
+	*(void **)&set = dlsym(s->dl, "stp_tapset_user_kmod");
+	if (set)
+		set(s->kmod_fd);
+}
+
 int stp_kmod_open(struct stp_script *s)
 {
 	uint8_t *img;
@@ -286,6 +297,7 @@ int stp_kmod_open(struct stp_script *s)
 			strerror(errno));
 		return -ENODEV;
 	}
+	give_device(s);
 	return map_segment(s);
 }
 

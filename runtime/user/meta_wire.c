@@ -78,6 +78,7 @@ static const struct field probe_fields[] = {
 	P(W_64, uprobe_ref_ctr_offset), P(W_64, uprobe_pid), P(W_32, uprobe_file),
 	P(W_BOOL, kprobe), P(W_BOOL, kprobe_return), P(W_STR, procfs_path),
 	P(W_BOOL, procfs_write), P(W_32, procfs_mode), P(W_64, procfs_maxsize),
+	P(W_32, nf_pf), P(W_32, nf_hook), P(W_32, nf_priority),
 };
 
 static const struct field format_fields[] = {
@@ -872,7 +873,7 @@ static bool check_probe(struct ck *c, int i)
 
 	if (!p->point)
 		return rbad(c, REC_PROBE, i, "no probe point");
-	if (p->kind < STP_PROBE_BEGIN || p->kind > STP_PROBE_PROCFS)
+	if (p->kind < STP_PROBE_BEGIN || p->kind > STP_PROBE_NETFILTER)
 		return rbad(c, REC_PROBE, i, "kind %d is no probe kind", (int)p->kind);
 	if (p->kind == STP_PROBE_PROCFS && (!p->procfs_path || p->procfs_maxsize <= 0))
 		return rbad(c, REC_PROBE, i, "a procfs file with no name or no room");

@@ -27,6 +27,7 @@
 #include "maps.h"
 #include "handover.h"
 #include "script_int.h"
+#include "attach_netfilter.h"
 #include "uctx_glue.h"
 #include "../bpf/stp_control.bpf.h"
 #include "../stp_tapset.h"
@@ -185,7 +186,7 @@ static int open_shared_object(struct stp_script *s)
 
 static int check_probe(const struct stp_script *s, const struct stp_meta_probe *p)
 {
-	if (p->kind < STP_PROBE_BEGIN || p->kind > STP_PROBE_PROCFS || !p->point)
+	if (p->kind < STP_PROBE_BEGIN || p->kind > STP_PROBE_NETFILTER || !p->point)
 		return -1;
 	/* a procfs probe in the kernel is a module's (runtime/kmod/procfs.c) */
 	if (p->kind == STP_PROBE_PROCFS && ((p->context != STP_CTX_USER && !stp_kmod_is(s->dir)) ||
@@ -282,6 +283,12 @@ static int open_bpf_object(struct stp_script *s)
 			stp_msg(s, "error", "internal: %s has no program '%s' for probe %s",
 				s->bpf_path, p->prog, p->point);
 			return -EINVAL;
+		}
+		if (p->kind == STP_PROBE_NETFILTER && !s->skipped[i]) {
+			err = stp_nf_prepare(s, i, prog);
+			if (err < 0)
+				return err;
+			s->skipped[i] = err > 0;
 		}
 		if (s->skipped[i])
 			bpf_program__set_autoload(prog, false);
@@ -823,6 +830,7 @@ void stp_script__free(struct stp_script *s)
 	if (s->dl)
 		dlclose(s->dl);
 	free(s->links);
+	free(s->nf_fds);
 	free(s->dispatched);
 	free(s->skipped);
 	free(s->bpf_path);

@@ -71,6 +71,7 @@ struct stp_script {
 	struct bpf_link ***links;		/* NULL-terminated, one per CPU for perf */
 	bool *dispatched;			/* run by a syscall dispatcher (attach_syscall.c) */
 	struct bpf_link *sc_links[2];		/* the dispatchers on raw_syscalls, or NULL */
+	int *nf_fds;				/* netfilter links (attach_netfilter.c), -1: none */
 
 	struct stp_format **formats;		/* meta.formats, compiled */
 	struct stp_value *values;		/* room for the most arguments of any format */

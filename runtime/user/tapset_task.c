@@ -2,8 +2,9 @@
  * tapset_task.c - the task services of runtime/stp_tapset.h in user
  * context (tapset/task.stp), included by tapset_user.c.  A task is a
  * thread id; its facts come from /proc/ID/status, /proc/ID/stat,
- * /proc/ID/comm and /proc/ID/fd, as ps(1) reads them.  stat's state
- * letter becomes the kernel's state bits, in fs/proc/array.c's order.
+ * /proc/ID/statm, /proc/ID/comm and /proc/ID/fd, as ps(1) reads them.
+ * stat's state letter becomes the kernel's state bits, in
+ * fs/proc/array.c's order.
  */
 #include <dirent.h>
 #include <sys/resource.h>
@@ -119,6 +120,30 @@ static int64_t task_rlimit_nofile(struct context *c, int64_t task)
 	return (int64_t)r.cur;	/* RLIM64_INFINITY is -1 */
 }
 
+/*
+ * FIELD (an STP_TASK_MEM_*) of TASK's memory in pages, from
+ * /proc/TASK/statm (size resident shared text lib data dt), and for the
+ * file pages alone (statm's shared adds shared memory) status's RssFile.
+ */
+static int64_t task_mem(struct context *c, int64_t task, int64_t field)
+{
+	long long v[6] = { 0 };
+	long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+	char buf[256];
+
+	if (field == STP_TASK_MEM_SHR)
+		return task_status(c, task, "RssFile", 1) / (page_kb > 0 ? page_kb : 4);
+	if (!task_read(c, task, "statm", buf, sizeof(buf)))
+		return 0;
+	sscanf(buf, "%lld %lld %lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
+	switch (field) {
+	case STP_TASK_MEM_SIZE: return v[0];
+	case STP_TASK_MEM_RSS: return v[1];
+	case STP_TASK_MEM_TXT: return v[3];
+	default: return v[5];	/* STP_TASK_MEM_DATA */
+	}
+}
+
 int64_t stp_task_field(struct context *c, int64_t task, int64_t field)
 {
 	long tick = sysconf(_SC_CLK_TCK);
@@ -143,6 +168,9 @@ int64_t stp_task_field(struct context *c, int64_t task, int64_t field)
 	case STP_TASK_UTIME: return task_stat(c, task, 14) * ns_per_tick;
 	case STP_TASK_STIME: return task_stat(c, task, 15) * ns_per_tick;
 	case STP_TASK_RLIMIT_NOFILE: return task_rlimit_nofile(c, task);
+	case STP_TASK_MEM_SIZE: case STP_TASK_MEM_RSS: case STP_TASK_MEM_SHR:
+	case STP_TASK_MEM_TXT: case STP_TASK_MEM_DATA:
+		return task_mem(c, task, field);
 	default: return 0;
 	}
 }

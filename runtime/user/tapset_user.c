@@ -28,6 +28,7 @@ static int64_t maxstringlen = 512;
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/timex.h>
@@ -37,6 +38,7 @@ static int64_t maxstringlen = 512;
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../kmod/kmod_abi.h"
 #include "kread.h"
 #include "stp_user.h"
 #include "tapset_user.h"
@@ -48,6 +50,33 @@ static const struct stp_rt_info rt_none;
 void stp_tapset_user_init(const struct stp_rt_info *rt)
 {
 	rt_info = rt;
+}
+
+/* ---- --runtime=kernel: the script's embedded C, run by the module ---- */
+
+static int kmod_fd = -1;
+
+void stp_tapset_user_kmod(int fd)
+{
+	kmod_fd = fd;
+}
+
+void stp_kmod_ucall(struct context *c, struct stp_kmod_call *k, char *err)
+{
+	err[0] = '\0';
+	k->errmsg = (uintptr_t)err;
+	if (kmod_fd < 0 || ioctl(kmod_fd, STP_KMOD_IOC_CALL, k) < 0) {
+		snprintf(err, MAXSTRINGLEN, "the module did not run the embedded-C function: %s",
+			 kmod_fd < 0 ? "no module" : strerror(errno));
+		stp_raise_msg(c, err);
+		return;
+	}
+	if (k->error == STP_ERR_RAISED || k->error == STP_ERR_FATAL) {
+		stp_raise_msg(c, err);
+		c->error = k->error;
+	} else if (k->error == STP_ERR_NEXT) {
+		c->error = STP_ERR_NEXT;
+	}
 }
 
 void stp_tapset_user_set_maxstringlen(int64_t limit)

@@ -34,6 +34,22 @@ void stp_rt_info_init(struct stp_rt_info *rt, int64_t target, int argc, const ch
 /* Where the user-context services find the run's stp_rt_info (NULL: none yet, all zero). */
 void stp_tapset_user_init(const struct stp_rt_info *rt);
 
+/*
+ * --runtime=kernel: the module's device FD (the runner's), where
+ * stp_kmod_ucall() has the module run one of the script's embedded-C
+ * functions for user context.
+ */
+void stp_tapset_user_kmod(int fd);
+
+struct stp_kmod_call;
+
+/*
+ * Have the module run the function K names (runtime/kmod/kmod_abi.h):
+ * its results in K; an error it raised (its message in ERR, MAXSTRINGLEN
+ * bytes) is raised on C, and its `next` passed on.
+ */
+void stp_kmod_ucall(struct context *c, struct stp_kmod_call *k, char *err);
+
 /* The script's MAXSTRINGLEN, for a build of tapset_user.c without one (the unit tests). */
 void stp_tapset_user_set_maxstringlen(int64_t maxstringlen);
 
