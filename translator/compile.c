@@ -574,12 +574,27 @@ static bool kmod_kbuild_file(struct session *s, const char *dir)
 		return false;
 	fprintf(f, "# written by pmstap: the script's module\n");
 	fprintf(f, "obj-m := %s.o\n%s-y := script.kmod.o\n", COMPILE_KMOD_NAME, COMPILE_KMOD_NAME);
-	fprintf(f, "ccflags-y := -I%s -I%s/kmod/libc -fwrapv -Wno-unused-function "
+	/* -g0: a kernel built with debug info would give the module 30 MB of it, unused */
+	fprintf(f, "ccflags-y := -I%s -I%s/kmod/libc -fwrapv -g0 -Wno-unused-function "
 		"-Wno-declaration-after-statement", s->runtime_dir, s->runtime_dir);
 	for (int i = 0; i < s->defines.len; i++)
 		fprintf(f, " -D%s", (char *)VEC_AT(&s->defines, i));
 	fprintf(f, "\n");
 	return fclose(f) == 0;
+}
+
+/* Kbuild's intermediate files and their .NAME.cmd records: the cache keeps the module only. */
+static void kmod_tidy(const char *dir)
+{
+	static const char *const made[] = { COMPILE_KMOD_NAME ".o",	COMPILE_KMOD_NAME ".mod",
+					     COMPILE_KMOD_NAME ".mod.c", COMPILE_KMOD_NAME ".mod.o",
+					     COMPILE_KMOD_NAME ".ko",	"script.kmod.o",
+					     "Module.symvers",		"modules.order" };
+
+	for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
+		unlink(arena_printf("%s/%s", dir, made[i]));
+		unlink(arena_printf("%s/.%s.cmd", dir, made[i]));
+	}
 }
 
 int compile_program_kmod(struct session *s, const char *dir, const char *root)
@@ -602,7 +617,10 @@ int compile_program_kmod(struct session *s, const char *dir, const char *root)
 	compile_tool_arg(&kb, arena_printf("M=%s", dir));
 	compile_tool_arg(&kb, "modules");
 	kb.out = kb.err = arena_printf("%s/%s.log", dir, COMPILE_KMOD_OBJECT);
-	return side_and_user(s, dir, cc, &kb, "built the module from script.kmod.c",
-			     arena_printf("%s/%s.ko", dir, COMPILE_KMOD_NAME),
-			     arena_printf("%s/%s", dir, COMPILE_KMOD_OBJECT));
+	if (side_and_user(s, dir, cc, &kb, "built the module from script.kmod.c",
+			  arena_printf("%s/%s.ko", dir, COMPILE_KMOD_NAME),
+			  arena_printf("%s/%s", dir, COMPILE_KMOD_OBJECT)) != 0)
+		return -1;
+	kmod_tidy(dir);
+	return 0;
 }

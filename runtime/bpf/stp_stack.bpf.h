@@ -202,7 +202,8 @@ static __always_inline bool stp__ksym(char *out, const char *stk, int64_t style)
 	if (style != STP_SYM_NAME && style != STP_SYM_DATA && style != STP_SYM_MODULE)
 		return false;
 #ifdef STP_KMOD
-	snprintf(out, MAXSTRINGLEN, style == STP_SYM_DATA ? "%pS" : "%ps", (void *)(uintptr_t)addr);
+	snprintf(out, MAXSTRINGLEN, style == STP_SYM_DATA ? data_fmt : name_fmt,
+		 (void *)(uintptr_t)addr);
 #else
 	if (style == STP_SYM_DATA)
 		bpf_snprintf(out, MAXSTRINGLEN, data_fmt, &addr, 8);
