@@ -93,7 +93,7 @@ for s in "$@"; do
 	cat >>"$job" <<END
 mkdir -p \$tmp/$name
 w="${w//QA_BIN/\$QA_BIN}"
-\$PMSTAP --runtime=kernel $o $work/scripts/$name.stp -c "\$w" >\$tmp/$name/pmstap.out 2>\$tmp/$name/pmstap.err
+\$PMSTAP --runtime=kernel $o -m peer_$name $work/scripts/$name.stp -c "\$w" >\$tmp/$name/pmstap.out 2>\$tmp/$name/pmstap.err
 echo \$? >\$tmp/$name/pmstap.rc
 if [ -z "\${GUEST_COMPILE_ONLY:-}" ]; then
 	timeout 120 $staprun -c "\$w" $work/ko/peer_$name.ko >\$tmp/$name/stap.out 2>\$tmp/$name/stap.err
