@@ -408,5 +408,5 @@ int stp_script__run(struct stp_script *s)
 	loop_close(s);
 	stp_target_stop(s);
 	stp_summary(s);
-	return s->errors || s->internal_error ? 1 : 0;
+	return s->errors || s->internal_error || s->child_failed ? 1 : 0;
 }

@@ -110,6 +110,7 @@ struct stp_script {
 	char *child_exe;			/* -c: the file it will exec, or NULL (a shell's command) */
 	int64_t target;
 	bool child_exited;
+	bool child_failed;			/* it exited with a status not 0, or by a signal */
 };
 
 /* script.c */

@@ -171,11 +171,19 @@ void stp_target_reap(struct stp_script *s)
 		return;
 	s->child = 0;
 	s->child_exited = true;
-	if (s->opts.verbose) {
+	/* as stapio: a command that failed is a warning, and pmstap's exit status 1 */
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		if (s->opts.verbose)
+			stp_msg(s, "note", "the -c command exited with status 0");
+	} else {
+		s->child_failed = true;
+		stp_out_flush(s);
 		if (WIFEXITED(status))
-			stp_msg(s, "note", "the -c command exited with status %d", WEXITSTATUS(status));
+			fprintf(stderr, "WARNING: Child process exited with status %d\n",
+				WEXITSTATUS(status));
 		else if (WIFSIGNALED(status))
-			stp_msg(s, "note", "the -c command was killed by signal %d", WTERMSIG(status));
+			fprintf(stderr, "WARNING: Child process exited with signal %d (%s)\n",
+				WTERMSIG(status), strsignal(WTERMSIG(status)));
 	}
 	stp_request_stop(s, STP_STATE_STOPPING);
 }
