@@ -849,26 +849,26 @@ const char *emit_stat(struct emitter *E, struct expr *e)
 	return t;
 }
 
-/* @hist_*(s)[i] */
+/* @hist_*(s)[i]: in kernel context from the CPUs' partials, as emit_stat() reads them. */
 const char *emit_hist_index(struct emitter *E, struct expr *e)
 {
 	struct eglobal *g;
 	const char *key, *i, *t;
-	int site;
+	int site, empty;
 
-	if (E->ctx == ECTX_KERNEL) {
-		emit_unsupported(E, e->loc, "a histogram bucket", "read histograms in an end or "
-				 "timer probe, which runs in user context");
-		return "0";
-	}
 	key = emit_stat_key(E, e->left->left, &g);
 	if (!g)
 		return "0";
 	i = emit_expr(E, VEC_AT(&e->args, 0));
 	site = emit_error_site(E, e->loc, "histogram index out of range");
+	empty = emit_error_site(E, e->left->loc, "empty aggregate");
 	t = emit_long_temp(E);
-	emit_line(E, "%s = stp_map_stat_bucket(c, &g_%s, %s, %s, %d);", t, g->cname, key, i,
-		  site);
+	if (E->ctx == ECTX_KERNEL)	/* the CPUs' buckets summed there (stp_statread.bpf.h) */
+		emit_line(E, "%s = stp_map_stat_bucket_read(c, &g_%s, %s, &cfg_%s, %s, %d, %d);",
+			  t, g->cname, key, g->cname, i, site, empty);
+	else
+		emit_line(E, "%s = stp_map_stat_bucket(c, &g_%s, %s, %s, %d, %d);", t, g->cname,
+			  key, i, site, empty);
 	emit_check(E, -1);
 	return t;
 }

@@ -597,6 +597,8 @@ const char *lex_tok_stap_text(const struct token *t)
 
 	if (t->type == TOK_EOF || t->type == TOK_EMBEDDED)
 		return kinds[t->type];
+	if (t->type == TOK_IDENT && t->text[0] == '@')	/* stap lexes @count, @cast... as operators */
+		return arena_printf("operator '%s'", t->text);
 	text = arena_strdup(t->text);
 	for (char *c = text; *c; c++)	/* stap prints what is not printable as '?' */
 		if ((unsigned char)*c < ' ' || (unsigned char)*c > '~')

@@ -1,7 +1,7 @@
 /*
  * stp_statread.bpf.h - statistics extractors in kernel context: @count,
- * @sum, @min, @max, @avg and @variance of s or s[keys] read in a BPF
- * handler.
+ * @sum, @min, @max, @avg and @variance of s or s[keys], and a bucket of
+ * its histogram (@hist_log(s)[i]), read in a BPF handler.
  *
  * A statistic is one struct stp_stat_partial per CPU (a per-CPU map); the kernel
  * side merges them as runtime/user/stats.c's stp_stat_merge() does, with
@@ -105,6 +105,41 @@ static __always_inline int64_t stp_map_stat_read(struct context *c, void *map, c
 	if (op == STP_STAT_READ_VARIANCE)
 		return stp_stat_total_variance(map, key, cfg, &t);
 	return stp_stat_pick(&t, op);
+}
+
+/*
+ * @hist_*(MAP[KEY])[INDEX]: that bucket's counts summed over the CPUs, as
+ * runtime/user/uctx.c's stp_map_stat_bucket() reads the merged one:
+ * stap's errors for an index out of range (at SITE) and an empty
+ * aggregate (at EMPTY_SITE).
+ */
+static __always_inline int64_t stp_map_stat_bucket_read(struct context *c, void *map,
+							const void *key,
+							const struct stp_stat_cfg *cfg,
+							int64_t index, int site,
+							int empty_site)
+{
+	uint64_t b = (uint64_t)index;	/* one unsigned compare bounds it for the verifier */
+	int64_t count = 0, n = 0;
+
+	for (uint32_t cpu = 0; cpu < STP_NCPUS; cpu++) {
+		const struct stp_stat_partial *p = bpf_map_lookup_percpu_elem(map, key, cpu);
+
+		if (!p)
+			break;
+		count += p->count;
+		if (b < (uint64_t)cfg->buckets && b < STP_HIST_MAX_BUCKETS)
+			n += p->hist[b];
+	}
+	if (count == 0) {
+		stp_raise(c, empty_site, "empty aggregate");
+		return 0;
+	}
+	if (b >= (uint64_t)cfg->buckets) {
+		stp_raise(c, site, "histogram index out of range");
+		return 0;
+	}
+	return n;
 }
 
 #ifdef STP_KMOD

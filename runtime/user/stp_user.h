@@ -251,7 +251,7 @@ int64_t stp_map_stat_get(struct context *c, struct stp_map *m, const void *key,
 			 enum stp_stat_op op, int site);
 /* @hist_*(s[key])[index] */
 int64_t stp_map_stat_bucket(struct context *c, struct stp_map *m, const void *key,
-			    int64_t index, int site);
+			    int64_t index, int site, int empty_site);
 /* print(@hist_*(s[key])) into the output, or into BUF (a string) when BUF is not NULL. */
 void stp_map_stat_print(struct context *c, struct stp_map *m, const void *key, char *buf,
 			int site);

@@ -627,7 +627,7 @@ int64_t stp_map_stat_get(struct context *c, struct stp_map *m, const void *key,
 }
 
 int64_t stp_map_stat_bucket(struct context *c, struct stp_map *m, const void *key,
-			    int64_t index, int site)
+			    int64_t index, int site, int empty_site)
 {
 	int64_t hist[STP_HIST_MAX_BUCKETS], val = 0;
 	struct stp_stat_agg agg;
@@ -637,6 +637,8 @@ int64_t stp_map_stat_bucket(struct context *c, struct stp_map *m, const void *ke
 	r = stp_stat_hist_bucket(stat_cfg(c, m), &agg, index, &val);
 	if (r == STP_STAT_RANGE)
 		stp_raise(c, site, STP_STAT_RANGE_MSG);
+	else if (r == STP_STAT_EMPTY)
+		stp_raise(c, empty_site, "empty aggregate");
 	return r ? 0 : val;
 }
 
