@@ -21,7 +21,9 @@ struct btf {
 	uint32_t str_len;
 	const struct btf_type **types;	/* by id; 0 is void */
 	int n;
-	struct hmap tp_protos;		/* "__probestub_sched_switch" -> func id (as intptr_t) */
+	struct hmap tp_protos;		/* "__probestub_sched_switch" -> func id (as intptr_t),
+					   "btf_trace_sched_switch" -> typedef id */
+	struct vec tp_wrappers;		/* ids of the __bpf_trace_* functions */
 	bool tp_indexed;
 	unsigned generation;		/* of the arena holding all of this */
 };
@@ -185,20 +187,86 @@ void btf_function_names(struct vec *names, struct hmap *set)
 
 /* ---- raw tracepoint arguments ---- */
 
-/* Functions whose parameters are a tracepoint's, with their names. */
+/* Functions whose parameters are a tracepoint's, with their names; the tracepoints' typedefs. */
 static void index_tp_protos(void)
 {
 	btf.tp_protos.str_keys = true;
 	btf.tp_indexed = true;
 	for (int i = 1; i < btf.n; i++) {
-		const char *n;
+		const char *n = name_of(btf.types[i]->name_off);
 
+		if (kind_of(btf.types[i]) == BTF_KIND_TYPEDEF && strncmp(n, "btf_trace_", 10) == 0) {
+			hmap_put(&btf.tp_protos, n, (void *)(intptr_t)i);
+			continue;
+		}
 		if (kind_of(btf.types[i]) != BTF_KIND_FUNC)
 			continue;
-		n = name_of(btf.types[i]->name_off);
 		if (strncmp(n, "__probestub_", 12) == 0 || strncmp(n, "__bpf_trace_", 12) == 0)
 			hmap_put(&btf.tp_protos, n, (void *)(intptr_t)i);
+		if (strncmp(n, "__bpf_trace_", 12) == 0)
+			vec_push(&btf.tp_wrappers, (void *)(intptr_t)i);
 	}
+}
+
+/* The FUNC_PROTO a FUNC or a typedef of a function pointer ID stands for, or NULL. */
+static const struct btf_type *proto_of(uint32_t id)
+{
+	const struct btf_type *t = type_at(id);
+
+	if (t && kind_of(t) == BTF_KIND_TYPEDEF)
+		t = type_at(t->type);
+	if (t && kind_of(t) == BTF_KIND_PTR)
+		t = type_at(t->type);
+	else if (t && kind_of(t) == BTF_KIND_FUNC)
+		t = type_at(t->type);
+	return t && kind_of(t) == BTF_KIND_FUNC_PROTO ? t : NULL;
+}
+
+static bool same_param_types(const struct btf_type *a, const struct btf_type *b)
+{
+	const struct btf_param *pa = (const void *)(a + 1), *pb = (const void *)(b + 1);
+
+	if (BTF_INFO_VLEN(a->info) != BTF_INFO_VLEN(b->info))
+		return false;
+	for (unsigned i = 0; i < BTF_INFO_VLEN(a->info); i++)
+		if (pa[i].type != pb[i].type)
+			return false;
+	return true;
+}
+
+/*
+ * A tracepoint of a DEFINE_EVENT class on a kernel without probe stubs
+ * (before 6.5; Debian 12's 6.1): its wrapper is the class's,
+ * __bpf_trace_CLASS, and its btf_trace_NAME typedef gives the parameters'
+ * types without their names.  The wrapper of the same types that is a
+ * class's (no tracepoint of that name) and whose name shares the most with
+ * the tracepoint's gives the names (sched_process_exit:
+ * __bpf_trace_sched_process_template, not sched_process_hang's).
+ */
+static intptr_t class_wrapper(const char *name)
+{
+	intptr_t td = (intptr_t)hmap_get(&btf.tp_protos, arena_printf("btf_trace_%s", name));
+	const struct btf_type *want = td ? proto_of((uint32_t)td) : NULL;
+	intptr_t best = 0;
+	size_t best_score = 0;
+
+	for (int i = 0; want && i < btf.tp_wrappers.len; i++) {
+		intptr_t id = (intptr_t)VEC_AT(&btf.tp_wrappers, i);
+		const struct btf_type *p = proto_of((uint32_t)id);
+		const char *cls = name_of(type_at((uint32_t)id)->name_off) + 12;
+		size_t n = 0;
+
+		if (!p || !same_param_types(p, want))
+			continue;
+		while (cls[n] && cls[n] == name[n])
+			n++;
+		/* a pure class first, then the longer shared prefix */
+		if (!hmap_get(&btf.tp_protos, arena_printf("btf_trace_%s", cls)))
+			n += 1000;
+		if (!best || n > best_score)
+			best = id, best_score = n;
+	}
+	return best;
 }
 
 static const char *type_text(uint32_t id, int depth);
@@ -206,7 +274,8 @@ static const char *type_text(uint32_t id, int depth);
 /*
  * The arguments the kernel passes tracepoint NAME (its TP_PROTO): the
  * parameters after the first (void *__data) of __probestub_NAME, or of
- * __bpf_trace_NAME on kernels without probe stubs.
+ * __bpf_trace_NAME on kernels without probe stubs, or of its class's
+ * (class_wrapper()).
  */
 void btf_tracepoint_args(const char *name, struct vec *args)
 {
@@ -221,6 +290,8 @@ void btf_tracepoint_args(const char *name, struct vec *args)
 	id = (intptr_t)hmap_get(&btf.tp_protos, arena_printf("__probestub_%s", name));
 	if (!id)
 		id = (intptr_t)hmap_get(&btf.tp_protos, arena_printf("__bpf_trace_%s", name));
+	if (!id)
+		id = class_wrapper(name);
 	if (!id)
 		return;
 	proto = type_at(type_at((uint32_t)id)->type);
