@@ -123,6 +123,7 @@ struct stp_uctx;
 
 struct stp_meta_probe {
 	const char *point;		/* kernel.trace("sched:sched_switch") */
+	const char *name;		/* pn(), where the script calls it and it differs */
 	struct stp_loc loc;		/* the probe in the script */
 	enum stp_probe_kind kind;
 	enum stp_context context;

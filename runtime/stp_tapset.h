@@ -141,6 +141,14 @@ STP_SERVICE int64_t stp_target(struct context *c);
 STP_SERVICE void stp_pp(struct context *c, char *out);
 
 /*
+ * The probe point of the running handler into OUT as pn() gives it: after
+ * wildcard expansion, before alias resolution (syscall.read of a probe
+ * on syscall.*).  Kernel context has it when the script calls pn()
+ * (STP_HAVE_PN).
+ */
+STP_SERVICE void stp_pn(struct context *c, char *out);
+
+/*
  * The name of the function the probe is in into OUT: the probed function
  * for function probes, else the symbol at the probe's address where the
  * runtime can resolve it; "" when it cannot.

@@ -827,31 +827,51 @@ static void defines(struct emitter *E, FILE *out)
 	emit_extra_defines(E, out);
 }
 
-/* pp() of the running handler, for tapset.bpf.h: the points in read-only data. */
-static void probe_points(struct emitter *E, FILE *out)
+bool emit_uses_pn(const struct emitter *E)
+{
+	for (int i = 0; i < E->prog->funcs.len; i++)
+		if (!strcmp(((struct func *)VEC_AT(&E->prog->funcs, i))->name, "pn"))
+			return true;
+	return false;
+}
+
+/* A string per probe in read-only data, and FN(c) giving the running handler's. */
+static void point_table(struct emitter *E, FILE *out, const char *table, const char *at_name,
+			const char *fn, bool pn)
 {
 	int n = E->prog->probes.len;
 	uint32_t at = 0;
 
-	fprintf(out, "/* the probe points, as pp() spells them */\n");
-	fprintf(out, "static const char stp_points[] SEC(\".rodata\") =");
+	fprintf(out, "static const char %s[] SEC(\".rodata\") =", table);
 	for (int i = 0; i < n; i++) {
 		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
+		const char *s = pn ? dp->pn : dp->point;
 
-		fprintf(out, "\n\t%s \"\\0\"", emit_c_string(dp->point, strlen(dp->point)));
+		fprintf(out, "\n\t%s \"\\0\"", emit_c_string(s, strlen(s)));
 	}
 	fprintf(out, "%s;\n", n ? "" : " \"\"");
-	fprintf(out, "static const uint32_t stp_point_at[STP_NPROBES] SEC(\".rodata\") = {");
+	fprintf(out, "static const uint32_t %s[STP_NPROBES] SEC(\".rodata\") = {", at_name);
 	for (int i = 0; i < n; i++) {
 		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
 
 		fprintf(out, "%s%u", i ? ", " : " ", at);
-		at += (uint32_t)strlen(dp->point) + 1;
+		at += (uint32_t)strlen(pn ? dp->pn : dp->point) + 1;
 	}
 	fprintf(out, " };\n\n");
-	fprintf(out, "static __always_inline const char *stp_ctx_pp(struct context *c)\n{\n");
-	fprintf(out, "\treturn c->probe < STP_NPROBES ? stp_points + stp_point_at[c->probe] "
-		": \"\";\n}\n\n");
+	fprintf(out, "static __always_inline const char *%s(struct context *c)\n{\n", fn);
+	fprintf(out, "\treturn c->probe < STP_NPROBES ? %s + %s[c->probe] : \"\";\n}\n\n",
+		table, at_name);
+}
+
+/* pp() (and pn() when called) of the running handler, for tapset.bpf.h. */
+static void probe_points(struct emitter *E, FILE *out)
+{
+	fprintf(out, "/* the probe points, as pp() spells them */\n");
+	point_table(E, out, "stp_points", "stp_point_at", "stp_ctx_pp", false);
+	if (emit_uses_pn(E)) {
+		fprintf(out, "/* and as pn() does: before alias resolution */\n#define STP_HAVE_PN 1\n");
+		point_table(E, out, "stp_names", "stp_name_at", "stp_ctx_pn", true);
+	}
 	emit_uprobe_flags(E, out);
 }
 

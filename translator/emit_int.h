@@ -293,6 +293,8 @@ const char *emit_target(struct emitter *E, struct expr *e);
 void emit_bpf_loop(struct emitter *E, struct stmt *s);
 void emit_bpf_foreach(struct emitter *E, struct stmt *s);
 bool emit_probe_in_kernel(const struct derived_probe *dp);
+/* Does the program call pn()?  Only then do the tables carry its names (emit_bpf.c, emit_meta.c). */
+bool emit_uses_pn(const struct emitter *E);
 /* A string temporary holding S (a constant), for kernel-context code. */
 const char *emit_string_const(struct emitter *E, const char *s);
 

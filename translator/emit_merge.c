@@ -197,6 +197,21 @@ static struct merge *merge_state(struct emitter *E)
 	return E->merge;
 }
 
+/* Does a member of G attach where probe INDEX does (the same point)? */
+static bool attaches_there(const struct emitter *E, const struct mgroup *g, int index)
+{
+	const struct derived_probe *dp = VEC_AT(&E->prog->probes, index);
+
+	for (int i = 0; i < g->members.len; i++) {
+		const struct mhandler *h = VEC_AT(&g->members, i);
+
+		if (!strcmp(((struct derived_probe *)VEC_AT(&E->prog->probes, h->index))->point,
+			    dp->point))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Handler INDEX's program TEXT, and its frame's declaration DECL (NULL: it
  * has none).  MERGEABLE: a tracepoint program that a cookie can tell apart.
@@ -226,7 +241,9 @@ void emit_merge_add(struct emitter *E, int index, const char *text, const char *
 				   rename_locals(emit_merge_canonical(decl, index, &(struct vec){ 0 }),
 						 &names));
 	}
-	g = hmap_get(&m->groups, key);
+	/* a program attaches a tracepoint once (the kernel refuses it again: EEXIST) */
+	for (int n = 2; (g = hmap_get(&m->groups, key)) && attaches_there(E, g, index); n++)
+		key = arena_printf("%s\n/* %d */", key, n);
 	if (!g) {
 		g = arena_alloc(sizeof(*g));
 		memset(g, 0, sizeof(*g));

@@ -248,6 +248,7 @@ struct expand {
 	struct probe *probe;		/* the probe being derived */
 	struct probe_point *orig;	/* its point being expanded */
 	struct vec aliases;		/* struct probe_alias *: the chain so far */
+	const char *pn;			/* the outermost alias's name as matched, or NULL */
 	struct stmt *body;		/* alias bodies around the probe's, not yet copied */
 	struct expr *cond;		/* conditions so far, not yet copied */
 	bool optional;
@@ -275,6 +276,7 @@ static struct derived_probe *make_probe(struct expand *x, struct vec *comps, enu
 
 	dp->id = x->sm->next_probe_id++;
 	dp->point = probes_point_text(comps);
+	dp->pn = x->pn ? x->pn : dp->point;
 	dp->kind = k;
 	dp->probe = x->probe;
 	dp->orig = x->orig;
@@ -1071,10 +1073,23 @@ static bool in_chain(struct expand *x, struct probe_alias *a)
 	return false;
 }
 
+/* pn() of the probes an outermost alias makes: its NAME and what of PT follows it. */
+static const char *alias_pn(struct probe_point *name, struct probe_point *pt, int skip)
+{
+	struct vec comps = { 0 };
+
+	for (int i = 0; i < name->comps.len; i++)
+		vec_push(&comps, VEC_AT(&name->comps, i));
+	for (int i = skip; skip && i < pt->comps.len; i++)
+		vec_push(&comps, VEC_AT(&pt->comps, i));
+	return probes_point_text(&comps);
+}
+
 static int expand_one_alias(struct expand *x, struct probe_alias *a, struct probe_point *pt,
-			    int skip)
+			    int skip, struct probe_point *name)
 {
 	struct stmt *body = x->body;
+	const char *pn = x->pn;
 	int total = 0;
 
 	if (in_chain(x, a)) {
@@ -1085,6 +1100,8 @@ static int expand_one_alias(struct expand *x, struct probe_alias *a, struct prob
 		return 0;
 	}
 	sema_pull_file(x->sm, a->file);
+	if (!x->aliases.len)
+		x->pn = alias_pn(name, pt, skip);
 	vec_push(&x->aliases, a);
 	x->body = wrap_body(a, body);
 	for (int i = 0; i < a->points.len; i++) {
@@ -1096,6 +1113,7 @@ static int expand_one_alias(struct expand *x, struct probe_alias *a, struct prob
 			break;
 	}
 	x->body = body;
+	x->pn = pn;
 	x->aliases.len--;
 	return total;
 }
@@ -1115,7 +1133,8 @@ static int expand_aliases(struct expand *x, struct probe_point *pt, bool full)
 			continue;
 		if (total < 0)
 			total = 0;
-		total += expand_one_alias(x, an->alias, pt, full ? 0 : an->name->comps.len);
+		total += expand_one_alias(x, an->alias, pt, full ? 0 : an->name->comps.len,
+					  an->name);
 	}
 	return total;
 }

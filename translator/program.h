@@ -151,6 +151,8 @@ struct derived_probe {
 	uint64_t ref_ctr_offset;	/* PROBE_UMARK: the file offset of its semaphore, or 0 */
 	const struct sdt_note *sdt;	/* PROBE_UMARK: its .note.stapsdt entry (probes_sdt.h) */
 	bool pid_target;	/* only in target()'s process tree (-c/-x, or no process path) */
+	const char *pn;		/* pn(): the point after wildcard expansion, before alias
+				   resolution (syscall.read for syscall.*) */
 	const char *list_point;	/* the point as -l lists it, where it differs (PROBE_UPLT), or NULL */
 
 	/* kernel functions (PROBE_KFUNC), once resolved (probes_btf.h) */

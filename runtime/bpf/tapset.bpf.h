@@ -11,6 +11,9 @@
  *		spells it: NUL-terminated, anywhere in kernel memory
  *   int64_t stp_ctx_is_return(struct context *c)
  *		1 in a .return probe
+ *   const char *stp_ctx_pn(struct context *c)
+ *		pn() of the running handler, with STP_HAVE_PN defined: only
+ *		a script that calls pn() has it
  *
  * for instance from tables in read-only data (qa/bpf/tapset_verify.bpf.c
  * does this; SEC(".rodata") keeps clang 14 from putting small tables in
@@ -194,6 +197,14 @@ STP_SERVICE void stp_pp(struct context *c, char *out)
 	if (bpf_probe_read_kernel_str(out, MAXSTRINGLEN, stp_ctx_pp(c)) < 0)
 		out[0] = '\0';
 }
+
+#ifdef STP_HAVE_PN
+STP_SERVICE void stp_pn(struct context *c, char *out)
+{
+	if (bpf_probe_read_kernel_str(out, MAXSTRINGLEN, stp_ctx_pn(c)) < 0)
+		out[0] = '\0';
+}
+#endif
 
 STP_SERVICE void stp_probefunc(struct context *c, char *out)
 {

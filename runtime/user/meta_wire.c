@@ -70,7 +70,7 @@ static const struct field global_fields[] = {
 };
 
 static const struct field probe_fields[] = {
-	P(W_STR, point), P(W_STR, loc.file), P(W_32, loc.line), P(W_32, loc.col), P(W_32, kind),
+	P(W_STR, point), P(W_STR, name), P(W_STR, loc.file), P(W_32, loc.line), P(W_32, loc.col), P(W_32, kind),
 	P(W_32, context), P(W_STR, prog), P(W_64, priority), P(W_64, interval_ns),
 	P(W_64, randomize_ns), P(W_32, perf_type), P(W_64, perf_config), P(W_64, perf_sample),
 	P(W_STR, tp_system), P(W_STR, tp_name), P(W_STR, target), P(W_BOOL, optional),

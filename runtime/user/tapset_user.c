@@ -228,6 +228,13 @@ void stp_pp(struct context *c, char *out)
 	put_str(out, c->probe && c->probe->point ? c->probe->point : "");
 }
 
+void stp_pn(struct context *c, char *out)
+{
+	const struct stp_meta_probe *p = c->probe;
+
+	put_str(out, p && p->name ? p->name : p && p->point ? p->point : "");
+}
+
 void stp_probefunc(struct context *c, char *out)
 {
 	stp_pp(c, out);
