@@ -74,5 +74,7 @@ for i in $(seq 1 "$HOSTS_N"); do
 	h=$(hosts_name "$i")
 	echo "$h: $(hosts_curl /series/query "stap.hostload.calls{hostname==\"$h\"}[samples:1]")"
 done
+crashes=$(hosts_proxy_crashes)
+[ -z "$crashes" ] || printf '\npmproxy crashed and was started again:\n%s\n' "$crashes"
 say "tearing down"
 exit 0
