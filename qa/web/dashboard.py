@@ -42,6 +42,8 @@ Checks, in order (each waits up to --wait seconds for the page):
              is what /series/values gives for that host's series; then
              --series-hist METRIC (a .hist) chosen in the form: a heatmap
              per host, its rows the bucket names /series/instances gives
+  no-series  --no-series METRIC chosen in the series view of a pmproxy
+             with no series store (no Redis): the view says so
 """
 import argparse
 import http.client
@@ -487,6 +489,18 @@ def check_series_hist(p, metric, hosts):
             "; ".join(bad) or "heatmaps %r" % (got,))
 
 
+def check_no_series(p):
+    p.js("const f = document.getElementById('series-form'); f.metric.value = arguments[0]; f.requestSubmit();",
+         p.args.no_series)
+    note = p.wait("const n = document.getElementById('series-note');"
+                  "return n.dataset.state === 'error' ? n.textContent : null", secs=p.args.wait + 15)
+    p.js("document.getElementById('series').scrollIntoView()")
+    p.shot("no-series-store")
+    p.check(note and "no series store" in note, "the series view of a pmproxy without Redis says it has no series store",
+            repr(note))
+    p.js("const f = document.getElementById('series-form'); f.metric.value = ''; f.requestSubmit();")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--page", required=True)
@@ -513,6 +527,7 @@ def main():
     ap.add_argument("--series-then")
     ap.add_argument("--series-want2")
     ap.add_argument("--series-hist")
+    ap.add_argument("--no-series")
     args = ap.parse_args()
     os.makedirs(args.shots, exist_ok=True)
     p = Page(args)
@@ -521,7 +536,8 @@ def main():
         for name, check in [("running", check_running), ("rate", check_rate),
                             ("heatmap", check_heatmap), ("output", check_output),
                             ("failed", check_failed), ("flame", check_flame),
-                            ("register_bad", check_register), ("gone", check_gone),
+                            ("register_bad", check_register), ("no_series", check_no_series),
+                            ("gone", check_gone),
                             ("proxy_pid", check_restart), ("dead_url", check_dead),
                             ("series", check_series)]:
             if getattr(args, name):
