@@ -446,11 +446,15 @@ def check_series(p):
     metric = p.args.series
     got, want, last = series_want(p, p.args.series_want)
     drawn = p.js("return document.getElementById('series-chart').dataset.lines")
+    # the help the live part knows, on hover (helpText: name, help, then type and units)
+    helped = p.wait("const t = document.getElementById('series-chart').title;"
+                    "return t.startsWith(arguments[0] + '\\n') && / units /.test(t) ? t : null", metric)
     p.js("document.getElementById('series').scrollIntoView()")
     p.shot("series")
-    p.check(got and drawn == str(len(want)), "%s: one line per host, newest values %s" %
-            (metric, ", ".join("=".join(w) for w in want)), "rows %r, lines %r, note %r" %
-            (last, drawn, p.js("return document.getElementById('series-note').textContent")))
+    p.check(got and drawn == str(len(want)) and helped,
+            "%s: one line per host, newest values %s, its help on hover" %
+            (metric, ", ".join("=".join(w) for w in want)), "rows %r, lines %r, help %r, note %r" %
+            (last, drawn, helped, p.js("return document.getElementById('series-note').textContent")))
     if p.args.series_then:
         subprocess.run(p.args.series_then, shell=True, check=True)
         got, want, last = series_want(p, p.args.series_want2)

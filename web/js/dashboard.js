@@ -340,7 +340,7 @@
 			this.registration.enabled((base.values.get('stap.info.registration') || new Map()).get(''));
 			this.registration.update(this.meta, base.values);
 			this.layout(scripts, base.values);
-			this.series.offer([...this.meta.keys()]);
+			this.series.offer(this.meta);
 			for (const [name, sec] of this.sections) {
 				const g = got.get(name);
 				if (g)

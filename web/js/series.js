@@ -22,6 +22,8 @@
  * data-host, data-instance, data-series, data-value (the newest sample),
  * data-raw (the newest value drawn), data-t (its time, ms) and
  * data-points (how many drawn); Stap.seriesView.lines has every point.
+ * The metric's help, when the live part of the page knows it, shows on
+ * hover over the chart.
  */
 (function (Stap) {
 	'use strict';
@@ -88,9 +90,11 @@
 			this.reset(Object.assign({}, this.s, { series: metric }));
 		}
 
-		/* the stap.* metrics the live part of the page knows, offered in the form */
-		offer(names) {
-			const list = names.filter((n) => !/^stap\.(control|scripts\.(output|line|source))\b/.test(n)).sort();
+		/* the stap.* metrics the live part of the page knows (meta: name -> desc),
+		 * offered in the form; their help is the chart's on hover */
+		offer(meta) {
+			this.meta = meta;
+			const list = [...meta.keys()].filter((n) => !/^stap\.(control|scripts\.(output|line|source))\b/.test(n)).sort();
 			const key = list.join(' ');
 
 			if (key !== this.known) {
@@ -229,6 +233,9 @@
 		draw(lines, hist) {
 			const fmt = (l) => (x) => Stap.units.format(x, l.units, l.counter);
 
+			const m = this.meta && this.meta.get(this.metric);
+			this.canvas.title = m ? Stap.helpText(m) : this.metric || '';
+			this.heat.title = this.canvas.title;
 			this.canvas.hidden = !!hist;
 			this.canvas.dataset.metric = this.metric || '';
 			this.canvas.dataset.lines = String(lines.length);
