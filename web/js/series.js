@@ -216,6 +216,13 @@
 				lines.every((l) => Stap.bucketEnds(l.instance));
 			const hosts = new Set(lines.map((l) => l.host));
 
+			if (!lines.length) {
+				this.lines = [];
+				this.draw([], null);
+				this.say(this.metric + ': ' + this.info.size + ' series, but no samples in the last ' +
+					this.window / 60 + ' min', 'empty');
+				return;
+			}
 			for (const l of lines)
 				l.points = drawn(l.samples, l.counter);
 			const shown = hist ? lines : lines.slice(0, MAX_LINES);
