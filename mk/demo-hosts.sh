@@ -67,12 +67,15 @@ loaded()
 _hosts_wait 60 loaded || die "the series store did not get host $HOSTS_N's last value ($want)"
 hosts_pmseries 'stap.hostload.calls'
 echo
-hosts_pmseries -a 'stap.hostload.calls{hostname=="pmstap-h1"}'
+# -a takes series ids, not a query: pmstap-h1's, from the query
+hosts_pmseries -a "$(hosts_pmseries 'stap.hostload.calls{hostname=="pmstap-h1"}')"
 
 say "/series/query, the newest value of each host's stap.hostload.calls"
 for i in $(seq 1 "$HOSTS_N"); do
 	h=$(hosts_name "$i")
 	echo "$h: $(hosts_curl /series/query "stap.hostload.calls{hostname==\"$h\"}[samples:1]")"
 done
+crashes=$(hosts_proxy_crashes)
+[ -z "$crashes" ] || printf '\npmproxy crashed and was started again:\n%s\n' "$crashes"
 say "tearing down"
 exit 0

@@ -34,8 +34,19 @@ Checks, in order (each waits up to --wait seconds for the page):
              outcome names SCRIPT, then says it runs and lists METRIC, and
              SCRIPT's section shows METRIC's value
   dead       pointed at --dead-url: the page says "unreachable"
+  series     the series view (one metric across hosts, from pmproxy's
+             series store) opened on --series METRIC: one line per host of
+             --series-want HOST=VALUE,... with VALUE its newest sample;
+             then --series-then CMD runs (more workload) and the page, by
+             itself, reaches --series-want2; every sample and rate it drew
+             is what /series/values gives for that host's series; then
+             --series-hist METRIC (a .hist) chosen in the form: a heatmap
+             per host, its rows the bucket names /series/instances gives
+  no-series  --no-series METRIC chosen in the series view of a pmproxy
+             with no series store (no Redis): the view says so
 """
 import argparse
+import http.client
 import json
 import os
 import re
@@ -115,7 +126,8 @@ class Page:
 
     def open(self, url, host=""):
         page = "file://" + os.path.abspath(self.args.page)
-        q = urllib.parse.urlencode({"pmproxy": url, "host": host, "interval": 500})
+        q = urllib.parse.urlencode({"pmproxy": url, "host": host, "interval": 500,
+                                    "series": self.args.series or ""})
         self.drv.get(page + "?" + q)
 
     def set_proxy(self, url):
@@ -250,8 +262,17 @@ def check_restart(p):
 
 
 def rest(p, path):
-    with urllib.request.urlopen(p.args.pmproxy + path, timeout=20) as r:
-        return json.load(r)
+    """PATH's JSON; asked again, for 20 s, while pmproxy is down: the tests run it
+    under qa/pmda/supervise, which starts it again when it crashes (told in .full)"""
+    end = time.time() + 20
+    while True:
+        try:
+            with urllib.request.urlopen(p.args.pmproxy + path, timeout=20) as r:
+                return json.load(r)
+        except (OSError, http.client.HTTPException):
+            if time.time() > end:
+                raise
+            time.sleep(0.5)
 
 
 def rest_values(p, metric):
@@ -376,6 +397,114 @@ def check_dead(p):
     p.check(ok, "pointed at a dead port, the page says unreachable", p.state())
 
 
+SERIES_ROWS = """
+return [...document.querySelectorAll('#series-legend tbody tr')].map(r =>
+    [r.dataset.host, r.dataset.instance, r.dataset.value, r.dataset.series]);
+"""
+
+
+def series_want(p, spec):
+    """Wait for one legend row per host of SPEC (HOST=VALUE,...), each with its VALUE."""
+    want = sorted(tuple(x.split("=", 1)) for x in spec.split(","))
+    got = p.wait("const rows = (function () {" + SERIES_ROWS + "})();"
+                 "return JSON.stringify(rows.map(r => [r[0], r[2]]).sort()) === arguments[0] ? rows : null",
+                 json.dumps([list(w) for w in want], separators=(",", ":")))
+    last = p.js(SERIES_ROWS)
+    return got, want, last
+
+
+def series_rest(p, sid):
+    """SID's samples [[t ms, value]] over the last 10 minutes, from /series/values."""
+    vals = rest(p, "/series/values?series=%s&start=-600sec" % sid)
+    return sorted((float(v["timestamp"]), float(v["value"])) for v in vals if not v.get("instance"))
+
+
+def series_match(p, desc):
+    """Every sample the page drew, and every rate, is /series/values' own."""
+    lines = p.js("return Stap.seriesView.lines.map(l => ({ host: l.host, series: l.series,"
+                 " counter: l.counter, samples: l.samples, points: l.points }))")
+    bad = []
+    for ln in lines:
+        mine = [(float(t), float(v)) for t, v in ln["samples"]]
+        rest_s = [s for s in series_rest(p, ln["series"]) if mine and mine[0][0] <= s[0] <= mine[-1][0]]
+        if mine != rest_s:
+            bad.append("%s: %d samples drawn, %d over REST in the same time" % (ln["host"], len(mine), len(rest_s)))
+            continue
+        want = [(t1, (v1 - v0) * 1000 / (t1 - t0) if t1 > t0 and v1 >= v0 else None)
+                for (t0, v0), (t1, v1) in zip(rest_s, rest_s[1:])] if ln["counter"] else rest_s
+        got = [(float(t), None if v is None else float(v)) for t, v in ln["points"]]
+        if len(got) != len(want) or any(a[0] != b[0] or (a[1] is None) != (b[1] is None) or
+                                        (a[1] is not None and abs(a[1] - b[1]) > 1e-9 * max(1, abs(b[1])))
+                                        for a, b in zip(got, want)):
+            bad.append("%s: drawn %r, from REST %r" % (ln["host"], got[-3:], want[-3:]))
+    hosts = sorted(ln["host"] for ln in lines)
+    p.check(lines and not bad, "%s: what the page drew is what /series/values gives (%s)" %
+            (desc, ", ".join(hosts)), "; ".join(bad))
+
+
+def check_series(p):
+    metric = p.args.series
+    got, want, last = series_want(p, p.args.series_want)
+    drawn = p.js("return document.getElementById('series-chart').dataset.lines")
+    # the help the live part knows, on hover (helpText: name, help, then type and units)
+    helped = p.wait("const t = document.getElementById('series-chart').title;"
+                    "return t.startsWith(arguments[0] + '\\n') && / units /.test(t) ? t : null", metric)
+    p.js("document.getElementById('series').scrollIntoView()")
+    p.shot("series")
+    p.check(got and drawn == str(len(want)) and helped,
+            "%s: one line per host, newest values %s, its help on hover" %
+            (metric, ", ".join("=".join(w) for w in want)), "rows %r, lines %r, help %r, note %r" %
+            (last, drawn, helped, p.js("return document.getElementById('series-note').textContent")))
+    if p.args.series_then:
+        subprocess.run(p.args.series_then, shell=True, check=True)
+        got, want, last = series_want(p, p.args.series_want2)
+        p.js("document.getElementById('series').scrollIntoView()")
+        p.shot("series-live")
+        p.check(got, "%s: the page follows by itself: %s" % (metric, ", ".join("=".join(w) for w in want)),
+                "rows %r" % (last,))
+    series_match(p, metric)
+    if p.args.series_hist:
+        check_series_hist(p, p.args.series_hist, [w[0] for w in want])
+
+
+HEATS = """
+return [...document.querySelectorAll('#series-heat canvas.heatmap')].filter(c =>
+    c.dataset.metric === arguments[0] && +c.dataset.painted > 0).map(c => [c.dataset.host, c.dataset.rows]);
+"""
+
+
+def check_series_hist(p, metric, hosts):
+    p.js("const f = document.getElementById('series-form'); f.metric.value = arguments[0]; f.requestSubmit();",
+         metric)
+    got = p.wait("const h = (function () {" + HEATS + "})(arguments[0]);"
+                 "return h.length === arguments[1] ? h : null", metric, len(hosts))
+    p.js("document.getElementById('series').scrollIntoView()")
+    p.shot("series-heatmap")
+    bad = []
+    for host in hosts:
+        expr = urllib.parse.quote('%s{hostname=="%s"}' % (metric, host))
+        sids = rest(p, "/series/query?expr=" + expr)
+        names = sorted({i["name"] for i in rest(p, "/series/instances?series=" + ",".join(sids))},
+                       key=lambda n: float(re.match(r"-?(\d+|inf)", n).group(0)))
+        rows = dict(got or []).get(host)
+        if rows != " ".join(names):
+            bad.append("%s: rows %r, over REST %r" % (host, rows, names))
+    p.check(got and not bad, "%s: a heatmap per host (%s), a row per bucket" % (metric, ", ".join(hosts)),
+            "; ".join(bad) or "heatmaps %r" % (got,))
+
+
+def check_no_series(p):
+    p.js("const f = document.getElementById('series-form'); f.metric.value = arguments[0]; f.requestSubmit();",
+         p.args.no_series)
+    note = p.wait("const n = document.getElementById('series-note');"
+                  "return n.dataset.state === 'error' ? n.textContent : null", secs=p.args.wait + 15)
+    p.js("document.getElementById('series').scrollIntoView()")
+    p.shot("no-series-store")
+    p.check(note and "no series store" in note, "the series view of a pmproxy without Redis says it has no series store",
+            repr(note))
+    p.js("const f = document.getElementById('series-form'); f.metric.value = ''; f.requestSubmit();")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--page", required=True)
@@ -397,6 +526,12 @@ def main():
     ap.add_argument("--host", default="")
     ap.add_argument("--register-bad")
     ap.add_argument("--register-good")
+    ap.add_argument("--series")
+    ap.add_argument("--series-want")
+    ap.add_argument("--series-then")
+    ap.add_argument("--series-want2")
+    ap.add_argument("--series-hist")
+    ap.add_argument("--no-series")
     args = ap.parse_args()
     os.makedirs(args.shots, exist_ok=True)
     p = Page(args)
@@ -405,8 +540,10 @@ def main():
         for name, check in [("running", check_running), ("rate", check_rate),
                             ("heatmap", check_heatmap), ("output", check_output),
                             ("failed", check_failed), ("flame", check_flame),
-                            ("register_bad", check_register), ("gone", check_gone),
-                            ("proxy_pid", check_restart), ("dead_url", check_dead)]:
+                            ("register_bad", check_register), ("no_series", check_no_series),
+                            ("gone", check_gone),
+                            ("proxy_pid", check_restart), ("dead_url", check_dead),
+                            ("series", check_series)]:
             if getattr(args, name):
                 check(p)
         errs = p.js_errors()

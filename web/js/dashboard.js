@@ -38,6 +38,7 @@
 			url: q.get('pmproxy') || saved('pmproxy') || dflt,
 			host: q.get('host') ?? saved('host') ?? '',
 			interval: Number(q.get('interval') || saved('interval') || 1000),
+			series: q.get('series') ?? saved('series') ?? '',
 		};
 	}
 
@@ -159,6 +160,7 @@
 			this.scriptsTable = new Stap.ScriptsTable(document.getElementById('scripts-table'));
 			this.probesTable = new Stap.ProbesTable(document.getElementById('probes-table'));
 			this.registration = new Stap.Registration(this);
+			this.series = Stap.seriesView = new Stap.SeriesView();
 			this.reset(settings());
 		}
 
@@ -181,6 +183,7 @@
 			this.probesTable.body.replaceChildren();
 			this.generation = (this.generation || 0) + 1;
 			this.state('connecting', 'connecting to pmproxy at ' + s.url + '\u2026');
+			this.series.reset(s);
 		}
 
 		apply() {
@@ -188,13 +191,14 @@
 				url: this.form.pmproxy.value.trim(),
 				host: this.form.host.value.trim(),
 				interval: Number(this.form.interval.value) || 1000,
+				series: this.series.metric,
 			};
 			try {
 				localStorage.setItem('pmstap.pmproxy', s.url);
 				localStorage.setItem('pmstap.host', s.host);
 				localStorage.setItem('pmstap.interval', String(s.interval));
 			} catch (e) { /* file:// may refuse storage */ }
-			const q = new URLSearchParams({ pmproxy: s.url, host: s.host, interval: s.interval });
+			const q = new URLSearchParams({ pmproxy: s.url, host: s.host, interval: s.interval, series: s.series });
 			history.replaceState(null, '', '?' + q.toString());
 			this.reset(s);
 			this.kick();
@@ -336,6 +340,7 @@
 			this.registration.enabled((base.values.get('stap.info.registration') || new Map()).get(''));
 			this.registration.update(this.meta, base.values);
 			this.layout(scripts, base.values);
+			this.series.offer(this.meta);
 			for (const [name, sec] of this.sections) {
 				const g = got.get(name);
 				if (g)
