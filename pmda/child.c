@@ -54,57 +54,42 @@
 
 /* ---- the runtime: a line "# runtime: NAME" ---- */
 
-/* NAME of a line "# runtime: NAME" in LINE (N bytes), into OUT; false when it is no such line. */
-static bool runtime_line(const char *line, size_t n, char *out, size_t size)
+/* The text of the file at PATH (NUL-terminated, malloc'd), or NULL. */
+static char *read_text(const char *path)
 {
-	const char *end = line + n, *p = line;
-	size_t len;
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t cap = 0, len;
 
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	if (p == end || *p++ != '#')
-		return false;
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	if ((size_t)(end - p) < 8 || strncmp(p, "runtime:", 8) != 0)
-		return false;
-	for (p += 8; p < end && (*p == ' ' || *p == '\t'); p++)
-		;
-	while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
-		end--;
-	len = (size_t)(end - p) < size - 1 ? (size_t)(end - p) : size - 1;
-	memcpy(out, p, len);
-	out[len] = '\0';
-	return true;
+	if (!f)
+		return NULL;
+	len = getdelim(&text, &cap, '\0', f) > 0 ? strlen(text) : 0;
+	fclose(f);
+	if (!len) {
+		free(text);
+		return strdup("");
+	}
+	return text;
 }
 
-/*
- * The runtime SC's text chooses with its first "# runtime: NAME" line
- * (bpf, the default, or kernel), or NULL after saying on stderr, as
- * pmstap's diagnostics do, why it cannot run here.
- */
-static const char *script_runtime(const struct stap_script *sc)
+const char *stap_script_runtime(const char *path)
 {
-	FILE *f = fopen(sc->file, "r");
-	char *line = NULL, name[64] = "bpf";
-	size_t cap = 0;
-	ssize_t n;
-	int lineno = 0;
-	bool found = false;
+	char *text = read_text(path), name[64] = "bpf";
+	const char *at = text ? stap_header_line(text, "runtime", &(size_t){ 0 }) : NULL;
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	int lineno = 1;
 
-	while (f && !found && (n = getline(&line, &cap, f)) >= 0) {
-		lineno++;
-		found = runtime_line(line, (size_t)n - (n > 0 && line[n - 1] == '\n'), name,
-				     sizeof(name));
+	if (at) {
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(at, " \t\r\n"), at);
+		for (const char *p = text; p < at; p++)
+			lineno += *p == '\n';
 	}
-	free(line);
-	if (f)
-		fclose(f);
+	free(text);
 	if (strcmp(name, "bpf") == 0)
 		return "bpf";
 	if (strcmp(name, "kernel") == 0 && access("/proc/modules", F_OK) == 0)
 		return "kernel";
-	fprintf(stderr, "%s:%d:1: error: ", basename(sc->file), lineno);
+	fprintf(stderr, "%s:%d:1: error: ", base, lineno);
 	if (strcmp(name, "kernel") == 0)
 		fprintf(stderr, "'# runtime: kernel' runs the script as a kernel module, and this "
 			"kernel cannot load modules (it has no /proc/modules)\n");
@@ -345,7 +330,7 @@ void stap_child_main(struct stap_script *sc, pid_t parent)
 		_exit(STAP_CHILD_INTERNAL);	/* the PMDA died before the line above */
 	snprintf(title, sizeof(title), "stap:%s", sc->name);
 	prctl(PR_SET_NAME, title);
-	runtime = script_runtime(sc);
+	runtime = stap_script_runtime(sc->file);
 	if (!runtime)
 		_exit(STAP_CHILD_RUNTIME);
 	if (compile(sc, runtime, dir, sizeof(dir)) < 0)

@@ -338,6 +338,15 @@ enum {
 
 #define STAP_MSG_MAX 65536
 
+/* The value of a script's first "# KEY: VALUE" or "// KEY: VALUE" line (LEN bytes), or NULL. */
+const char *stap_header_line(const char *text, const char *key, size_t *len);
+/*
+ * The runtime a script's first line "# runtime: NAME" chooses: "bpf" (also
+ * with no such line) or "kernel"; NULL after saying on stderr, as
+ * pmstap's diagnostics do, why it cannot run here.
+ */
+const char *stap_script_runtime(const char *path);
+
 /* In the forked child: compile, load, attach, report, run.  Never returns. */
 void stap_child_main(struct stap_script *sc, pid_t parent) __attribute__((noreturn));
 

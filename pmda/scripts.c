@@ -1350,12 +1350,17 @@ void stap_scripts_shutdown(void)
 static void exec_check(const char *dir, const char *file, int err)
 {
 	int devnull = open("/dev/null", O_RDWR);
+	const char *runtime;
 
 	arrange_fds((int[]){ devnull, devnull, err }, 3);
 	if (chdir(dir) < 0)
 		_exit(127);
 	setenv("PMSTAP_CACHE", stap_config.cache_dir, 1);
-	execl(stap_config.pmstap, stap_config.pmstap, "-p2", file, (char *)NULL);
+	runtime = stap_script_runtime(file);
+	if (!runtime)
+		_exit(1);
+	execl(stap_config.pmstap, stap_config.pmstap, "-p2", strcmp(runtime, "kernel") == 0 ?
+	      "--runtime=kernel" : "--runtime=bpf", file, (char *)NULL);
 	fprintf(stderr, "cannot run %s: %s\n", stap_config.pmstap, strerror(errno));
 	_exit(127);
 }

@@ -35,6 +35,7 @@ probe kernel.trace("syscalls:sys_enter_write") {
 	if (execname() == "dd")
 		writes <<< $count
 }
+probe end { print(@hist_log(writes)) }
 END
 chmod 644 "$script"
 if [ -n "${GUEST_COMPILE_ONLY:-}" ]; then
@@ -115,7 +116,7 @@ echo "== help and units"
 pminfo -dtT stap.qa408.execs stap.qa408.writes.sum | ids
 echo "== the script"
 pminfo -f stap.scripts.status stap.scripts.errors | grep -E '^stap|qa408' | ids
-pminfo -f stap.probes.attached | grep qa408 | ids
+pminfo -f stap.probes.attached | grep -E '^stap|qa408' | ids
 echo "== pmcd stops"
 kill $pmcd
 wait $pmcd
