@@ -6,7 +6,9 @@
 # workload made (7 runs of /bin/true, 3 of /bin/false, dd's 5 writes of
 # 4096 bytes and 3 of 512: the workload is the control), the doc comment's
 # help and units, one instance a key and "lo-hi" instances for the
-# histogram.  At the end, pmcd stops, and the PMDA removes the module.
+# histogram.  The script's process killed, the PMDA removes the module it
+# held and starts the script again, counting from 0 in a new module.  At
+# the end, pmcd stops, and the PMDA removes the module.
 # The module is compiled on the host (the same cache key as the PMDA's:
 # the same script name, text and options, see pmda/child.c).
 script=$tmp/auto/qa408.stp
@@ -117,6 +119,19 @@ pminfo -dtT stap.qa408.execs stap.qa408.writes.sum | ids
 echo "== the script"
 pminfo -f stap.scripts.status stap.scripts.errors | grep -E '^stap|qa408' | ids
 pminfo -f stap.probes.attached | grep -E '^stap|qa408' | ids
+echo "== the script's process killed: the PMDA removes its module, starts it again"
+old=$(grep -o '^pmstap_kmod_[0-9]*' /proc/modules)
+modules() { grep -o '^pmstap_kmod_[0-9]*' /proc/modules | tr '\n' ' '; }
+new_module() { [ -n "$(modules)" ] && [ "$(modules)" != "$old " ]; }
+pkill -KILL -x stap:qa408
+wait_for "a new module" 60 new_module
+wait_for "qa408 to run again" 60 value_is '"running"' stap.scripts.status qa408
+grep -q "^$old " /proc/modules && echo "the old module is still there" ||
+	echo "modules: $(modules | wc -w), the old one gone"
+for i in 1 2; do /bin/true; done
+wait_for "the new counts" 30 value_is 2 stap.qa408.execs true
+pminfo -f stap.qa408.execs | ids
+echo "restarts: $(value stap.scripts.restarts qa408)"
 echo "== pmcd stops"
 kill $pmcd
 wait $pmcd
