@@ -6,7 +6,7 @@
 # workload made (7 runs of /bin/true, 3 of /bin/false, dd's 5 writes of
 # 4096 bytes and 3 of 512: the workload is the control), the doc comment's
 # help and units, one instance a key and "lo-hi" instances for the
-# histogram.  The script's process killed, the PMDA removes the module it
+# histogram, printf's lines as stap.scripts.output* (events).  The script's process killed, the PMDA removes the module it
 # held and starts the script again, counting from 0 in a new module.  At
 # the end, pmcd stops, and the PMDA removes the module.
 # The module is compiled on the host (the same cache key as the PMDA's:
@@ -32,6 +32,8 @@ global writes
 probe kernel.trace("sched:sched_process_exec") {
 	if (execname() == "true" || execname() == "false")
 		execs[execname()]++
+	if (execname() == "false")
+		printf("false ran, %d times now\n", execs["false"])
 }
 probe kernel.trace("syscalls:sys_enter_write") {
 	if (execname() == "dd")
@@ -110,10 +112,14 @@ dd if=/dev/zero of=/dev/null bs=4096 count=5 status=none
 dd if=/dev/zero of=/dev/null bs=512 count=3 status=none
 wait_for "the counts" 30 value_is 3 stap.qa408.execs false
 wait_for "the writes" 30 value_is 8 stap.qa408.writes.count
+wait_for "the output" 30 value_is 3 stap.scripts.output_lines qa408
 echo "== values"
 pminfo -f stap.qa408.execs stap.qa408.writes.count stap.qa408.writes.sum \
 	stap.qa408.writes.min stap.qa408.writes.max stap.qa408.writes.hist | ids
 pmprobe -v stap.qa408.writes.count stap.qa408.execs
+echo "== output (events)"
+echo "lines: $(value stap.scripts.output_lines qa408), the last: $(value stap.scripts.last_output qa408)"
+pminfo -f stap.scripts.output_text | sed -n '/"qa408"\] value/,/now"$/p' | ids
 echo "== help and units"
 pminfo -dtT stap.qa408.execs stap.qa408.writes.sum | ids
 echo "== the script"
