@@ -11,13 +11,16 @@
  *	fd 3  its end of a SOCK_SEQPACKET control socket
  * and then
  *	1. compiles the script's private copy with `pmstap -p4` (passes 1-4,
- *	   cached by pmstap), whose diagnostics go to fd 2 as they are;
+ *	   cached by pmstap), whose diagnostics go to fd 2 as they are, with
+ *	   --runtime=kernel when a line "# runtime: kernel" asks for it;
  *	2. sends STAP_MSG_BUILD with the compiled script's directory, from
  *	   which the PMDA reads the script's stp_meta (script.so);
  *	3. opens, loads and attaches it with libstaprt (runtime/user/script.h);
  *	4. sends every map the PMDA reads, one STAP_MSG_MAP each with the map's
  *	   fd attached (SCM_RIGHTS), each kernel probe's program (STAP_MSG_PROG,
- *	   for the runs the kernel skipped), then STAP_MSG_READY;
+ *	   for the runs the kernel skipped), then STAP_MSG_READY; a kernel
+ *	   module's script sends STAP_MSG_MODULE instead of maps and
+ *	   programs: the module's device, whose data segment the PMDA maps;
  *	5. runs it (begin probes, the event loop, end probes) until exit(),
  *	   SIGTERM from the PMDA, or too many errors.
  *
@@ -44,15 +47,65 @@
 
 #include "pmdastap.h"
 #include "../runtime/user/msg.h"
+#include "../runtime/dyninst/dmap.h"
 #include "../runtime/user/script.h"
 
 #define CTL_FD 3
 
+/* ---- the runtime: a line "# runtime: NAME" ---- */
+
+/* The text of the file at PATH (NUL-terminated, malloc'd), or NULL. */
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t cap = 0, len;
+
+	if (!f)
+		return NULL;
+	len = getdelim(&text, &cap, '\0', f) > 0 ? strlen(text) : 0;
+	fclose(f);
+	if (!len) {
+		free(text);
+		return strdup("");
+	}
+	return text;
+}
+
+const char *stap_script_runtime(const char *path)
+{
+	char *text = read_text(path), name[64] = "bpf";
+	const char *at = text ? stap_header_line(text, "runtime", &(size_t){ 0 }) : NULL;
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	int lineno = 1;
+
+	if (at) {
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(at, " \t\r\n"), at);
+		for (const char *p = text; p < at; p++)
+			lineno += *p == '\n';
+	}
+	free(text);
+	if (strcmp(name, "bpf") == 0)
+		return "bpf";
+	if (strcmp(name, "kernel") == 0 && access("/proc/modules", F_OK) == 0)
+		return "kernel";
+	fprintf(stderr, "%s:%d:1: error: ", base, lineno);
+	if (strcmp(name, "kernel") == 0)
+		fprintf(stderr, "'# runtime: kernel' runs the script as a kernel module, and this "
+			"kernel cannot load modules (it has no /proc/modules)\n");
+	else if (strcmp(name, "dyninst") == 0)
+		fprintf(stderr, "pmdastap does not run scripts on the dyninst runtime: run it with "
+			"pmstap --runtime=dyninst --pmda and its processes\n");
+	else
+		fprintf(stderr, "unknown runtime '%s' (bpf or kernel)\n", name);
+	return NULL;
+}
+
 /* ---- pass 1-4 with pmstap ---- */
 
-static void exec_pmstap(const struct stap_script *sc, int out)
+static void exec_pmstap(const struct stap_script *sc, const char *runtime, int out)
 {
-	char *argv[] = { stap_config.pmstap, "-p4", basename(sc->file), NULL };
+	char *argv[] = { stap_config.pmstap, "-p4", basename(sc->file), NULL, NULL };
 	char *dir = strdup(sc->file);
 
 	dup2(out, STDOUT_FILENO);
@@ -63,6 +116,10 @@ static void exec_pmstap(const struct stap_script *sc, int out)
 		_exit(127);
 	}
 	setenv("PMSTAP_CACHE", stap_config.cache_dir, 1);
+	if (strcmp(runtime, "kernel") == 0) {	/* as `pmstap --runtime=kernel NAME.stp` */
+		argv[3] = argv[2];
+		argv[2] = "--runtime=kernel";
+	}
 	execv(argv[0], argv);
 	fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
@@ -87,7 +144,7 @@ static int read_build_dir(int fd, char *dir, size_t size)
 	return 0;
 }
 
-static int compile(const struct stap_script *sc, char *dir, size_t size)
+static int compile(const struct stap_script *sc, const char *runtime, char *dir, size_t size)
 {
 	int pfd[2], status;
 	pid_t pid;
@@ -99,7 +156,7 @@ static int compile(const struct stap_script *sc, char *dir, size_t size)
 		return -1;
 	if (pid == 0) {
 		close(pfd[0]);
-		exec_pmstap(sc, pfd[1]);
+		exec_pmstap(sc, runtime, pfd[1]);
 	}
 	close(pfd[1]);
 	if (read_build_dir(pfd[0], dir, size) < 0)
@@ -192,6 +249,19 @@ static int send_progs(struct stp_script *s)
 	return 0;
 }
 
+/*
+ * The kernel runtime: the module's device, as this process opened it (so
+ * that the module's probes stop only when both have closed it), and the
+ * module's name, for pmdastap to map the data and unload the module.
+ */
+static int send_module(struct stp_script *s)
+{
+	const char *name = stp_script__kmod_name(s);
+
+	return stp_msg_send(CTL_FD, STAP_MSG_MODULE, name, strlen(name),
+			    stp_dseg__fd(stp_script__dseg(s)));
+}
+
 /* Which probes are in: user-context ones always, kernel ones if their program loaded. */
 static int send_ready(struct stp_script *s)
 {
@@ -203,8 +273,9 @@ static int send_ready(struct stp_script *s)
 
 	if (!flags)
 		return -1;
-	for (size_t i = 0; i < n; i++)
-		flags[i] = m->probes[i].context == STP_CTX_USER || loaded_prog(obj, &m->probes[i]);
+	for (size_t i = 0; i < n; i++)	/* a module registers every probe, or none */
+		flags[i] = m->probes[i].context == STP_CTX_USER || stp_script__kmod_name(s) ||
+			   loaded_prog(obj, &m->probes[i]);
 	rc = stp_msg_send(CTL_FD, STAP_MSG_READY, flags, n, -1);
 	free(flags);
 	return rc;
@@ -225,7 +296,7 @@ static void reset_signals(void)
 
 static int run(struct stap_script *sc, const char *dir)
 {
-	struct stp_script_opts opts = { .prog_name = sc->name };
+	struct stp_script_opts opts = { .prog_name = sc->name, .kmod_shared = true };
 	struct stp_script *s = stp_script__open(dir, &opts);
 	int status;
 
@@ -235,7 +306,8 @@ static int run(struct stap_script *sc, const char *dir)
 		stp_script__free(s);
 		return STAP_CHILD_LOAD;
 	}
-	if (send_maps(s) < 0 || send_progs(s) < 0 || send_ready(s) < 0) {
+	if ((stp_script__kmod_name(s) ? send_module(s) : send_maps(s) < 0 ? -1 : send_progs(s)) < 0 ||
+	    send_ready(s) < 0) {
 		fprintf(stderr, "%s: cannot hand the maps to pmdastap: %s\n", sc->name,
 			strerror(errno));
 		stp_script__free(s);
@@ -250,6 +322,7 @@ void stap_child_main(struct stap_script *sc, pid_t parent)
 {
 	char dir[4096];
 	char title[16];
+	const char *runtime;
 
 	reset_signals();
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -257,7 +330,10 @@ void stap_child_main(struct stap_script *sc, pid_t parent)
 		_exit(STAP_CHILD_INTERNAL);	/* the PMDA died before the line above */
 	snprintf(title, sizeof(title), "stap:%s", sc->name);
 	prctl(PR_SET_NAME, title);
-	if (compile(sc, dir, sizeof(dir)) < 0)
+	runtime = stap_script_runtime(sc->file);
+	if (!runtime)
+		_exit(STAP_CHILD_RUNTIME);
+	if (compile(sc, runtime, dir, sizeof(dir)) < 0)
 		_exit(STAP_CHILD_COMPILE);
 	if (stp_msg_send(CTL_FD, STAP_MSG_BUILD, dir, strlen(dir), -1) < 0)
 		_exit(STAP_CHILD_INTERNAL);

@@ -124,9 +124,10 @@ int stap_control_fetch(int item, pmAtomValue *atom)
 
 /* ---- register ---- */
 
-/* The NAME of a "# name: NAME" or "// name: NAME" line, else NULL. */
-static char *name_line(const char *text)
+const char *stap_header_line(const char *text, const char *key, size_t *len)
 {
+	size_t klen = strlen(key);
+
 	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
 		const char *q = p;
 		size_t n = 0;
@@ -141,16 +142,26 @@ static char *name_line(const char *text)
 			continue;
 		while (*q == ' ' || *q == '\t')
 			q++;
-		if (strncmp(q, "name:", 5) != 0)
+		if (strncmp(q, key, klen) != 0 || q[klen] != ':')
 			continue;
-		q += 5;
+		q += klen + 1;
 		while (*q == ' ' || *q == '\t')
 			q++;
 		while (q[n] && !isspace((unsigned char)q[n]))
 			n++;
-		return strndup(q, n);
+		*len = n;
+		return q;
 	}
 	return NULL;
+}
+
+/* The NAME of a "# name: NAME" or "// name: NAME" line, else NULL. */
+static char *name_line(const char *text)
+{
+	size_t n;
+	const char *name = stap_header_line(text, "name", &n);
+
+	return name ? strndup(name, n) : NULL;
 }
 
 static char *next_free_name(void)

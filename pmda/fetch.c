@@ -93,7 +93,8 @@ void stap_maps_adopt(struct stap_script *sc)
 	const struct stp_meta *m = sc->meta;
 
 	stap_maps_close(sc);
-	sc->data = stp_data__new(m, sc->ncpus);	/* handed over: ncpus is the segment's slots */
+	stap_kmod_adopt(sc);
+	sc->data = stp_data__new(m, sc->ncpus);	/* handed over, kernel: the segment's slots */
 	sc->snaps = calloc((size_t)m->nglobals + 1, sizeof(*sc->snaps));
 	sc->probe_stats = calloc((size_t)m->nprobes + 1, sizeof(*sc->probe_stats));
 	sc->probe_misses = calloc((size_t)m->nprobes + 1, sizeof(*sc->probe_misses));
@@ -111,6 +112,8 @@ void stap_maps_adopt(struct stap_script *sc)
 	sc->npending = 0;
 	if (sc->dseg && sc->snaps)
 		stp_data__adopt_dseg(sc->data, sc->dseg, sc->dseg_fd);
+	if (sc->snaps)
+		stap_kmod_data(sc);
 	sc->globals_size = stp_data__scalars_size(sc->data);
 	sc->globals_val = sc->globals_size ? calloc(1, sc->globals_size + 1) : NULL;
 }
@@ -119,6 +122,7 @@ void stap_maps_close(struct stap_script *sc)
 {
 	stp_data__free(sc->data);
 	sc->data = NULL;
+	stap_kmod_release(sc);
 	free(sc->probe_misses);
 	sc->probe_misses = NULL;
 	sc->misses = 0;

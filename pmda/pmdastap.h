@@ -187,6 +187,10 @@ struct stap_script {
 	struct stp_meta *owned_meta;	/* decoded here: sc->meta, freed with sc */
 	struct stp_dseg *dseg;
 	int dseg_fd;
+
+	/* on the kernel runtime (kmodule.c): the module's segment, mapped here */
+	struct stp_dseg *kseg;
+	char *kmod_name;
 	bool ended;			/* its connection ended: retired at the next tick */
 
 	/* what it is, from the compiled script the child reported */
@@ -277,6 +281,19 @@ void stap_text_append(struct stap_text *t, const char *p, size_t n);
 void stap_text_reset(struct stap_text *t);
 void stap_text_free(struct stap_text *t);
 
+/* A descriptor a child sent (a map's, a program's as "prog:N"), kept until its ready message. */
+void stap_pending_add(struct stap_script *sc, const char *name, int fd);
+
+/* ---- kmodule.c ---- */
+
+/* A child's module NAME, its device FD: pending until the ready message. */
+void stap_kmod_pending(struct stap_script *sc, const char *name, int fd);
+/* At the ready message: the pending module mapped (and sc->ncpus its CPUs), then its data. */
+void stap_kmod_adopt(struct stap_script *sc);
+void stap_kmod_data(struct stap_script *sc);
+/* After sc->data goes: the mapping, and the module unless the child still holds it. */
+void stap_kmod_release(struct stap_script *sc);
+
 /* ---- handover.c ---- */
 
 void stap_handover_open(void);		/* listen, when [handover] enabled */
@@ -307,6 +324,7 @@ enum {
 	STAP_CHILD_LOAD = 2,		/* load or attach failed */
 	STAP_CHILD_COMPILE = 3,		/* pmstap -p4 failed: a diagnostic */
 	STAP_CHILD_INTERNAL = 4,	/* the child could not do its work */
+	STAP_CHILD_RUNTIME = 5,		/* its "# runtime:" cannot run here: a diagnostic */
 };
 
 /* Messages from a child on its control socket (SOCK_SEQPACKET). */
@@ -315,9 +333,19 @@ enum {
 	STAP_MSG_MAP = 'M',		/* a map's name, its fd attached */
 	STAP_MSG_PROG = 'P',		/* a probe's index, its program's fd attached */
 	STAP_MSG_READY = 'R',		/* probes attached: one byte per probe, 1 attached */
+	STAP_MSG_MODULE = 'K',		/* kernel runtime: the module's name, its device attached */
 };
 
 #define STAP_MSG_MAX 65536
+
+/* The value of a script's first "# KEY: VALUE" or "// KEY: VALUE" line (LEN bytes), or NULL. */
+const char *stap_header_line(const char *text, const char *key, size_t *len);
+/*
+ * The runtime a script's first line "# runtime: NAME" chooses: "bpf" (also
+ * with no such line) or "kernel"; NULL after saying on stderr, as
+ * pmstap's diagnostics do, why it cannot run here.
+ */
+const char *stap_script_runtime(const char *path);
 
 /* In the forked child: compile, load, attach, report, run.  Never returns. */
 void stap_child_main(struct stap_script *sc, pid_t parent) __attribute__((noreturn));

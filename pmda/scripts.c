@@ -919,7 +919,7 @@ static void on_build(struct stap_script *sc, const char *dir)
 		kill_child(sc, SIGKILL);
 }
 
-static void on_map(struct stap_script *sc, const char *name, int fd)
+void stap_pending_add(struct stap_script *sc, const char *name, int fd)
 {
 	struct stap_mapfd *more;
 
@@ -944,7 +944,7 @@ static void on_prog(struct stap_script *sc, const char *index, int fd)
 	char name[32];
 
 	snprintf(name, sizeof(name), "prog:%.20s", index);
-	on_map(sc, name, fd);
+	stap_pending_add(sc, name, fd);
 }
 
 static void on_ready(struct stap_script *sc, const unsigned char *flags, size_t n)
@@ -1040,7 +1040,8 @@ void stap_script_ctl_ready(struct stap_script *sc)
 		}
 		switch (buf[0]) {
 		case STAP_MSG_BUILD: on_build(sc, buf + 1); break;
-		case STAP_MSG_MAP: on_map(sc, buf + 1, fd); fd = -1; break;
+		case STAP_MSG_MAP: stap_pending_add(sc, buf + 1, fd); fd = -1; break;
+		case STAP_MSG_MODULE: stap_kmod_pending(sc, buf + 1, fd); fd = -1; break;
 		case STAP_MSG_PROG: on_prog(sc, buf + 1, fd); fd = -1; break;
 		case STAP_MSG_READY: on_ready(sc, (unsigned char *)buf + 1, (size_t)n - 1); break;
 		default:
@@ -1090,6 +1091,8 @@ static void describe_end(struct stap_script *sc, int wstatus, char *buf, size_t 
 			 strsignal(WTERMSIG(wstatus)));
 	else if (WEXITSTATUS(wstatus) == STAP_CHILD_COMPILE)
 		snprintf(buf, size, "pmstap could not compile it");
+	else if (WEXITSTATUS(wstatus) == STAP_CHILD_RUNTIME)
+		snprintf(buf, size, "it asks for a runtime that cannot run here");
 	else if (WEXITSTATUS(wstatus) == STAP_CHILD_LOAD)
 		snprintf(buf, size, "it could not be loaded or attached");
 	else if (WEXITSTATUS(wstatus) == STAP_CHILD_ERRORS)
@@ -1169,7 +1172,8 @@ static void on_exit_status(struct stap_script *sc, int wstatus)
 	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != STAP_CHILD_ERRORS)
 		stap_maps_close(sc);
 	record_failure(sc, reason);
-	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == STAP_CHILD_COMPILE) {
+	if (WIFEXITED(wstatus) && (WEXITSTATUS(wstatus) == STAP_CHILD_COMPILE ||
+				   WEXITSTATUS(wstatus) == STAP_CHILD_RUNTIME)) {
 		sc->status = STAP_STATUS_FAILED;
 		pmNotifyErr(LOG_ERR, "script %s: %s; not restarted", sc->name, reason);
 		return;
@@ -1335,7 +1339,10 @@ void stap_scripts_shutdown(void)
 		if (stap_scripts[i]->pid > 0) {
 			kill_child(stap_scripts[i], SIGKILL);
 			waitpid(stap_scripts[i]->pid, NULL, 0);
+			stap_scripts[i]->pid = 0;
 		}
+	for (int i = 0; i < stap_nscripts; i++)
+		stap_maps_close(stap_scripts[i]);	/* kernel modules: unloaded */
 }
 
 /* ---- pmstap -p2, synchronously, for registration ---- */
@@ -1343,12 +1350,17 @@ void stap_scripts_shutdown(void)
 static void exec_check(const char *dir, const char *file, int err)
 {
 	int devnull = open("/dev/null", O_RDWR);
+	const char *runtime;
 
 	arrange_fds((int[]){ devnull, devnull, err }, 3);
 	if (chdir(dir) < 0)
 		_exit(127);
 	setenv("PMSTAP_CACHE", stap_config.cache_dir, 1);
-	execl(stap_config.pmstap, stap_config.pmstap, "-p2", file, (char *)NULL);
+	runtime = stap_script_runtime(file);
+	if (!runtime)
+		_exit(1);
+	execl(stap_config.pmstap, stap_config.pmstap, "-p2", strcmp(runtime, "kernel") == 0 ?
+	      "--runtime=kernel" : "--runtime=bpf", file, (char *)NULL);
 	fprintf(stderr, "cannot run %s: %s\n", stap_config.pmstap, strerror(errno));
 	_exit(127);
 }

@@ -1275,6 +1275,39 @@ static void test_reader_patience(void)
 	stp_dseg__free(s);
 }
 
+/*
+ * A segment someone else laid out and the caller mapped (a kernel
+ * module's, which pmdastap maps from the module's device), read as a
+ * reader: values read, writes refused, no slot, a CPU's lock (a probe
+ * handler's mark) waited for PATIENCE_US and never taken over.
+ */
+static void test_reader_mem(void)
+{
+	struct stp_dseg *s = seg_new(all_defs, ALL_NMAPS, 4), *r;
+	uint64_t k = 2, v = 0;
+	void *base;
+
+	rd_fill(s);
+	base = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, stp_dseg__fd(s), 0);
+	CU_ASSERT_FATAL(base != MAP_FAILED);
+	r = stp_dseg__attach_mem_reader(base, s->size, stp_dseg__fd(s), PATIENCE_US, err,
+					sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	CU_ASSERT(stp_dseg__fd(r) >= 0 && stp_dseg__fd(r) != stp_dseg__fd(s));
+	CU_ASSERT_EQUAL(stp_dseg__slot(r), -1);
+	CU_ASSERT(stp_dmap__read(map_of(r, "h"), &k, &v) == 0 && v == 20);
+	CU_ASSERT_EQUAL(stp_dmap__write(map_of(r, "h"), &k, &v, BPF_ANY), -EPERM);
+	set_locks(s, DMAP_KERNEL_TID + 1);
+	reads_busy(r);
+	set_locks(s, 0);
+	CU_ASSERT(stp_dmap__read(map_of(r, "h"), &k, &v) == 0 && v == 20);
+	stp_dseg__free(r);	/* unmaps BASE */
+	CU_ASSERT(stp_dmap__read(map_of(s, "h"), &k, &v) == 0 && v == 20);
+	CU_ASSERT_PTR_NULL(stp_dseg__attach_mem_reader(base, 8, stp_dseg__fd(s), PATIENCE_US,
+						       err, sizeof(err)));
+	stp_dseg__free(s);
+}
+
 /* Busy records whose reservers are gone: a pass takes back a bounded number. */
 static void test_ring_abandoned_pass(void)
 {
@@ -1562,6 +1595,7 @@ void unit_register(void)
 		{ "attach_reader refuses unsealed, resizable", test_reader_refuses },
 		{ "reader claims no slot, writes nothing, copies", test_reader_no_slot },
 		{ "live lock holder: -EBUSY after patience", test_reader_patience },
+		{ "a mapped segment read as a reader (a module's)", test_reader_mem },
 		{ "ring: the dead's busy records, 64 a pass", test_ring_abandoned_pass },
 		{ "random bytes in maps and descriptors", test_reader_random_bytes },
 		{ "a thread rewriting the segment meanwhile", test_reader_concurrent_scribbler },

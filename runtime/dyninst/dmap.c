@@ -571,8 +571,9 @@ struct stp_dseg *stp_dseg__attach_reader(int fd, unsigned int patience_us, char 
 	return s;
 }
 
-struct stp_dseg *stp_dseg__attach_mem(void *base, size_t size, int fd, char *err,
-				      size_t errlen)
+/* A segment in memory the caller mapped: the runner's (READER 0) or an untrusting reader's. */
+static struct stp_dseg *dseg__attach_mem(void *base, size_t size, int fd, int reader,
+					 unsigned int patience_us, char *err, size_t errlen)
 {
 	struct stp_dseg *s;
 
@@ -589,8 +590,26 @@ struct stp_dseg *stp_dseg__attach_mem(void *base, size_t size, int fd, char *err
 		free(s);
 		return NULL;
 	}
-	dmap_seg_register(s);
+	if (!reader) {
+		dmap_seg_register(s);
+		return s;
+	}
+	s->reader = 1;
+	s->patience_us = patience_us;
+	s->id = 0;
 	return s;
+}
+
+struct stp_dseg *stp_dseg__attach_mem(void *base, size_t size, int fd, char *err,
+				      size_t errlen)
+{
+	return dseg__attach_mem(base, size, fd, 0, 0, err, errlen);
+}
+
+struct stp_dseg *stp_dseg__attach_mem_reader(void *base, size_t size, int fd,
+					     unsigned int patience_us, char *err, size_t errlen)
+{
+	return dseg__attach_mem(base, size, fd, 1, patience_us, err, errlen);
 }
 #endif /* !__KERNEL__ */
 

@@ -169,6 +169,13 @@ struct stp_dseg *stp_dseg__create_at(void *mem, uint64_t size, const struct stp_
  */
 struct stp_dseg *stp_dseg__attach_mem(void *base, size_t size, int fd, char *err,
 				      size_t errlen);
+/*
+ * The same, read by a daemon as stp_dseg__attach_reader reads (pmdastap
+ * reading a module's segment while the script's pmstap runs it): writes
+ * refused, every wait for a map's lock bounded by PATIENCE_US, no slot.
+ */
+struct stp_dseg *stp_dseg__attach_mem_reader(void *base, size_t size, int fd,
+					     unsigned int patience_us, char *err, size_t errlen);
 #endif
 
 /*

@@ -205,6 +205,24 @@ static uint64_t device_status(int fd, char *err, size_t errlen)
 	return size;
 }
 
+struct stp_dseg *stp_kmod_reader(int fd, unsigned int patience_us, char *err, size_t errlen)
+{
+	uint64_t size = device_status(fd, NULL, 0);
+	struct stp_dseg *seg;
+	void *base;
+
+	base = size ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+	if (base == MAP_FAILED) {
+		snprintf(err, errlen, "cannot map the module's data: %s",
+			 size ? strerror(errno) : "its device gives no size");
+		return NULL;
+	}
+	seg = stp_dseg__attach_mem_reader(base, size, fd, patience_us, err, errlen);
+	if (!seg)
+		munmap(base, size);
+	return seg;
+}
+
 static int map_segment(struct stp_script *s)
 {
 	char err[256];
@@ -337,8 +355,20 @@ void stp_kmod_close(struct stp_script *s)
 		close(s->kmod_fd);
 		s->kmod_fd = -1;
 	}
-	if (s->kmod_loaded && syscall(SYS_delete_module, s->kmod_name, O_NONBLOCK) != 0)
+	if (s->kmod_loaded && syscall(SYS_delete_module, s->kmod_name, O_NONBLOCK) != 0 &&
+	    !(s->opts.kmod_shared && errno == EWOULDBLOCK))
 		stp_msg(s, "warning", "cannot unload module %s: %s (the next run removes it)",
 			s->kmod_name, strerror(errno));
 	s->kmod_loaded = false;
+}
+
+const char *stp_script__kmod_name(const struct stp_script *s)
+{
+	return s->kmod_fd >= 0 ? s->kmod_name : NULL;
+}
+
+bool stp_kmod_unload(const char *name)
+{
+	return strncmp(name, STP_KMOD_PREFIX, strlen(STP_KMOD_PREFIX)) == 0 &&
+	       syscall(SYS_delete_module, name, O_NONBLOCK) == 0;
 }

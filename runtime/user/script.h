@@ -52,6 +52,7 @@ struct stp_script_opts {
 	const char *prog_name;		/* prefix of runner messages; NULL: "pmstap" */
 	const char *pmda_name;		/* --pmda: pmdastap serves it as stap.NAME (handover.h) */
 	const char *module_name;	/* -m NAME: names the procfs folder; NULL: the script's name */
+	bool kmod_shared;		/* pmdastap maps the module too and unloads it when done */
 };
 
 struct stp_script *stp_script__open(const char *dir, const struct stp_script_opts *opts);
@@ -67,10 +68,21 @@ void stp_script__attach_named_pid(struct stp_script *s);
 /* --pmda without a name: NAME (kept by the caller while S lives). */
 void stp_script__set_pmda_name(struct stp_script *s, const char *name);
 
+/*
+ * The kernel runtime's data for another process (pmdastap): FD, the
+ * module's device as the script's runner opened it (passed over a socket:
+ * a device opened anew would stop the probes when closed), mapped and
+ * read as stp_dseg__attach_mem_reader reads; NULL with the reason in ERR.
+ * stp_kmod_unload removes module NAME (one of pmstap's) once nothing holds it.
+ */
+struct stp_dseg *stp_kmod_reader(int fd, unsigned int patience_us, char *err, size_t errlen);
+bool stp_kmod_unload(const char *name);
+
 /* What a loaded script is made of (for pmdastap and the user-context code). */
 const struct stp_meta *stp_script__meta(const struct stp_script *s);
 struct bpf_object *stp_script__bpf_object(const struct stp_script *s);
-struct stp_dseg *stp_script__dseg(const struct stp_script *s);	/* dyninst: the segment; else NULL */
+struct stp_dseg *stp_script__dseg(const struct stp_script *s);	/* dyninst, kernel: the segment */
+const char *stp_script__kmod_name(const struct stp_script *s);	/* kernel: the module; else NULL */
 int stp_script__map_fd(const struct stp_script *s, const char *map_name);
 int stp_script__ncpus(const struct stp_script *s);	/* possible CPUs: per-CPU value count */
 
