@@ -199,10 +199,12 @@ static struct merge *merge_state(struct emitter *E)
 
 /*
  * Handler INDEX's program TEXT, and its frame's declaration DECL (NULL: it
- * has none).  MERGEABLE: a tracepoint program that a cookie can tell apart.
+ * has none).  FAMILY: the section of a program that a cookie can tell
+ * apart (a uprobe's and a uretprobe's C can be the same, but their
+ * programs attach differently); NULL: a program of its own.
  */
 void emit_merge_add(struct emitter *E, int index, const char *text, const char *decl,
-		    bool mergeable)
+		    const char *family)
 {
 	struct merge *m = merge_state(E);
 	struct mhandler *h = arena_alloc(sizeof(*h));
@@ -212,7 +214,7 @@ void emit_merge_add(struct emitter *E, int index, const char *text, const char *
 	memset(h, 0, sizeof(*h));
 	h->index = index;
 	h->text = text;
-	if (!mergeable) {
+	if (!family) {
 		vec_push(&m->order, h);
 		vec_push(&m->solos, (void *)1);
 		return;
@@ -226,6 +228,7 @@ void emit_merge_add(struct emitter *E, int index, const char *text, const char *
 				   rename_locals(emit_merge_canonical(decl, index, &(struct vec){ 0 }),
 						 &names));
 	}
+	key = arena_printf("%s\n%s", family, key);
 	g = hmap_get(&m->groups, key);
 	if (!g) {
 		g = arena_alloc(sizeof(*g));
