@@ -121,17 +121,17 @@ static bool um_kernel(void)
 	unsigned long offset = 0;
 	struct um_sites one = { .offsets = &offset, .n = 1 };
 	int prog, err;
+	bool ok;
 
 	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, 2, &opts);
 	if (prog < 0)
 		return false;
 	err = um_link(prog, "/", &one, false, 0);
-	if (err == -EBADF)
-		err = um_link(prog, "/", &one, false, -1);
-	else
-		err = err >= 0 ? close(err), 0 : 0;
+	ok = err == -EBADF && um_link(prog, "/", &one, false, -1) == -EINVAL;
+	if (err >= 0)
+		close(err);
 	close(prog);
-	return err == -EINVAL;
+	return ok;
 }
 
 /* The uprobe probe I, kernel context, loaded. */
