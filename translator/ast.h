@@ -134,6 +134,7 @@ struct expr {
 	struct vec comps;	/* struct target_comp * */
 	int pretty;		/* 0, 1 ($ suffix) or 2 ($$ suffix) */
 	bool addr_of;		/* &$var */
+	bool entry_key;		/* a number: @entry's pairing key (sema_entry.c) */
 
 	struct vardecl *decl;	/* pass 2: EXPR_SYMBOL, the array of EXPR_INDEX */
 	struct func *func;	/* pass 2: EXPR_CALL to a script function */

@@ -629,11 +629,32 @@ static void probe_body(struct emitter *E, struct derived_probe *dp)
 	emit_stmt(E, dp->body);
 }
 
-/* A tracepoint program that any other probe of the same C can run (emit_merge.c). */
+/*
+ * A program that any other probe of the same C can run (emit_merge.c): a
+ * tracepoint's, or a uprobe's (whose prologue, -c/-x's, is the same for
+ * every probe); the cookie says which probe fired.
+ */
 static bool mergeable(struct emitter *E, struct derived_probe *dp, const struct section *sec)
 {
-	return sec->kind == STP_PROBE_TRACEPOINT && !sec->prologue && !E->kmod && !E->dyninst &&
-	       !E->no_merge && !emit_proc_existing(E, dp);
+	if (E->kmod || E->dyninst || E->no_merge || emit_proc_existing(E, dp))
+		return false;
+	return (sec->kind == STP_PROBE_TRACEPOINT && !sec->prologue) ||
+	       sec->kind == STP_PROBE_UPROBE;
+}
+
+/* Which programs a mergeable one can be one with (NULL: none). */
+static const char *merge_family(struct emitter *E, struct derived_probe *dp,
+				const struct section *sec)
+{
+	if (!mergeable(E, dp, sec))
+		return NULL;
+	return sec->kind == STP_PROBE_UPROBE ? sec->sec : "tp";
+}
+
+/* A tracepoint program whose body can be a program of its own (emit_body.c). */
+static bool splittable(struct emitter *E, struct derived_probe *dp, const struct section *sec)
+{
+	return mergeable(E, dp, sec) && sec->kind == STP_PROBE_TRACEPOINT;
 }
 
 /* FR's struct, declared; its text too (NULL: the frame is empty). */
@@ -738,9 +759,9 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 	E->dp = dp;
 	E->ctx_ctype = sec.ctype;
 	E->probe_kinds[index] = sec.kind;
-	if (mergeable(E, dp, &sec) && strcmp(dp->tp->system, "syscalls") == 0)
+	if (splittable(E, dp, &sec) && strcmp(dp->tp->system, "syscalls") == 0)
 		E->sc_probes[strncmp(dp->tp->name, "sys_exit_", 9) == 0]++;
-	inner = mergeable(E, dp, &sec) ? emit_body_inner(E, dp, index, &prologue) : NULL;
+	inner = splittable(E, dp, &sec) ? emit_body_inner(E, dp, index, &prologue) : NULL;
 	E->frame = emit_frame_new(E, arena_printf("frame_probe_%d", index));
 	cf = emit_cfunc_begin(E);
 	if (inner)
@@ -769,7 +790,7 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 	if (emit_proc_existing(E, dp))
 		emit_proc_programs(out, sec.sec, index);
 	fclose(out);
-	emit_merge_add(E, index, arena_strndup(text, len), decl, mergeable(E, dp, &sec));
+	emit_merge_add(E, index, arena_strndup(text, len), decl, merge_family(E, dp, &sec));
 	free(text);
 	if (inner)
 		body_program(E, dp, index, inner, &ordered, shared);

@@ -429,7 +429,9 @@ static const char *perf_read(struct emitter *E, const struct expr *e)
 static const char *expr(struct emitter *E, struct expr *e, bool used)
 {
 	switch (e->kind) {
-	case EXPR_NUMBER: return emit_number(e->num);
+	case EXPR_NUMBER:	/* an @entry key is one of the literals emit_merge.c tabulates */
+		return e->entry_key && E->ctx == ECTX_KERNEL && !E->kmod && !E->dyninst ?
+		       arena_printf("STP_EKEY(%lld)", (long long)e->num) : emit_number(e->num);
 	case EXPR_STRING: return emit_c_literal(e->str);
 	case EXPR_SYMBOL: return emit_var_ref(E, e->decl);
 	case EXPR_INDEX: return emit_index_read(E, e);

@@ -300,7 +300,7 @@ const char *emit_string_const(struct emitter *E, const char *s);
 
 /* emit_merge.c */
 void emit_merge_add(struct emitter *E, int index, const char *text, const char *decl,
-		    bool mergeable);
+		    const char *family);
 void emit_merge_flush(struct emitter *E, FILE *out);
 /* TEXT without its first two lines, comments, INDEX and copied literals (into LITS). */
 char *emit_merge_canonical(const char *text, int index, struct vec *lits);

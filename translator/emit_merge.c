@@ -46,6 +46,7 @@ struct merge {
 };
 
 static const char *const copy_calls[] = { "stp_strcpy(", "stp_strlcpy(" };
+#define EKEY "STP_EKEY("	/* a number that may differ too: @entry's key (emit_expr.c) */
 
 /* Is the literal at P (its opening quote) the source of a string copy in TEXT? */
 static bool copy_source(const char *text, const char *p)
@@ -103,6 +104,12 @@ char *emit_merge_canonical(const char *text, int index, struct vec *lits)
 			const char *e = strstr(p + 2, "*/");
 
 			p = e ? e + 2 : p + strlen(p);
+		} else if (strncmp(p, EKEY, sizeof(EKEY) - 1) == 0) {
+			const char *e = strchr(p, ')') + 1;
+
+			vec_push(lits, arena_strndup(p, (size_t)(e - p)));
+			*o++ = '\001';
+			p = e;
 		} else if (*p == '"') {
 			const char *e = literal_end(p);
 
@@ -214,10 +221,12 @@ static bool attaches_there(const struct emitter *E, const struct mgroup *g, int 
 
 /*
  * Handler INDEX's program TEXT, and its frame's declaration DECL (NULL: it
- * has none).  MERGEABLE: a tracepoint program that a cookie can tell apart.
+ * has none).  FAMILY: the section of a program that a cookie can tell
+ * apart (a uprobe's and a uretprobe's C can be the same, but their
+ * programs attach differently); NULL: a program of its own.
  */
 void emit_merge_add(struct emitter *E, int index, const char *text, const char *decl,
-		    bool mergeable)
+		    const char *family)
 {
 	struct merge *m = merge_state(E);
 	struct mhandler *h = arena_alloc(sizeof(*h));
@@ -227,7 +236,7 @@ void emit_merge_add(struct emitter *E, int index, const char *text, const char *
 	memset(h, 0, sizeof(*h));
 	h->index = index;
 	h->text = text;
-	if (!mergeable) {
+	if (!family) {
 		vec_push(&m->order, h);
 		vec_push(&m->solos, (void *)1);
 		return;
@@ -241,7 +250,8 @@ void emit_merge_add(struct emitter *E, int index, const char *text, const char *
 				   rename_locals(emit_merge_canonical(decl, index, &(struct vec){ 0 }),
 						 &names));
 	}
-	/* a program attaches a tracepoint once (the kernel refuses it again: EEXIST) */
+	key = arena_printf("%s\n%s", family, key);
+	/* a program attaches a point once (the kernel refuses it again: EEXIST) */
 	for (int n = 2; (g = hmap_get(&m->groups, key)) && attaches_there(E, g, index); n++)
 		key = arena_printf("%s\n/* %d */", key, n);
 	if (!g) {
@@ -266,6 +276,21 @@ static bool literal_varies(const struct mgroup *g, int k)
 			return true;
 	}
 	return false;
+}
+
+/* The K-th literal's table, of STP_EKEY numbers: one per member. */
+static void key_table(FILE *out, const struct mgroup *g, int lead, int k)
+{
+	fprintf(out, "static const int64_t stp_mkey_%d_%d[%d] SEC(\".rodata\") = {", lead, k,
+		g->members.len);
+	for (int i = 0; i < g->members.len; i++) {
+		const struct mhandler *h = VEC_AT(&g->members, i);
+		const char *lit = VEC_AT(&h->lits, k);
+
+		fprintf(out, "%s%s%.*s", i ? "," : "", i % 8 ? " " : "\n\t",
+			(int)(strlen(lit) - sizeof(EKEY)), lit + sizeof(EKEY) - 1);
+	}
+	fprintf(out, "\n};\n\n");
 }
 
 /* The K-th literal's table: one row per member, as wide as the longest. */
@@ -315,6 +340,16 @@ static void merged_text(struct emitter *E, FILE *out, const struct mgroup *g, co
 		} else if (strncmp(p, enter, strlen(enter)) == 0) {
 			fputs("stp_enter(stp_p)", out);
 			p += strlen(enter);
+		} else if (strncmp(p, EKEY, sizeof(EKEY) - 1) == 0) {
+			const char *e = strchr(p, ')') + 1;
+
+			if (varies[k])
+				fprintf(out, "stp_mkey(stp_mkey_%d_%d, stp_m, %d)", lead->index, k,
+					g->members.len);
+			else
+				fwrite(p, 1, (size_t)(e - p), out);
+			k++;
+			p = e;
 		} else if (*p == '"') {
 			const char *e = literal_end(p);
 
@@ -348,7 +383,9 @@ static bool write_group(struct emitter *E, FILE *out, struct mgroup *g)
 	varies = arena_alloc(sizeof(bool) * (size_t)(lead->lits.len + 1));
 	for (int k = 0; k < lead->lits.len; k++) {
 		varies[k] = literal_varies(g, k);
-		if (varies[k])
+		if (varies[k] && !strncmp(VEC_AT(&lead->lits, k), EKEY, sizeof(EKEY) - 1))
+			key_table(out, g, lead->index, k);
+		else if (varies[k])
 			literal_table(out, g, lead->index, k);
 		tables |= varies[k];
 	}

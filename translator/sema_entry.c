@@ -143,6 +143,7 @@ static struct expr *element(struct ew *w, struct srcloc loc, struct vardecl *g, 
 	e->left = sym(loc, g->name);
 	vec_push(&e->args, call0(loc, "tid"));
 	vec_push(&e->args, num(loc, w->key));
+	((struct expr *)VEC_AT(&e->args, 1))->entry_key = true;	/* a table's in merged C */
 	if (stacked)
 		vec_push(&e->args, element(w, loc, w->depth, false));
 	return e;

@@ -72,6 +72,20 @@ struct stp_nf_ctx {
 #define STP_NF_DROP 0
 #define STP_NF_ACCEPT 1
 
+/* @entry's key of a return probe, K; merged programs read it from a table (emit_merge.c) */
+#define STP_EKEY(k) ((int64_t)(k))
+
+/*
+ * Row M of such a table of N keys.  clang may read M again from
+ * stp_member[] (constant) rather than keep the value the program checked:
+ * the barrier makes it check here, where the verifier needs the bound.
+ */
+static __always_inline int64_t stp_mkey(const int64_t *keys, uint32_t m, uint32_t n)
+{
+	asm volatile("" : "+r"(m));
+	return m < n ? keys[m] : 0;
+}
+
 #include "../stp_meta.h"
 #include "../stp_stats.h"
 #include "../stp_tapset.h"

@@ -173,6 +173,8 @@ static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
 		return stp_nf_attach(s, i, prog);
 	if (p->kind == STP_PROBE_TRACEPOINT && p->tp_system && p->tp_name)
 		link = attach_tracepoint(prog, p, i);
+	else if (p->kind == STP_PROBE_UPROBE && s->um_on)
+		return stp_um_attach_one(s, i);
 	else if (p->kind == STP_PROBE_UPROBE)
 		link = stp_attach_uprobe(s, p, prog);
 	else if (p->kind == STP_PROBE_KFUNC)
@@ -304,7 +306,8 @@ static double now_ms(void)
 /* The kernel attachments made: links, one per CPU for perf events, and the dispatchers. */
 static int count_links(const struct stp_script *s)
 {
-	int n = (s->sc_links[0] != NULL) + (s->sc_links[1] != NULL) + stp_nf_count(s);
+	int n = (s->sc_links[0] != NULL) + (s->sc_links[1] != NULL) + stp_nf_count(s) +
+		s->um_nfds;
 
 	for (int i = 0; i < s->meta->nprobes; i++)
 		for (int j = 0; s->links[i] && s->links[i][j]; j++)
@@ -324,6 +327,7 @@ void stp_detach_all(struct stp_script *s)
 	n = count_links(s);
 	stp_sc_detach(s);
 	stp_nf_detach(s);
+	stp_um_detach(s);
 	for (int i = 0; i < s->meta->nprobes; i++) {
 		destroy_links(s->links[i]);
 		s->links[i] = NULL;
@@ -333,15 +337,24 @@ void stp_detach_all(struct stp_script *s)
 			now_ms() - t0);
 }
 
-/* -v: "attached 718 kernel probes (716 through raw_syscalls) with 4 kernel attachments in 9 ms" */
+/*
+ * -v: "attached 718 kernel probes (716 through raw_syscalls) with 4 kernel
+ * attachments in 9 ms"; "(4090 on 1 uprobe_multi link)".
+ */
 static void report_attach(const struct stp_script *s, int attached, int skipped, int dispatched,
 			  double ms)
 {
-	char through[64] = "";
-	int links = count_links(s);
+	char through[128] = "";
+	int links = count_links(s), multi, um = stp_um_count(s, &multi);
 
-	if (dispatched)
+	if (dispatched && multi)
+		snprintf(through, sizeof(through), " (%d through raw_syscalls, %d on %d uprobe_multi "
+			 "link%s)", dispatched, multi, um, um == 1 ? "" : "s");
+	else if (dispatched)
 		snprintf(through, sizeof(through), " (%d through raw_syscalls)", dispatched);
+	else if (multi)
+		snprintf(through, sizeof(through), " (%d on %d uprobe_multi link%s)", multi, um,
+			 um == 1 ? "" : "s");
 	stp_msg(s, "note", "attached %d kernel probe%s%s%s with %d kernel attachment%s in %.0f ms",
 		attached, attached == 1 ? "" : "s", through,
 		skipped ? ", skipped the optional ones above," : "", links, links == 1 ? "" : "s", ms);
@@ -395,6 +408,7 @@ int stp_script__attach(struct stp_script *s)
 	}
 	t0 = now_ms();
 	dispatched = stp_sc_attach(s);
+	stp_um_attach(s);
 	err = attach_kernel_probes(s, &attached, &skipped);
 	rc = stp_perfctr_attach(s);	/* also after a failure: it says what it cannot open */
 	err = err ? err : rc;

@@ -298,6 +298,7 @@ static int open_bpf_object(struct stp_script *s)
 		if (s->meta->probes[i].context == STP_CTX_KERNEL && !s->skipped[i])
 			bpf_program__set_autoload(bpf_object__find_program_by_name(s->obj,
 							s->meta->probes[i].prog), true);
+	stp_um_prepare(s);
 	err = size_maps(s);
 	if (err)
 		stp_msg(s, "error", "cannot size the maps of %s: %s", s->bpf_path, strerror(-err));

@@ -72,6 +72,8 @@ struct stp_script {
 	bool *dispatched;			/* run by a syscall dispatcher (attach_syscall.c) */
 	struct bpf_link *sc_links[2];		/* the dispatchers on raw_syscalls, or NULL */
 	int *nf_fds;				/* netfilter links (attach_netfilter.c), -1: none */
+	bool um_on;				/* uprobes on uprobe_multi links (attach_uprobe.c) */
+	int *um_fds, um_nfds;			/* those links */
 
 	struct stp_format **formats;		/* meta.formats, compiled */
 	struct stp_value *values;		/* room for the most arguments of any format */
@@ -141,6 +143,11 @@ const char *stp_file_attach_path(const struct stp_script *s, int i, char *buf, s
 struct bpf_program;
 struct bpf_link *stp_attach_uprobe(struct stp_script *s, const struct stp_meta_probe *p,
 				   struct bpf_program *prog);
+void stp_um_prepare(struct stp_script *s);
+void stp_um_attach(struct stp_script *s);
+int stp_um_attach_one(struct stp_script *s, int i);
+int stp_um_count(const struct stp_script *s, int *probes);
+void stp_um_detach(struct stp_script *s);
 
 /* events.c */
 int stp_out_open(struct stp_script *s);
