@@ -318,8 +318,8 @@ const char *emit_btf_cast(struct emitter *E, struct expr *e)
 	w.val = emit_snapshot(E, emit_expr(E, e->left), TYPE_LONG);
 	w.ctype = arena_printf("%s *", cname);
 	w.type = btf_strip(t);
-	if (!e->comps.len && !e->pretty)
-		return e->addr_of ? "0" : w.val;
+	if (!e->comps.len && !e->pretty)	/* & @cast(p, "T") is p, as in stap */
+		return w.val;
 	return walk_chain(E, e, &w);
 }
 
