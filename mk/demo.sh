@@ -71,6 +71,7 @@ echo "  open it:  file://$page in a browser on this machine (it asks $proxy),"
 echo "            e.g. chromium file://$page   (as root: chromium --no-sandbox ...)"
 echo "            or from another machine: file://.../index.html?pmproxy=http://$(hostname -f 2>/dev/null || hostname):44322"
 echo "  flame graphs: cp metrics/profile.stp /etc/pcp/stap/scripts/   (sampled stacks; pmdastap starts it)"
+echo "  Grafana:  import $(dirname "$page")/grafana/pcp-stap.json with grafana-pcp's PCP Vector datasource"
 
 step "what the scripts are, and where to read more"
 echo "  scripts:  $(ls /etc/pcp/stap/scripts 2>/dev/null | tr '\n' ' ')"
