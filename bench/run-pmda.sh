@@ -201,21 +201,14 @@ sed -e "s|^stap[ 	].*|stap	412	pipe	binary notready	$stapdir/pmdastap -d 412 -c 
 restart_agent || die "pmdastap did not start on the bench configuration"
 bench_agent=$(agent_pid)
 
-# _value METRIC [INSTANCE]
-value() {
-	if [ $# -eq 1 ]; then
-		pminfo -f "$1" 2>/dev/null | sed -n 's/^    value //p'
-	else
-		pminfo -f "$1" 2>/dev/null | sed -n "s/^ *inst \[[0-9]* or \"$2\"\] value //p"
-	fi
-}
+. "$src/../qa/pmda/value.rc"	# _value METRIC [INSTANCE]
 
 big_full() {
-	[ "$(value stap.scripts.status pmdabench)" = '"failed"' ] && die "pmdabench failed: $(value stap.scripts.error pmdabench)"
+	[ "$(_value stap.scripts.status pmdabench)" = '"failed"' ] && die "pmdabench failed: $(_value stap.scripts.error pmdabench)"
 	[ "$(pmprobe stap.pmdabench.big 2>/dev/null | awk '{ print $2 }')" = 10000 ]
 }
 wait_for 120 big_full ||
-	die "pmdabench did not start: $(value stap.scripts.status pmdabench) $(value stap.scripts.error pmdabench)"
+	die "pmdabench did not start: $(_value stap.scripts.status pmdabench) $(_value stap.scripts.error pmdabench)"
 
 # ---- fetch latency ----
 
@@ -236,7 +229,7 @@ if [ -z "${why[sample]:-}" ]; then
 	wait_for 30 sample_ready && fetch sample sample.long.one || why[sample]="sample.long.one has no value"
 fi
 if [ -z "${why[sample]:-}" ]; then
-	many_was=$(value sample.many.count)
+	many_was=$(_value sample.many.count)
 	if pmstore sample.many.count 10000 >/dev/null 2>&1; then
 		fetch many sample.many.int
 		pmstore sample.many.count "${many_was:-5}" >/dev/null 2>&1
@@ -292,7 +285,7 @@ rss_kb() {
 }
 agent=$(agent_pid)
 agent_rss=$(rss_kb "$agent")
-script_pid=$(value stap.scripts.pid pmdabench)
+script_pid=$(_value stap.scripts.pid pmdabench)
 script_rss=$(rss_kb "$script_pid")
 
 # ---- register to first value ----
@@ -305,7 +298,7 @@ first() {
 	if out=$("$fetchlat" -r "$work/$name.stp" -t 180 "stap.$name.ready" 2>"$work/err.first"); then
 		echo "${out#* }"
 	else
-		echo "registering failed: $(head -c 200 "$work/err.first") $(value stap.scripts.error "$name")" \
+		echo "registering failed: $(head -c 200 "$work/err.first") $(_value stap.scripts.error "$name")" \
 			>"$work/why.first"
 		return 1
 	fi

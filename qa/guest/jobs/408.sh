@@ -82,16 +82,9 @@ wait_for() {
 	echo "timed out waiting for $what"
 	return 1
 }
-# value METRIC [INSTANCE]: as pminfo -f prints it
-value() {
-	if [ $# -eq 1 ]; then
-		pminfo -f "$1" 2>/dev/null | sed -n 's/^    value //p'
-	else
-		pminfo -f "$1" 2>/dev/null | sed -n "s/^ *inst \[[0-9]* or \"$2\"\] value //p"
-	fi
-}
+. ./pmda/value.rc	# _value METRIC [INSTANCE]
 value_is() {
-	[ "$(value "${@:2}")" = "$1" ]
+	[ "$(_value "${@:2}")" = "$1" ]
 }
 ids() {
 	sed -E -e 's/412\.[0-9]+\.[0-9]+/412.C.I/g' -e 's/412\.[0-9]+ 0x[0-9a-f]+/412.S 0xN/g' \
@@ -103,7 +96,7 @@ $PCP_BINADM_DIR/pmcd -f -A -U root -c "$tmp/pmcd.conf" -n "$tmp/root" -l "$tmp/p
 pmcd=$!
 wait_for "pmcd" 30 pmprobe stap.info.version >/dev/null 2>&1 || cat "$tmp/pmcd.log"
 wait_for "qa408 to run" 100 value_is '"running"' stap.scripts.status qa408 ||
-	{ value stap.scripts.error qa408; cat "$PCP_LOG_DIR/pmcd/stap.log"; }
+	{ _value stap.scripts.error qa408; cat "$PCP_LOG_DIR/pmcd/stap.log"; }
 echo "modules of the kernel runtime: $(grep -c '^pmstap_kmod_' /proc/modules)"
 echo "== the workload"
 for i in 1 2 3 4 5 6 7; do /bin/true; done
@@ -118,7 +111,7 @@ pminfo -f stap.qa408.execs stap.qa408.writes.count stap.qa408.writes.sum \
 	stap.qa408.writes.min stap.qa408.writes.max stap.qa408.writes.hist | ids
 pmprobe -v stap.qa408.writes.count stap.qa408.execs
 echo "== output (events)"
-echo "lines: $(value stap.scripts.output_lines qa408), the last: $(value stap.scripts.last_output qa408)"
+echo "lines: $(_value stap.scripts.output_lines qa408), the last: $(_value stap.scripts.last_output qa408)"
 pminfo -f stap.scripts.output_text | sed -n '/"qa408"\] value/,/now"$/p' | ids
 echo "== help and units"
 pminfo -dtT stap.qa408.execs stap.qa408.writes.sum | ids
@@ -137,7 +130,7 @@ grep -q "^$old " /proc/modules && echo "the old module is still there" ||
 for i in 1 2; do /bin/true; done
 wait_for "the new counts" 30 value_is 2 stap.qa408.execs true
 pminfo -f stap.qa408.execs | ids
-echo "restarts: $(value stap.scripts.restarts qa408)"
+echo "restarts: $(_value stap.scripts.restarts qa408)"
 echo "== pmcd stops"
 kill $pmcd
 wait $pmcd
