@@ -171,12 +171,14 @@ static void probe_params(struct emitter *E, FILE *out, struct derived_probe *dp)
 
 static void probes(struct emitter *E, FILE *out)
 {
+	bool pn = emit_uses_pn(E);
+
 	fprintf(out, "static const struct stp_meta_probe stp_meta_probes[] = {\n");
 	for (int i = 0; i < E->prog->probes.len; i++) {
 		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
 
 		fprintf(out, "\t{\n\t\t.point = %s,\n", str_or_null(dp->point));
-		if (emit_uses_pn(E) && strcmp(dp->pn, dp->point))
+		if (pn && strcmp(dp->pn, dp->point))
 			fprintf(out, "\t\t.name = %s,\n", str_or_null(dp->pn));
 		fprintf(out, "\t\t.loc = %s,\n", loc_init(dp->probe->loc));
 		fprintf(out, "\t\t.kind = %s,\n", probe_kind(E, dp, i));

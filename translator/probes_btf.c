@@ -248,12 +248,14 @@ static intptr_t class_wrapper(const char *name)
 	intptr_t td = (intptr_t)hmap_get(&btf.tp_protos, arena_printf("btf_trace_%s", name));
 	const struct btf_type *want = td ? proto_of((uint32_t)td) : NULL;
 	intptr_t best = 0;
-	size_t best_score = 0;
+	bool best_class = false;
+	size_t best_len = 0;
 
 	for (int i = 0; want && i < btf.tp_wrappers.len; i++) {
 		intptr_t id = (intptr_t)VEC_AT(&btf.tp_wrappers, i);
 		const struct btf_type *p = proto_of((uint32_t)id);
 		const char *cls = name_of(type_at((uint32_t)id)->name_off) + 12;
+		bool is_class;
 		size_t n = 0;
 
 		if (!p || !same_param_types(p, want))
@@ -261,10 +263,9 @@ static intptr_t class_wrapper(const char *name)
 		while (cls[n] && cls[n] == name[n])
 			n++;
 		/* a pure class first, then the longer shared prefix */
-		if (!hmap_get(&btf.tp_protos, arena_printf("btf_trace_%s", cls)))
-			n += 1000;
-		if (!best || n > best_score)
-			best = id, best_score = n;
+		is_class = !hmap_get(&btf.tp_protos, arena_printf("btf_trace_%s", cls));
+		if (!best || is_class > best_class || (is_class == best_class && n > best_len))
+			best = id, best_class = is_class, best_len = n;
 	}
 	return best;
 }
