@@ -33,30 +33,15 @@ kver=$(ls -d /lib/modules/*-amd64 2>/dev/null | sed 's|.*/||' | sort -V | tail -
 work=$BUILD/guest/peer
 [ $# -gt 0 ] || set -- "$here"/peer/*.stp
 
-if [ -n "${STAP_PEER_ROOT:-}" ]; then
-	root=$(cd "$STAP_PEER_ROOT" && pwd)
-	stap=$root/usr/bin/stap staprun=$root/usr/bin/staprun
-	share=$root/usr/share/systemtap
-	export SYSTEMTAP_TAPSET=$share/tapset
-	stapio=$root/usr/lib/systemtap/stapio
-elif command -v stap >/dev/null && command -v staprun >/dev/null; then
-	stap=$(command -v stap) staprun=$(command -v staprun)
-	share=/usr/share/systemtap stapio=
-else
-	echo "peer: no SystemTap here: install systemtap, or unpack its 4.8 packages and set STAP_PEER_ROOT" >&2
+. "$here/stap.rc"
+if ! stap_peer_find; then
+	echo "peer: $stap_missing" >&2
 	exit 77
 fi
-"$stap" -V 2>&1 | grep -q "version 4\.8" ||
-	echo "peer: warning: $("$stap" -V 2>&1 | head -1) is not 4.8" >&2
 
 rm -rf "$work/ko" "$work/scripts" "$work/jobs"
 mkdir -p "$work/ko" "$work/scripts" "$work/jobs" "$work/home"
-# stap 4.8's runtime does not build against 6.1.192's task_work_cancel()
-if [ ! -d "$work/runtime" ] || [ "$share/runtime" -nt "$work/runtime" ]; then
-	rm -rf "$work/runtime"
-	cp -r "$share/runtime" "$work/runtime"
-	sed -i -E 's/\btask_work_cancel\b/task_work_cancel_func/g' "$work/runtime/stp_task_work.c"
-fi
+stap_peer_runtime "$work"
 
 # The job: for each script, stap's module then pmstap, outputs compared.
 job=$work/jobs/peer.sh
