@@ -152,38 +152,15 @@ static int tag_of(struct dval *v)
 	return v->has_type ? dwarf_tag(&v->type) : 0;
 }
 
-static unsigned long long low_bits(int n)
-{
-	return n >= 64 ? ~0ULL : (1ULL << n) - 1;
-}
-
-/* WIDTH bits of RAW from bit SHIFT up, sign-extended when SGN. */
-static const char *bits_of(const char *raw, int shift, int width, bool sgn)
-{
-	if (sgn && width < 64)
-		return arena_printf("((int64_t)((uint64_t)%s << %d) >> %d)", raw, 64 - shift - width,
-				    64 - width);
-	if (!shift && width >= 64)
-		return raw;
-	return arena_printf("(int64_t)(((uint64_t)%s >> %d) & 0x%llxULL)", raw, shift,
-			    low_bits(width));
-}
-
-/* The bytes (1, 2, 4 or 8) a read of BITS bits needs; 0 for more than 64. */
-static int bytes_for(int bits)
-{
-	return bits <= 8 ? 1 : bits <= 16 ? 2 : bits <= 32 ? 4 : bits <= 64 ? 8 : 0;
-}
-
 /* A bit field in memory: the smallest read that covers it, then its bits. */
 static const char *load_bits(struct dctx *d, struct dval *v, bool sgn)
 {
-	int shift = v->bit_pos % 8, n = bytes_for(shift + v->bit_size);
+	int shift = v->bit_pos % 8, n = emit_bytes_for(shift + v->bit_size);
 
 	if (!n)
 		return derr(d, d->e->loc, "cannot read %s: its bit field spans more than 8 bytes",
 			    d->what), "0";
-	return bits_of(read_mem(d, plus(v->c, emit_number(v->bit_pos / 8)), n, false), shift,
+	return emit_bits_of(read_mem(d, plus(v->c, emit_number(v->bit_pos / 8)), n, false), shift,
 		       v->bit_size, sgn);
 }
 
@@ -196,9 +173,9 @@ static const char *load(struct dctx *d, struct dval *v)
 	if (v->in_mem)
 		return v->bit_size ? load_bits(d, v, sgn) : read_mem(d, v->c, size, sgn);
 	if (v->bit_size)
-		return bits_of(v->c, v->bit_pos, v->bit_size, sgn);
+		return emit_bits_of(v->c, v->bit_pos, v->bit_size, sgn);
 	if (v->bit_pos)
-		return bits_of(v->c, v->bit_pos, size >= 8 ? 64 : size * 8, sgn);
+		return emit_bits_of(v->c, v->bit_pos, size >= 8 ? 64 : size * 8, sgn);
 	return cut(v->c, size, sgn);
 }
 
@@ -1032,9 +1009,9 @@ static bool writable(struct dctx *d, struct dval *v, struct srcloc loc)
 static void store(struct dctx *d, struct dval *v, const char *val, struct srcloc loc)
 {
 	struct emitter *E = d->E;
-	int site, shift = v->bit_pos % 8, n = bytes_for(shift + v->bit_size);
+	int site, shift = v->bit_pos % 8, n = emit_bytes_for(shift + v->bit_size);
 	const char *addr = v->c, *old;
-	unsigned long long m = low_bits(v->bit_size) << shift;
+	unsigned long long m = emit_low_bits(v->bit_size) << shift;
 
 	if (!v->in_mem) {	/* a module's uprobe: the register in the task's pt_regs */
 		emit_line(E, "%s = (unsigned long)%s;", v->reg, val);

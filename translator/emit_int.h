@@ -247,6 +247,10 @@ void emit_capture_end(struct emitter *E, struct capture *cap);
 void emit_capture_put(struct emitter *E, struct capture *cap);
 const char *emit_number(int64_t v);
 const char *emit_snapshot(struct emitter *E, const char *text, enum type t);
+/* A bit field's bits: WIDTH of RAW from SHIFT up; the read size that covers BITS bits. */
+const char *emit_bits_of(const char *raw, int shift, int width, bool sgn);
+int emit_bytes_for(int bits);
+unsigned long long emit_low_bits(int n);
 void emit_exprs_ordered(struct emitter *E, struct expr **es, int n, const char **out);
 const char *emit_arith(struct emitter *E, const char *op, const char *l, const char *r,
 		       struct srcloc loc);
