@@ -17,6 +17,8 @@
  *   ioctl STP_KMOD_IOC_CALL	an embedded-C function of the script (-g)
  *				that pmstap's begin, end, error or timer
  *				probe calls, run here (kmod_abi.h)
+ *   write "existing"		process.begin and thread.begin run for
+ *				the tasks that run already (proc.c)
  *   write "stop", close	unregistered; a file open or mapped holds the
  *				module, so it unloads only after pmstap is done
  *   delete_module		what is left goes; a pmstap that died left
@@ -340,7 +342,9 @@ static int stp_kmod_uprobe_start(struct stp_kprobe_live *l)
 		l->uc.ret_handler = stp_kmod_uretprobe_hit;
 	else
 		l->uc.handler = stp_kmod_uprobe_hit;
-	err = uprobe_register(l->inode, (loff_t)l->site->offset, &l->uc);
+	/* a .mark's semaphore: the kernel raises it in each process while the uprobe is on */
+	err = uprobe_register_refctr(l->inode, (loff_t)l->site->offset,
+				     (loff_t)l->site->ref_ctr_offset, &l->uc);
 	if (err) {
 		iput(l->inode);
 		l->inode = NULL;
@@ -533,6 +537,7 @@ static long stp_kmod_syscall_nr(const char *event)
 }
 
 #include "procfs.c"
+#include "proc.c"
 
 /* ---- registering ---- */
 
@@ -587,6 +592,11 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 	case STP_KSITE_PROCFS_READ:
 	case STP_KSITE_PROCFS_WRITE:	/* made together once all are (stp_kmod_start()) */
 		return 0;
+	case STP_KSITE_PROC_EXEC:
+	case STP_KSITE_PROC_EXIT:
+		return stp_kproc_kprobe_start(l);
+	case STP_KSITE_PROC_EXISTING:	/* walked on STP_KMOD_CMD_EXISTING (proc.c) */
+		return 0;
 	case STP_KSITE_NETFILTER:	/* as stap's module: the initial network namespace */
 		memset(&l->nfo, 0, sizeof(l->nfo));
 		l->nfo.hook = stp_kmod_nf_hit;
@@ -613,6 +623,8 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 		break;
 	case STP_KSITE_KPROBE:
 	case STP_KSITE_KFUNC:
+	case STP_KSITE_PROC_EXEC:
+	case STP_KSITE_PROC_EXIT:
 		unregister_kprobe(&l->kp);
 		break;
 	case STP_KSITE_KRETPROBE:
@@ -631,6 +643,7 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 		break;
 	case STP_KSITE_PROCFS_READ:
 	case STP_KSITE_PROCFS_WRITE:	/* the files: stp_kprocfs_stop() */
+	case STP_KSITE_PROC_EXISTING:
 		break;
 	case STP_KSITE_NETFILTER:	/* waits for the handlers running (synchronize_net) */
 		nf_unregister_net_hook(&init_net, &l->nfo);
@@ -722,10 +735,15 @@ static ssize_t stp_kmod_write(struct file *file, const char __user *buf, size_t 
 		return -EFAULT;
 	mutex_lock(&stp_km.lock);
 	stp_km.error[0] = '\0';
-	if (strcmp(strim(cmd), STP_KMOD_CMD_START) == 0)
+	if (strcmp(strim(cmd), STP_KMOD_CMD_START) == 0) {
 		err = stp_km.started ? -EBUSY : stp_kmod_start();
+		if (!err)
+			stp_kproc_note_runner();
+	}
 	else if (strcmp(strim(cmd), STP_KMOD_CMD_STOP) == 0)
 		stp_kmod_stop();
+	else if (strcmp(strim(cmd), STP_KMOD_CMD_EXISTING) == 0 && stp_km.started)
+		stp_kproc_existing();
 	else
 		err = -EINVAL;
 	mutex_unlock(&stp_km.lock);

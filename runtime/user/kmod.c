@@ -345,6 +345,14 @@ int stp_kmod_start(struct stp_script *s)
 	return -err;
 }
 
+/* process.begin and thread.begin of the tasks that run already (runtime/kmod/proc.c). */
+int stp_kmod_existing(struct stp_script *s)
+{
+	if (write(s->kmod_fd, STP_KMOD_CMD_EXISTING, strlen(STP_KMOD_CMD_EXISTING)) < 0)
+		return -errno;
+	return 0;
+}
+
 void stp_kmod_close(struct stp_script *s)
 {
 	if (s->kmod_fd >= 0) {

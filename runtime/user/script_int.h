@@ -176,6 +176,7 @@ void stp_target_child_signals(void);
 bool stp_kmod_is(const char *dir);
 int stp_kmod_open(struct stp_script *s);
 int stp_kmod_start(struct stp_script *s);
+int stp_kmod_existing(struct stp_script *s);
 void stp_kmod_close(struct stp_script *s);
 
 /* dyn.c */
