@@ -232,9 +232,9 @@ int dmap_lock(uint32_t *lock, const struct stp_dseg *s)
 /* --- a reader's copies --- */
 
 /*
- * One try: FN's result when the copy is consistent, else 1.  ASKED says
- * whether the odd count S1's holder was asked after already (a dead one
- * is asked once per count, a live one again only at the deadline).
+ * One try: FN's result (0 or a negative errno) when the copy is
+ * consistent, else 1.  ASKED says whether the holder of the odd count
+ * was asked after already: once per count, since asking reads /proc.
  */
 static int dseq__try(struct stp_dmap *m, const uint32_t *seq, const uint32_t *lock,
 		     dmap_copy_fn *fn, void *arg, int *asked)
