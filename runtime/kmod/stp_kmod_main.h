@@ -42,6 +42,7 @@
 #include <linux/trace_events.h>
 #include <linux/tracepoint.h>
 #include <linux/uprobes.h>
+#include <linux/version.h>
 #include <linux/vmalloc.h>
 
 #include "kmod_abi.h"
@@ -710,10 +711,21 @@ static int stp_kmod_open(struct inode *inode, struct file *file)
 	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
 }
 
+/*
+ * pmstap maps the segment read-write; pmdastap read-only, and such a
+ * mapping stays so: mprotect() cannot make it writable (EACCES).
+ */
 static int stp_kmod_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	if (vma->vm_pgoff != 0 || vma->vm_end - vma->vm_start > PAGE_ALIGN(stp_km.size))
 		return -EINVAL;
+	if (!(vma->vm_flags & VM_WRITE)) {
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+		vm_flags_clear(vma, VM_MAYWRITE);
+#else
+		vma->vm_flags &= ~VM_MAYWRITE;
+#endif
+	}
 	return remap_vmalloc_range(vma, stp_km.mem, 0);
 }
 
