@@ -149,6 +149,8 @@ enum stp_ksite_kind {
 	STP_KSITE_PROCFS_WRITE,	/* the same, a writer's (a file may have both) */
 	STP_KSITE_NETFILTER,	/* a netfilter hook of init_net: NF_PF, NF_HOOK, NF_PRIORITY;
 				   the handler's return value is the verdict */
+	STP_KSITE_HWBKPT,	/* kernel.data: a breakpoint on each CPU at OFFSET (an address),
+				   or at symbol NAME's; BP_TYPE, BP_LEN; every hit a sample */
 };
 
 #define STP_KSITE_MAX_WORDS 12	/* arguments of a function: BPF's MAX_BPF_FUNC_ARGS */
@@ -167,6 +169,7 @@ struct stp_ksite {
 	uint32_t procfs_mode;		/* a procfs site's file: its mode, as stap computes it */
 	uint32_t procfs_size;		/* its buffer: .maxsize(N), else MAXSTRINGLEN */
 	int32_t nf_pf, nf_hook, nf_priority;	/* a netfilter site's hook */
+	uint32_t bp_type, bp_len;	/* a breakpoint's: HW_BREAKPOINT_W/RW, _LEN_1/2/4/8 */
 };
 
 /* A tracepoint's typed probe calls this with its arguments as 64-bit words. */
