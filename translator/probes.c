@@ -906,8 +906,12 @@ static int build(struct expand *x, const struct pattern *p, struct vec *comps)
 	case PCLASS_TIMER:
 		return build_timer(x, comps);
 	case PCLASS_SAMPLE:
-		if (p->kind == PROBE_KDATA)
-			return probes_kdata_resolve(x->sm, make_probe(x, comps, p->kind), comps);
+		if (p->kind == PROBE_KDATA) {
+			if (!probes_kdata_symbol_ok(x->sm, comps, x->optional))
+				return x->optional ? 0 : -1;
+			probes_kdata_resolve(make_probe(x, comps, p->kind), comps);
+			return 1;
+		}
 		if (p->kind != PROBE_PERF)
 			break;	/* timer.profile: nothing to resolve */
 		return build_perf(x, comps);

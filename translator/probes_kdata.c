@@ -54,28 +54,31 @@ static int kallsyms_has(const char *name)
 	return found ? 1 : data ? 0 : -1;
 }
 
-static bool symbol_ok(struct sema *sm, struct probe_comp *c)
+/* Whether kallsyms has a kernel.data("SYMBOL")'s name (any address is there). */
+bool probes_kdata_symbol_ok(struct sema *sm, struct vec *comps, bool quiet)
 {
+	struct probe_comp *c = probes_comp_named(comps, "data");
 	const char *name = c->arg->str;
+	int has;
 
-	switch (kallsyms_has(name)) {
-	case 1:
+	if (c->arg->kind != EXPR_STRING)
 		return true;
-	case -1:
-		if (sema_error(c->arg->loc, sm, "kernel.data(\"%s\") has no address on this kernel: "
-			       "its /proc/kallsyms lists no data symbols (the kernel was built "
-			       "without CONFIG_KALLSYMS_ALL)", name))
+	has = kallsyms_has(name);
+	if (has == 1 || quiet)
+		return has == 1;
+	if (has == -1) {
+		if (sema_error(c->arg->loc, sm, "kernel.data(\"%s\") has no address on this "
+			       "kernel: its /proc/kallsyms lists no data symbols (the kernel was "
+			       "built without CONFIG_KALLSYMS_ALL)", name))
 			diag_hint("kernel.data(ADDRESS) watches an address");
-		return false;
-	case -2:
+	} else if (has == -2) {
 		sema_error(c->arg->loc, sm, "kernel.data(\"%s\"): cannot read /proc/kallsyms to "
 			   "find the symbol", name);
-		return false;
-	default:
+	} else {
 		sema_error(c->arg->loc, sm, "kernel.data(\"%s\"): no such symbol in /proc/kallsyms",
 			   name);
-		return false;
 	}
+	return false;
 }
 
 /* stap's conversion of a length to a breakpoint's: 1, 2, 4 (3 and 4), else (0 too) 8. */
@@ -86,7 +89,7 @@ static int bp_len(int64_t len)
 	return len == 3 || len == 4 ? HW_BREAKPOINT_LEN_4 : HW_BREAKPOINT_LEN_8;
 }
 
-int probes_kdata_resolve(struct sema *sm, struct derived_probe *dp, struct vec *comps)
+void probes_kdata_resolve(struct derived_probe *dp, struct vec *comps)
 {
 	struct probe_comp *data = probes_comp_named(comps, "data");
 	struct probe_comp *length = probes_comp_named(comps, "length");
@@ -96,8 +99,6 @@ int probes_kdata_resolve(struct sema *sm, struct derived_probe *dp, struct vec *
 	const char *at;
 
 	if (data->arg->kind == EXPR_STRING) {
-		if (!symbol_ok(sm, data))
-			return -1;
 		dp->bp_symbol = data->arg->str;
 		at = arena_printf("\"%s\"", data->arg->str);
 	} else {
@@ -114,5 +115,4 @@ int probes_kdata_resolve(struct sema *sm, struct derived_probe *dp, struct vec *
 				 write ? "write" : "rw");
 	if (own_pn)
 		dp->pn = dp->point;
-	return 1;
 }

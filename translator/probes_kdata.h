@@ -6,14 +6,19 @@
 #ifndef PMSTAP_PROBES_KDATA_H
 #define PMSTAP_PROBES_KDATA_H
 
+#include <stdbool.h>
 #include "program.h"
 
 struct sema;
 
 /*
- * Resolve DP (a kernel.data point made from COMPS): its address or
- * symbol, length and access.  1, or -1 after an error.
+ * Whether the symbol of a kernel.data("SYMBOL") point made of COMPS is in
+ * kallsyms (an address: true); false after an error, or quietly when QUIET
+ * (an optional point).
  */
-int probes_kdata_resolve(struct sema *sm, struct derived_probe *dp, struct vec *comps);
+bool probes_kdata_symbol_ok(struct sema *sm, struct vec *comps, bool quiet);
+
+/* Resolve DP (a kernel.data point made from COMPS): its address or symbol, length, access. */
+void probes_kdata_resolve(struct derived_probe *dp, struct vec *comps);
 
 #endif
