@@ -58,11 +58,12 @@ static int kallsyms_has(const char *name)
 bool probes_kdata_symbol_ok(struct sema *sm, struct vec *comps, bool quiet)
 {
 	struct probe_comp *c = probes_comp_named(comps, "data");
-	const char *name = c->arg->str;
+	const char *name;
 	int has;
 
 	if (c->arg->kind != EXPR_STRING)
 		return true;
+	name = c->arg->str;
 	has = kallsyms_has(name);
 	if (has == 1 || quiet)
 		return has == 1;
