@@ -15,11 +15,11 @@
  * timer.profile the interrupted registers as a perf event's sample, from
  * a per-CPU hrtimer; a syscall tracepoint the record of its event, built
  * from raw_syscalls' registers; perf.sw.* the event's registers as a
- * sample; a process(PATH) probe the task's registers, from a uprobe (a
- * .mark's semaphore raised by the kernel; process(PID) kept by its
- * prologue); process.syscall raw_syscalls' arguments, as a raw
- * tracepoint's; process.begin/end and thread.begin/end the sched
- * tracepoints' (proc_sites()).
+ * sample, kernel.data a breakpoint's; a process(PATH) probe the task's
+ * registers, from a uprobe (a .mark's semaphore raised by the kernel;
+ * process(PID) kept by its prologue); process.syscall raw_syscalls'
+ * arguments, as a raw tracepoint's; process.begin/end and thread.begin/end
+ * the sched tracepoints' (proc_sites()).
  * procfs("NAME") probes, which the runner serves on the other runtimes,
  * run in the module too: a reader or writer of /proc/systemtap/MODULE/NAME
  * runs them (runtime/kmod/procfs.c), with no context (NULL).
@@ -81,6 +81,8 @@ static const char *site_kind(const struct derived_probe *dp)
 	case PCLASS_SAMPLE:
 		if (dp->kind == PROBE_PROFILE)
 			return "STP_KSITE_PROFILE";
+		if (dp->kind == PROBE_KDATA)
+			return "STP_KSITE_HWBKPT";
 		/* a hardware counter's overflow comes in NMI context, where the module cannot run */
 		return dp->perf_type == PERF_TYPE_SOFTWARE ? "STP_KSITE_PERF" : NULL;
 	case PCLASS_UPROBE:
@@ -118,9 +120,9 @@ bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp)
 	diag_error(dp->orig->loc, "probe point '%s' is not supported by the kernel runtime yet",
 		   dp->point);
 	diag_hint("kernel.trace, kernel.function, kprobe.function, timer.profile, perf.sw.*, "
-		  "procfs, process(\"PATH\"/PID).function/.statement/.mark, process.begin/end, "
-		  "thread.begin/end and process.syscall probes run in the module; begin, end and "
-		  "timer probes in pmstap");
+		  "kernel.data, procfs, process(\"PATH\"/PID).function/.statement/.mark, "
+		  "process.begin/end, thread.begin/end and process.syscall probes run in the "
+		  "module; begin, end and timer probes in pmstap");
 	return false;
 }
 
@@ -195,9 +197,31 @@ static const char *site_name(const struct derived_probe *dp)
 		return dp->elf_path;
 	case PCLASS_PROCFS:
 		return dp->procfs_path;
+	case PCLASS_SAMPLE:
+		if (dp->kind == PROBE_KDATA)	/* a symbol, or "": the address (offset) */
+			return dp->bp_symbol ? dp->bp_symbol : "";
+		return dp->point;
 	default:
 		return dp->point;
 	}
+}
+
+/* A kernel.data site's breakpoint, after all the positional fields. */
+static const char *bp_fields(const struct derived_probe *dp)
+{
+	if (dp->kind != PROBE_KDATA)
+		return "";
+	return arena_printf(", .bp_type = %d, .bp_len = %d", dp->bp_type, dp->bp_len);
+}
+
+/* The site's offset: a uprobe's file offset, a kernel.data's address, a kprobe's. */
+static unsigned long long site_offset(const struct derived_probe *dp)
+{
+	if (probe_class(dp) == PCLASS_UPROBE)
+		return (unsigned long long)dp->offset;
+	if (dp->kind == PROBE_KDATA)
+		return (unsigned long long)dp->bp_addr;
+	return (unsigned long long)dp->kfunc_offset;
 }
 
 /* The site's words: a kernel.function's argument slots; 0 for the others. */
@@ -331,14 +355,11 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 			proc_sites(dp, i, out);
 			continue;
 		}
-		fprintf(out, "\t{ %d, %s, %s, %#llx, %d, %s, (void *)probe_%d, %s%s%s%s%s },\n", i, kind,
-			emit_c_string(name, strlen(name)),
-			probe_class(dp) == PCLASS_UPROBE ? (unsigned long long)dp->offset
-			: (unsigned long long)dp->kfunc_offset,
-			site_words(dp),
+		fprintf(out, "\t{ %d, %s, %s, %#llx, %d, %s, (void *)probe_%d, %s%s%s%s%s%s },\n", i,
+			kind, emit_c_string(name, strlen(name)), site_offset(dp), site_words(dp),
 			typed_tp(dp) ? arena_printf("(void *)stp_tp_%d", i) : "NULL",
 			i, dp->orig && dp->orig->optional ? "true" : "false", perf_fields(dp),
-			procfs_fields(E, dp), nf_fields(dp), refctr_field(dp));
+			procfs_fields(E, dp), nf_fields(dp), refctr_field(dp), bp_fields(dp));
 	}
 	fprintf(out, "\t{ -1 }\n};\n\n");
 	fprintf(out, "/* the script's maps; the runtime's are listed in stp_kmod_main.h */\n");

@@ -156,6 +156,8 @@ enum stp_ksite_kind {
 				   the handler's arguments sched_process_exit's (proc.c) */
 	STP_KSITE_PROC_EXISTING,	/* process/thread.begin: each task that runs already, once
 					   pmstap says STP_KMOD_CMD_EXISTING (proc.c) */
+	STP_KSITE_HWBKPT,	/* kernel.data: a breakpoint on each CPU at OFFSET (an address),
+				   or at symbol NAME's; BP_TYPE, BP_LEN; every hit a sample */
 };
 
 #define STP_KSITE_MAX_WORDS 12	/* arguments of a function: BPF's MAX_BPF_FUNC_ARGS */
@@ -175,6 +177,7 @@ struct stp_ksite {
 	uint32_t procfs_size;		/* its buffer: .maxsize(N), else MAXSTRINGLEN */
 	int32_t nf_pf, nf_hook, nf_priority;	/* a netfilter site's hook */
 	uint64_t ref_ctr_offset;	/* a uprobe's: its .mark's semaphore in the file, or 0 */
+	uint32_t bp_type, bp_len;	/* a breakpoint's: HW_BREAKPOINT_W/RW, _LEN_1/2/4/8 */
 };
 
 /* A tracepoint's typed probe calls this with its arguments as 64-bit words. */

@@ -244,6 +244,9 @@ static enum hrtimer_restart stp_kmod_profile_hit(struct hrtimer *t)
  * (every perf_period events) runs the handler on the registers of the
  * event (a page fault's, a clock interrupt's) as a BPF perf program's
  * sample.  Hardware counters overflow in NMI context: pass 3 refuses them.
+ * kernel.data's breakpoints too: each hit, in the debug exception, runs
+ * the handler on the registers of the access, as stap's module does
+ * (nothing the handler calls sleeps or waits unbounded: dmap_sync.c).
  */
 static void stp_kmod_perf_hit(struct perf_event *event, struct perf_sample_data *data,
 			      struct pt_regs *regs)
@@ -268,6 +271,38 @@ static void stp_kmod_perf_stop(struct stp_kprobe_live *l)
 	l->perf = NULL;
 }
 
+/*
+ * A symbol's address, as stap's module finds a kernel.data("SYMBOL"):
+ * kallsyms_lookup_name(), which 5.7 and later do not export, found by
+ * a kprobe on it.  0 when kallsyms has no such name: a kernel built
+ * without CONFIG_KALLSYMS_ALL has no data symbols.
+ */
+static unsigned long stp_kmod_lookup_name(const char *name)
+{
+	static unsigned long (*lookup)(const char *name);
+	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
+
+	if (!lookup) {
+		if (register_kprobe(&kp) < 0)
+			return 0;
+		lookup = (unsigned long (*)(const char *))kp.addr;
+		unregister_kprobe(&kp);
+	}
+	return lookup(name);
+}
+
+/* kernel.data: a breakpoint as hw_breakpoint_init() makes one (pinned, each hit a sample). */
+static int stp_kmod_bp_attr(const struct stp_ksite *site, struct perf_event_attr *attr)
+{
+	attr->bp_addr = site->name[0] ? stp_kmod_lookup_name(site->name) : site->offset;
+	if (!attr->bp_addr)
+		return -ENXIO;
+	attr->bp_type = site->bp_type;
+	attr->bp_len = site->bp_len;
+	attr->sample_period = 1;
+	return 0;
+}
+
 static int stp_kmod_perf_start(struct stp_kprobe_live *l)
 {
 	struct perf_event_attr attr = {
@@ -279,6 +314,8 @@ static int stp_kmod_perf_start(struct stp_kprobe_live *l)
 	};
 	int cpu, err = 0;
 
+	if (l->site->kind == STP_KSITE_HWBKPT && (err = stp_kmod_bp_attr(l->site, &attr)))
+		return err;
 	l->perf = kcalloc(nr_cpu_ids, sizeof(*l->perf), GFP_KERNEL);
 	if (!l->perf)
 		return -ENOMEM;
@@ -586,6 +623,7 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 	case STP_KSITE_PROFILE:
 		return stp_kmod_profile_start(l);
 	case STP_KSITE_PERF:
+	case STP_KSITE_HWBKPT:
 		return stp_kmod_perf_start(l);
 	case STP_KSITE_UPROBE:
 	case STP_KSITE_URETPROBE:
@@ -636,6 +674,7 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 		stp_kmod_profile_stop(l);
 		break;
 	case STP_KSITE_PERF:
+	case STP_KSITE_HWBKPT:
 		stp_kmod_perf_stop(l);
 		break;
 	case STP_KSITE_UPROBE:

@@ -4,7 +4,8 @@
  * Tracepoints through tracefs, raw tracepoints (raw_tp or tp_btf, as the
  * program's section says), perf events (timer.profile: cpu-clock on every
  * online CPU; perf.*: the event the metadata gives, with its sample
- * period), anything else as libbpf's section name says.  A probe that
+ * period; kernel.data: a breakpoint whose every hit is a sample),
+ * anything else as libbpf's section name says.  A probe that
  * cannot attach is reported with its point, its place in the script and
  * why; an optional one ('?') is skipped with a note at -v.
  */
@@ -90,8 +91,41 @@ static uint64_t tick_ns(const struct stp_script *s)
 	return hz > 0 ? (uint64_t)(1000000000 / hz) : PROFILE_PERIOD_NS;
 }
 
-static void perf_attr(const struct stp_script *s, const struct stp_meta_probe *p,
-		      struct perf_event_attr *attr)
+/* SYMBOL's address in /proc/kallsyms; 0 when it is not there (or hidden: not root). */
+static uint64_t kallsyms_addr(const char *symbol)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], name[256];
+	unsigned long long addr;
+	uint64_t found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %*c %255s", &addr, name) == 2 && !strcmp(name, symbol))
+			found = addr;
+	fclose(f);
+	return found;
+}
+
+/*
+ * kernel.data: a breakpoint as the kernel's hw_breakpoint_init() makes
+ * one, whose every hit is a sample; a symbol is looked up now, as stap's
+ * module does when it registers the probe.
+ */
+static int bp_attr(const struct stp_meta_probe *p, struct perf_event_attr *attr)
+{
+	attr->bp_addr = p->bp_symbol ? kallsyms_addr(p->bp_symbol) : p->bp_addr;
+	if (!attr->bp_addr)
+		return -ENXIO;
+	attr->bp_type = p->bp_type;
+	attr->bp_len = p->bp_len;
+	attr->pinned = 1;
+	return 0;
+}
+
+static int perf_attr(const struct stp_script *s, const struct stp_meta_probe *p,
+		     struct perf_event_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
@@ -100,11 +134,12 @@ static void perf_attr(const struct stp_script *s, const struct stp_meta_probe *p
 		attr->config = PERF_COUNT_SW_CPU_CLOCK;
 		attr->sample_period = p->perf_sample ? p->perf_sample :
 				      p->interval_ns > 0 ? (uint64_t)p->interval_ns : tick_ns(s);
-	} else {
-		attr->type = p->perf_type;
-		attr->config = p->perf_config;
-		attr->sample_period = p->perf_sample ? p->perf_sample : PERF_DEFAULT_SAMPLE;
+		return 0;
 	}
+	attr->type = p->perf_type;
+	attr->config = p->perf_config;
+	attr->sample_period = p->perf_sample ? p->perf_sample : PERF_DEFAULT_SAMPLE;
+	return p->perf_type == PERF_TYPE_BREAKPOINT ? bp_attr(p, attr) : 0;
 }
 
 /* One perf event and link per online CPU. */
@@ -119,8 +154,8 @@ static int attach_perf(struct stp_script *s, int i, struct bpf_program *prog)
 		free(cpus);
 		return -ENOMEM;
 	}
-	perf_attr(s, &s->meta->probes[i], &attr);
-	n = online_cpus(cpus, ncpus);
+	err = perf_attr(s, &s->meta->probes[i], &attr);
+	n = err ? 0 : online_cpus(cpus, ncpus);
 	for (int c = 0; c < n && !err; c++) {
 		int fd = perf_open(&attr, cpus[c]);
 		struct bpf_link *link;
@@ -196,10 +231,31 @@ static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
 	return 0;
 }
 
+/* Why a kernel.data breakpoint cannot be registered (ERR: a negative errno), in words; or NULL. */
+static const char *bp_reason(int err)
+{
+	if (err == -ENXIO)
+		return "no such symbol in /proc/kallsyms (a kernel built without "
+		       "CONFIG_KALLSYMS_ALL lists no data symbols)";
+	if (err == -ENOSPC)
+		return "no debug register is free for the breakpoint (a CPU has 4 on x86; "
+		       "each kernel.data probe takes one on every CPU, and so do other "
+		       "watchpoints, perf's mem: events and debuggers)";
+	if (err == -EINVAL)
+		return "the kernel refused the breakpoint: its address is not one it watches, "
+		       "or not aligned to its length";
+	if (err == -ENOENT || err == -EOPNOTSUPP)
+		return "this kernel has no hardware breakpoints (no CONFIG_HAVE_HW_BREAKPOINT)";
+	return NULL;
+}
+
 /* Why a perf event of TYPE cannot be opened here (ERR: a negative errno), in words; or NULL. */
 const char *stp_perf_reason(uint32_t type, int err)
 {
 	bool hw = type == PERF_TYPE_HARDWARE || type == PERF_TYPE_HW_CACHE;
+
+	if (type == PERF_TYPE_BREAKPOINT)
+		return bp_reason(err);
 
 	if (hw && (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV) &&
 	    access(PMU_DIR "/cpu", F_OK) != 0)

@@ -352,9 +352,13 @@ int stp_kmod_start(struct stp_script *s)
 		int code = 0;
 		const char *e = strstr(why, "error ");
 
+		const struct stp_meta_probe *p = &s->meta->probes[probe];
+		const char *r;
+
 		if (e)
 			code = atoi(e + 6);
-		stp_msg(s, "error", "cannot attach probe %s: %s", s->meta->probes[probe].point,
+		r = p->kind == STP_PROBE_PERF ? stp_perf_reason(p->perf_type, -code) : NULL;
+		stp_msg(s, "error", "cannot attach probe %s: %s", p->point, r ? r :
 			code == ENOENT || code == EINVAL ? "the kernel has no such function or "
 			"tracepoint, or cannot probe it" : strerror(code ? code : err));
 	} else {
