@@ -122,12 +122,27 @@ static const char *cut(const char *v, int size, bool is_signed)
 	return arena_printf("(int64_t)(%s)%s", (is_signed ? s : u)[size - 1], v);
 }
 
+/*
+ * Only a probe in kernel context reads a process's memory; in user
+ * context (begin, end, timers) what reads none, such as the address of a
+ * member or a type's size, is still a constant.  Said once per resolution.
+ */
+static bool reads_allowed(struct dctx *d)
+{
+	if (d->E->ctx == ECTX_KERNEL)
+		return true;
+	if (!d->failed)
+		derr(d, d->e->loc, "%s reads a process's memory, which only probes in kernel "
+		     "context can", d->what);
+	return false;
+}
+
 static const char *read_mem(struct dctx *d, const char *addr, int size, bool is_signed)
 {
 	struct emitter *E = d->E;
 	const char *t;
 
-	if (d->dry)
+	if (d->dry || !reads_allowed(d))
 		return "0";
 	t = emit_long_temp(E);
 	if (d->fault) {
@@ -384,6 +399,14 @@ static bool step_member(struct dctx *d, struct dval *v, const struct target_comp
 	return member_at(d, v, &m, off, tc);
 }
 
+/* [i]'s index, a C value. */
+static const char *index_of(struct dctx *d, const struct target_comp *tc)
+{
+	if (tc->kind == COMP_INDEX)
+		return emit_number(tc->index);
+	return d->dry ? "0" : emit_snapshot(d->E, emit_expr(d->E, tc->index_expr), TYPE_LONG);
+}
+
 static bool step_index(struct dctx *d, struct dval *v, const struct target_comp *tc)
 {
 	Dwarf_Die elem;
@@ -398,19 +421,17 @@ static bool step_index(struct dctx *d, struct dval *v, const struct target_comp 
 		return false;
 	if (!v->in_mem)
 		return derr(d, tc->loc, "cannot index %s: the array is held in registers", d->what);
-	if (tc->kind == COMP_INDEX)
-		i = emit_number(tc->index);
-	else
-		i = d->dry ? "0" : emit_snapshot(d->E, emit_expr(d->E, tc->index_expr), TYPE_LONG);
+	i = index_of(d, tc);
 	v->c = plus(v->c, arena_printf("%s * %d", i, dwarf_type_bytes(&elem)));
 	v->type = elem;
 	v->has_type = true;
 	return true;
 }
 
-static bool walk(struct dctx *d, struct dval *v, const struct vec *comps)
+/* COMPS from the FIRST on. */
+static bool walk_from(struct dctx *d, struct dval *v, const struct vec *comps, int first)
 {
-	for (int i = 0; i < comps->len; i++) {
+	for (int i = first; i < comps->len; i++) {
 		const struct target_comp *tc = VEC_AT(comps, i);
 		bool ok = tc->kind == COMP_MEMBER ? step_member(d, v, tc) : step_index(d, v, tc);
 
@@ -418,6 +439,11 @@ static bool walk(struct dctx *d, struct dval *v, const struct vec *comps)
 			return false;
 	}
 	return true;
+}
+
+static bool walk(struct dctx *d, struct dval *v, const struct vec *comps)
+{
+	return walk_from(d, v, comps, 0);
 }
 
 static const char *pretty(struct dctx *d, struct dval *v, bool full);
@@ -485,6 +511,8 @@ static void pp_string(struct pp *p, const char *addr)
 	struct emitter *E = p->d->E;
 	const char *t = emit_str_temp(E);
 
+	if (!reads_allowed(p->d))
+		return;
 	emit_line(E, "if (bpf_probe_read_user_str(%s, MAXSTRINGLEN, (const void *)%s) < 0)", t,
 		  addr);
 	emit_line(E, "\tstp_strcpy(%s, \"<unknown>\");", t);
@@ -886,16 +914,14 @@ static bool module_setup(struct dctx *d, struct emitter *E, struct expr *e, cons
 	d->e = e;
 	d->what = what;
 	d->dp = is_user_probe(E->dp) ? E->dp : NULL;
-	if (E->ctx != ECTX_KERNEL)
-		return derr(d, e->loc, "%s reads a process's memory, which only probes in kernel "
-			    "context can", what);
-	if (path && path[0] == '<')
-		return derr(d, e->loc, "%s: types from a header file (\"%s\") are not supported",
-			    what, path) ||
-		       (d->quiet ? false : (diag_hint("give the path of a program built with -g "
-						      "that uses the type"), false));
-	if (!open_file(d, path, e->loc))
+	if (path && path[0] == '<') {	/* "<stdio.h>": the headers' types */
+		const char *why;
+
+		if (!(d->f = dwarf_header_file(path, &why)))
+			return derr(d, e->loc, "%s: the types of \"%s\": %s", what, path, why);
+	} else if (!open_file(d, path, e->loc)) {
 		return false;
+	}
 	d->pc = d->dp ? d->dp->addr : 0;
 	if (d->dp && d->dp->dwarf_path && strcmp(d->dp->dwarf_path, path) == 0)
 		d->nscopes = dwarf_scopes_at(d->f, d->pc, &d->scopes);
@@ -922,6 +948,13 @@ static bool cast_resolve(struct dctx *d, struct emitter *E, struct expr *e, stru
 		return true;
 	if (e->pretty)
 		fault_begin(d);
+	if (e->comps.len && ((const struct target_comp *)VEC_AT(&e->comps, 0))->kind != COMP_MEMBER) {
+		/* @cast(p, "T")[i]: the i-th T from p, as stap indexes a cast */
+		const char *i = index_of(d, VEC_AT(&e->comps, 0));
+
+		v->c = plus(v->c, arena_printf("%s * %d", i, dwarf_type_bytes(&v->type)));
+		return walk_from(d, v, &e->comps, 1);
+	}
 	return walk(d, v, &e->comps);
 }
 
@@ -1013,6 +1046,8 @@ static void store(struct dctx *d, struct dval *v, const char *val, struct srcloc
 	const char *addr = v->c, *old;
 	unsigned long long m = emit_low_bits(v->bit_size) << shift;
 
+	if (!reads_allowed(d))
+		return;
 	if (!v->in_mem) {	/* a module's uprobe: the register in the task's pt_regs */
 		emit_line(E, "%s = (unsigned long)%s;", v->reg, val);
 		return;
