@@ -409,7 +409,10 @@ void stap_maps_close(struct stap_script *sc);
 
 /* ---- procfs.c ---- */
 
-/* The .read handler's answer, as a reader of the FIFO gets it; PMDA_FETCH_DYNAMIC. */
+/* File NAME's first .write probe (WRITE) or .read probe, or NULL: a module's file may have both. */
+const struct stp_meta_probe *stap_procfs_probe(const struct stp_meta *meta, const char *name,
+					       bool write);
+/* The .read handler's answer, as a reader of the file gets it; PMDA_FETCH_DYNAMIC. */
 int stap_procfs_fetch(const struct stap_metric *m, pmAtomValue *atom);
 /* What a pmstore of a .write file gives its handlers. */
 int stap_procfs_store(const struct stap_metric *m, const char *value, size_t len);
