@@ -177,6 +177,8 @@ struct emitter {
 	struct merge *merge;		/* handlers held to be merged (emit_merge.c) */
 	struct body_state *bodies;	/* split handlers' bodies (emit_body.c) */
 	bool no_merge;			/* PMSTAP_NO_MERGE: one program per probe, none split */
+	int rawtp_cookies;		/* the kernel gives raw_tp programs cookies (Linux 6.10):
+					   1 yes, 0 no, -1 not asked yet (rawtp_cookies()) */
 	int sc_probes[2];		/* probes on syscalls:sys_enter_*, sys_exit_* */
 	bool sc_dispatch;		/* enough of them: stp_syscall.bpf.h's dispatchers */
 	struct efunc *fn;		/* the function, or NULL in a handler */

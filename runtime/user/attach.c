@@ -26,6 +26,7 @@
 #include "script_int.h"
 #include "attach_kprobe.h"
 #include "attach_netfilter.h"
+#include "attach_rawtp.h"
 #include "proc_attach.h"
 #include "symbolize.h"
 
@@ -190,6 +191,36 @@ static struct bpf_link *attach_tracepoint(struct bpf_program *prog,
 	return bpf_program__attach_tracepoint_opts(prog, p->tp_system, p->tp_name, &opts);
 }
 
+/*
+ * Probe I's link FD, made with bpf(2) where libbpf 1.1 has no call for it
+ * (netfilter, raw tracepoints with a cookie), kept until the detach.
+ */
+int stp_keep_link_fd(struct stp_script *s, int i, int fd)
+{
+	if (!s->link_fds) {
+		s->link_fds = malloc((size_t)s->meta->nprobes * sizeof(*s->link_fds));
+		if (!s->link_fds) {
+			close(fd);
+			return -ENOMEM;
+		}
+		for (int j = 0; j < s->meta->nprobes; j++)
+			s->link_fds[j] = -1;
+	}
+	s->link_fds[i] = fd;
+	return 0;
+}
+
+/* A raw tracepoint link of its own, kept by its descriptor; no libbpf link. */
+static int attach_rawtp(struct stp_script *s, int i, struct bpf_program *prog)
+{
+	int err = stp_rtp_attach(s, i, prog);
+
+	if (err)
+		return err;
+	s->links[i] = calloc(1, sizeof(struct bpf_link *));
+	return s->links[i] ? 0 : -ENOMEM;
+}
+
 static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
 {
 	const struct stp_meta_probe *p = &s->meta->probes[i];
@@ -214,6 +245,10 @@ static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
 		link = stp_attach_uprobe(s, p, prog);
 	else if (p->kind == STP_PROBE_KFUNC)
 		link = stp_attach_kprobe(p, prog);
+	else if (p->kind == STP_PROBE_RAW_TRACEPOINT &&
+		 bpf_program__type(prog) == BPF_PROG_TYPE_RAW_TRACEPOINT && p->tp_name &&
+		 stp_rtp_cookies())	/* cookie I: a merged program's probe */
+		return attach_rawtp(s, i, prog);
 	else if (p->kind == STP_PROBE_RAW_TRACEPOINT &&
 		 bpf_program__type(prog) == BPF_PROG_TYPE_RAW_TRACEPOINT && p->tp_name)
 		link = bpf_program__attach_raw_tracepoint(prog, p->tp_name);
@@ -362,9 +397,10 @@ static double now_ms(void)
 /* The kernel attachments made: links, one per CPU for perf events, and the dispatchers. */
 static int count_links(const struct stp_script *s)
 {
-	int n = (s->sc_links[0] != NULL) + (s->sc_links[1] != NULL) + stp_nf_count(s) +
-		s->um_nfds;
+	int n = (s->sc_links[0] != NULL) + (s->sc_links[1] != NULL) + s->um_nfds;
 
+	for (int i = 0; i < s->meta->nprobes; i++)
+		n += s->link_fds && s->link_fds[i] >= 0;
 	for (int i = 0; i < s->meta->nprobes; i++)
 		for (int j = 0; s->links[i] && s->links[i][j]; j++)
 			n++;
@@ -382,11 +418,14 @@ void stp_detach_all(struct stp_script *s)
 		return;
 	n = count_links(s);
 	stp_sc_detach(s);
-	stp_nf_detach(s);
 	stp_um_detach(s);
 	for (int i = 0; i < s->meta->nprobes; i++) {
 		destroy_links(s->links[i]);
 		s->links[i] = NULL;
+		if (s->link_fds && s->link_fds[i] >= 0)
+			close(s->link_fds[i]);
+		if (s->link_fds)
+			s->link_fds[i] = -1;
 	}
 	if (s->opts.verbose && n)
 		stp_msg(s, "note", "detached %d kernel attachment%s in %.0f ms", n, n == 1 ? "" : "s",
