@@ -204,7 +204,20 @@ static struct merge *merge_state(struct emitter *E)
 	return E->merge;
 }
 
-/* Does a member of G attach where probe INDEX does (the same point)? */
+/*
+ * Do A and B attach at the same place?  A uprobe's is its file and offset
+ * (static functions of one name in several files are points of one text
+ * at different addresses), a tracepoint's its point.
+ */
+static bool same_place(const struct derived_probe *a, const struct derived_probe *b)
+{
+	if (a->elf_path && b->elf_path)
+		return a->offset == b->offset && a->is_return == b->is_return &&
+		       !strcmp(a->elf_path, b->elf_path);
+	return !strcmp(a->point, b->point);
+}
+
+/* Does a member of G attach where probe INDEX does? */
 static bool attaches_there(const struct emitter *E, const struct mgroup *g, int index)
 {
 	const struct derived_probe *dp = VEC_AT(&E->prog->probes, index);
@@ -212,8 +225,7 @@ static bool attaches_there(const struct emitter *E, const struct mgroup *g, int 
 	for (int i = 0; i < g->members.len; i++) {
 		const struct mhandler *h = VEC_AT(&g->members, i);
 
-		if (!strcmp(((struct derived_probe *)VEC_AT(&E->prog->probes, h->index))->point,
-			    dp->point))
+		if (same_place(VEC_AT(&E->prog->probes, h->index), dp))
 			return true;
 	}
 	return false;
