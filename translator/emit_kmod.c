@@ -86,7 +86,7 @@ static const char *site_kind(const struct derived_probe *dp)
 			return NULL;
 		return dp->is_return ? "STP_KSITE_URETPROBE" : "STP_KSITE_UPROBE";
 	case PCLASS_KPROBE:
-		if (dp->kind != PROBE_KFUNC || !dp->kfunc || dp->module)
+		if (!dp->kfunc)
 			return NULL;
 		if (dp->kfunc_kprobe)
 			return dp->is_return ? "STP_KSITE_KRETPROBE" : "STP_KSITE_KPROBE";

@@ -560,8 +560,12 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 	case STP_KSITE_KPROBE:
 	case STP_KSITE_KFUNC:
 		memset(&l->kp, 0, sizeof(l->kp));
-		l->kp.symbol_name = site->name;
-		l->kp.offset = (unsigned int)site->offset;
+		if (site->name[0]) {
+			l->kp.symbol_name = site->name;	/* "M:F" for module M's function */
+			l->kp.offset = (unsigned int)site->offset;
+		} else {			/* statement(ADDR).absolute: OFFSET is ADDR */
+			l->kp.addr = (kprobe_opcode_t *)(uintptr_t)site->offset;
+		}
 		l->kp.pre_handler = site->kind == STP_KSITE_KFUNC ? stp_kmod_kfunc_hit
 								 : stp_kmod_kprobe_hit;
 		return register_kprobe(&l->kp);

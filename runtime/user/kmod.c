@@ -319,10 +319,29 @@ int stp_kmod_open(struct stp_script *s)
 	return map_segment(s);
 }
 
+/*
+ * The module a site "probe N M:F: error E" names (a module's function:
+ * register_kprobe() finds "M:F" only while M is loaded), when M is not
+ * loaded now (no /sys/module/M), into MOD; else false.
+ */
+static bool site_module_missing(const char *why, char *mod, size_t size)
+{
+	const char *name = strchr(why + 6, ' '), *colon;
+	char path[128];
+	int n;
+
+	if (!name || !(colon = strchr(++name, ':')) || colon[1] == ' ' || colon - name >= (long)size)
+		return false;
+	n = (int)(colon - name);
+	snprintf(mod, size, "%.*s", n, name);
+	snprintf(path, sizeof(path), "/sys/module/%s", mod);
+	return access(path, F_OK) != 0;
+}
+
 /* The probes go in: every one, or none and the error. */
 int stp_kmod_start(struct stp_script *s)
 {
-	char why[256] = "";
+	char why[256] = "", mod[64];
 	int probe = -1, err = 0;
 
 	if (write(s->kmod_fd, STP_KMOD_CMD_START, strlen(STP_KMOD_CMD_START)) >= 0)
@@ -335,6 +354,13 @@ int stp_kmod_start(struct stp_script *s)
 
 		if (e)
 			code = atoi(e + 6);
+		if (code == ENOENT && site_module_missing(why, mod, sizeof(mod))) {
+			/* stap's module waits for M to load; this one says so, and stops */
+			stp_msg(s, "error", "cannot attach probe %s: module '%s' is not loaded "
+				"(load it before the run: modprobe %s)", s->meta->probes[probe].point,
+				mod, mod);
+			return -err;
+		}
 		stp_msg(s, "error", "cannot attach probe %s: %s", s->meta->probes[probe].point,
 			code == ENOENT || code == EINVAL ? "the kernel has no such function or "
 			"tracepoint, or cannot probe it" : strerror(code ? code : err));
