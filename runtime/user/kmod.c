@@ -319,33 +319,49 @@ int stp_kmod_open(struct stp_script *s)
 	return map_segment(s);
 }
 
-/*
- * The module a site "probe N M:F: error E" names (a module's function:
- * register_kprobe() finds "M:F" only while M is loaded), when M is not
- * loaded now (no /sys/module/M), into MOD; else false.
- */
-static bool site_module_missing(const char *why, char *mod, size_t size)
+/* The module probe I's point names ('module("M")'), into MOD; false for another probe. */
+static bool probe_module(const struct stp_script *s, int i, char *mod, size_t size)
 {
-	const char *name = strchr(why + 6, ' '), *colon;
-	char path[128];
-	int n;
+	const char *p = strstr(s->meta->probes[i].point, "module(\""), *end;
 
-	if (!name || !(colon = strchr(++name, ':')) || colon[1] == ' ' || colon - name >= (long)size)
+	if (!p || !(end = strchr(p + 8, '"')))
 		return false;
-	n = (int)(colon - name);
-	snprintf(mod, size, "%.*s", n, name);
-	snprintf(path, sizeof(path), "/sys/module/%s", mod);
-	return access(path, F_OK) != 0;
+	snprintf(mod, size, "%.*s", (int)(end - p - 8), p + 8);
+	return true;
+}
+
+/*
+ * A module's functions are probed while it is loaded, as stap's module
+ * does (stp_kmod_module_event()): say which modules the probes wait for.
+ */
+static void note_waiting(struct stp_script *s)
+{
+	char mod[64], other[64], path[128];
+
+	for (int i = 0; i < s->meta->nprobes; i++) {
+		bool said = false;
+
+		if (!probe_module(s, i, mod, sizeof(mod)))
+			continue;
+		for (int j = 0; j < i && !said; j++)
+			said = probe_module(s, j, other, sizeof(other)) && strcmp(mod, other) == 0;
+		snprintf(path, sizeof(path), "/sys/module/%s", mod);
+		if (!said && access(path, F_OK) != 0)
+			stp_msg(s, "warning", "module '%s' is not loaded: its probes wait until it is",
+				mod);
+	}
 }
 
 /* The probes go in: every one, or none and the error. */
 int stp_kmod_start(struct stp_script *s)
 {
-	char why[256] = "", mod[64];
+	char why[256] = "";
 	int probe = -1, err = 0;
 
-	if (write(s->kmod_fd, STP_KMOD_CMD_START, strlen(STP_KMOD_CMD_START)) >= 0)
+	if (write(s->kmod_fd, STP_KMOD_CMD_START, strlen(STP_KMOD_CMD_START)) >= 0) {
+		note_waiting(s);
 		return 0;
+	}
 	err = errno;
 	device_status(s->kmod_fd, why, sizeof(why));
 	if (sscanf(why, "probe %d", &probe) == 1 && probe >= 0 && probe < s->meta->nprobes) {
@@ -354,13 +370,6 @@ int stp_kmod_start(struct stp_script *s)
 
 		if (e)
 			code = atoi(e + 6);
-		if (code == ENOENT && site_module_missing(why, mod, sizeof(mod))) {
-			/* stap's module waits for M to load; this one says so, and stops */
-			stp_msg(s, "error", "cannot attach probe %s: module '%s' is not loaded "
-				"(load it before the run: modprobe %s)", s->meta->probes[probe].point,
-				mod, mod);
-			return -err;
-		}
 		stp_msg(s, "error", "cannot attach probe %s: %s", s->meta->probes[probe].point,
 			code == ENOENT || code == EINVAL ? "the kernel has no such function or "
 			"tracepoint, or cannot probe it" : strerror(code ? code : err));
