@@ -581,13 +581,37 @@ const char *kdwarf_param_names(uint64_t die)
 	return s;
 }
 
-void kdwarf_param_vars(uint64_t die, struct vec *v)
+static char *var_text(Dwarf_Die *var)
 {
-	Dwarf_Die p, type;
+	Dwarf_Die type;
+
+	return arena_printf("$%s:%s", dwarf_diename(var),
+			    dwarf_type_of(var, &type) ? dwarf_type_text(&type) : "void");
+}
+
+/* The local variables of SCOPE and of the blocks in it that hold PC, into V, outermost first. */
+static void scope_locals(Dwarf_Die *scope, uint64_t pc, struct vec *v)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(scope, &child) != 0)
+		return;
+	do {
+		if (dwarf_tag(&child) == DW_TAG_variable && dwarf_diename(&child))
+			vec_push(v, var_text(&child));
+		else if (dwarf_tag(&child) == DW_TAG_lexical_block && dwarf_haspc(&child, pc) > 0)
+			scope_locals(&child, pc, v);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+void kdwarf_param_vars(uint64_t die, uint64_t pc, struct vec *v)
+{
+	Dwarf_Die p, inst;
 
 	for (int i = 0; instance_param(die, NULL, i, &p); i++)
-		vec_push(v, arena_printf("$%s:%s", dwarf_diename(&p),
-					 dwarf_type_of(&p, &type) ? dwarf_type_text(&type) : "void"));
+		vec_push(v, var_text(&p));
+	if (pc && dwarf_offdie(dw, die, &inst))
+		scope_locals(&inst, pc, v);
 }
 
 /* DWARF type TYPE (past typedefs and qualifiers) as a BTF type id; -1 if BTF has none. */

@@ -61,8 +61,12 @@ bool kdwarf_line_pc(const struct kdwarf_func *f, const char *file_pat, int line,
 /* The names of the parameters of inline instance DIE: "rq, prev, next, rf". */
 const char *kdwarf_param_names(uint64_t die);
 
-/* Its parameters as -L lists them, into V (char *): "$prev:struct task_struct*". */
-void kdwarf_param_vars(uint64_t die, struct vec *v);
+/*
+ * Its parameters as -L lists them, into V (char *): "$prev:struct
+ * task_struct*"; PC non-zero (a statement's): then its local variables in
+ * scope at PC.
+ */
+void kdwarf_param_vars(uint64_t die, uint64_t pc, struct vec *v);
 
 /*
  * Parameter NAME of inline instance DIE as a BTF type id (probes_btf.h);

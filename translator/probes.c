@@ -776,8 +776,9 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 
 /*
  * kernel.statement, module().statement, kprobe.statement: a kprobe at
- * each site (probes_kstmt.h), by its symbol and offset; a wildcard's point
- * spelled "NAME@FILE:LINE" per site, as stap lists it.
+ * each site (probes_kstmt.h), by its symbol and offset; a site DWARF
+ * found spelled "NAME@FILE:LINE" (the statement's line, or the
+ * function's), as stap 4.8 spells it in -p2, -l and pp().
  */
 static int build_kstatement(struct expand *x, struct vec *comps)
 {
@@ -787,11 +788,9 @@ static int build_kstatement(struct expand *x, struct vec *comps)
 
 	for (int i = 0; i < n; i++) {
 		struct kdwarf_func *f = VEC_AT(&sites, i);
-		bool spell = spec && has_wildcard(function_name_part(spec)) && f->file;
-		struct vec c = spell ? comps_with_arg(comps, "statement", f->line
-						      ? arena_printf("%s@%s:%d", f->name, f->file, f->line)
-						      : arena_printf("%s@%s", f->name, f->file))
-				     : *comps;
+		struct vec c = spec && f->file ? comps_with_arg(comps, "statement", arena_printf(
+							"%s@%s:%d", f->name, f->file, f->line))
+					       : *comps;
 		struct derived_probe *dp = make_probe(x, &c, PROBE_KSTATEMENT);
 
 		dp->module = str_arg(comps, "module");

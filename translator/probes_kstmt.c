@@ -152,7 +152,8 @@ static bool line_site(struct kdwarf_func *f, const struct spec *s, int *below, i
 	}
 	f->symbol = kdwarf_symbol_holding(pc, &f->offset);
 	f->entry = pc;
-	f->line = s->line;
+	if (s->line)
+		f->line = s->line;	/* else the function's decl line */
 	return f->symbol && sys_kernel_function_unique(f->symbol);
 }
 
@@ -193,6 +194,20 @@ static int dwarf_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 	return -1;
 }
 
+/* N sites, or -1 (reported) when a pattern stands for too many. */
+static int not_too_many(struct sema *sm, struct vec *comps, int n)
+{
+	struct probe_comp *sc = probes_comp_named(comps, "statement");
+
+	if (n <= KFUNC_MAX_EXPANSION)
+		return n;
+	if (sema_error(sc->arg->loc, sm, "'%s' matches more than the %d statements one probe "
+		       "point may stand for", sc->arg->str, KFUNC_MAX_EXPANSION))
+		diag_hint("narrow the pattern; pmstap -l '%s' lists what it matches",
+			  probes_point_text(comps));
+	return -1;
+}
+
 int probes_kstatement_sites(struct sema *sm, struct vec *comps, bool optional, struct vec *out)
 {
 	struct probe_comp *sc = probes_comp_named(comps, "statement");
@@ -214,6 +229,6 @@ int probes_kstatement_sites(struct sema *sm, struct vec *comps, bool optional, s
 	}
 	if (!kdwarf_vmlinux(&want))
 		return s.file ? no_debuginfo(sm, sc, optional)
-			      : symbol_sites(sm, comps, &s, optional, out);
-	return dwarf_sites(sm, comps, &s, optional, out);
+			      : not_too_many(sm, comps, symbol_sites(sm, comps, &s, optional, out));
+	return not_too_many(sm, comps, dwarf_sites(sm, comps, &s, optional, out));
 }

@@ -15,8 +15,8 @@ struct sema;
  * The sites of a statement point COMPS, into OUT (struct kdwarf_func *,
  * kdwarf.h): each with its symbol and offset (symbol "" for an .absolute
  * address: offset is the address), its entry the address in vmlinux,
- * its DIE for $vars (0: none) and LINE the statement's line (0: a
- * function's entry).
+ * its DIE for $vars (0: none) and LINE the statement's line (a
+ * function's entry: its decl line; FILE NULL when DWARF did not find it).
  *   "FUNC@FILE:LINE"  the lowest address of each function and inline
  *                     instance FUNC (a wildcard) of FILE that begins a
  *                     statement of LINE (the kernel's DWARF);
