@@ -1,6 +1,7 @@
 #!/bin/bash
-# bench/uattach.sh BUILD - large uprobe sets: programs, attach and detach
-# (issue 15).
+# bench/uattach.sh BUILD [tp] - large uprobe sets and tracepoint sets:
+# programs, attach and detach (issue 15).  With "tp", the tracepoints
+# only (make bench-tpattach).
 #
 # The scripts:
 #   pmstap   probe process("BUILD/bin/pmstap").function("*") { n++ }
@@ -22,12 +23,21 @@
 # the two ways there are, one at a time: a perf event and link per
 # tracepoint (what pmstap does for a kernel.trace probe that reads the
 # record), and a raw tracepoint link each (the arguments, not the record).
+# And pmstap's: `kernel.trace("*:*") ? { n++ }` (every tracepoint of this
+# kernel; the syscall tracepoints through raw_syscalls, the ones BPF
+# cannot attach skipped) and qa/175's sched, timer, task and signal
+# tracepoints, each as compiled here (where the kernel gives raw
+# tracepoint programs their cookie, Linux 6.10: one raw_tp program on a
+# raw tracepoint link per tracepoint) and with PMSTAP_NO_RAWTP=1 (a perf
+# event and link per tracepoint, as before); "*:*"'s control takes about
+# two minutes of the BPF lock, so it runs only with BENCH_UATTACH_FULL=1.
 #
 # Loading takes the BPF lock (flock /tmp/bpf.lock).  Results also go to
 # BUILD/bench/results-uattach.txt.
 
 set -u
 build=${1:-build}
+only=${2:-}
 case $build in /*) ;; *) build=$(pwd)/$build ;; esac
 pmstap=$build/bin/pmstap
 work=$build/tmp/bench-uattach
@@ -42,6 +52,9 @@ global calls, rets
 probe process("$build/bin/many_funcs").function("uf_*") { calls[ppfunc()]++ }
 probe process("$build/bin/many_funcs").function("uf_*").return { rets[ppfunc()]++ }
 END
+echo 'global n; probe kernel.trace("*:*") ? { n++ }' >"$work/all.stp"
+echo 'global n; probe kernel.trace("sched:*"), kernel.trace("timer:*"), kernel.trace("task:*"),
+	kernel.trace("signal:*") { n[pn()]++ }' >"$work/qa175.stp"
 
 # pass4 SCRIPT: seconds of pmstap -p4 (the headers already cached)
 pass4() {
@@ -70,24 +83,46 @@ attach() {
 	END { printf("%s %s %s %s %s\n", n, p, a, t, d) }' "$work/attach.err"
 }
 
+# row NAME PATH [P4]: "| NAME | PATH | probes | programs | [P4 |] kernel
+# attachments | attach | detach |" of a -T 1 run of NAME's script
+row() {
+	local n p a t d
+
+	read -r n p a t d < <(attach "$work/$1.stp")
+	printf "| %s | %s | %s | %s |%s %s | %s ms | %s ms |\n" "$1" "$2" "$n" "$p" "${3+ $3 |}" \
+		"$a" "$t" "$d"
+}
+
+# uprobes: on uprobe_multi links, and a perf event each
+uprobes() {
+	echo "| script | path | uprobes | programs | pass 4, headers cached | kernel attachments | attach | detach |"
+	echo "|---|---|---|---|---|---|---|---|"
+	for s in many pmstap; do
+		row "$s" uprobe_multi "$(pass4 "$work/$s.stp") s"
+		if [ "$s" = many ] || [ -n "${BENCH_UATTACH_FULL:-}" ]; then
+			PMSTAP_NO_UMULTI=1 row "$s" PMSTAP_NO_UMULTI=1 ""
+		fi
+	done
+	echo
+}
+
+# pmstap's kernel.trace probes: raw tracepoint links, and a perf event each
+tracepoints() {
+	echo "| script | path | probes | programs | kernel attachments | attach | detach |"
+	echo "|---|---|---|---|---|---|---|"
+	row qa175 "as compiled"
+	PMSTAP_NO_RAWTP=1 row qa175 PMSTAP_NO_RAWTP=1
+	row all "as compiled"
+	[ -z "${BENCH_UATTACH_FULL:-}" ] || PMSTAP_NO_RAWTP=1 row all PMSTAP_NO_RAWTP=1
+	echo
+}
+
 "$pmstap" -w -p4 "$work/many.stp" >/dev/null 2>&1	# the headers, into the cache
 {
 	echo "# bench/uattach.sh on $(uname -r), $(nproc) CPUs, $(date -u +%F)"
 	echo
-	echo "| script | path | uprobes | programs | pass 4, headers cached | kernel attachments | attach | detach |"
-	echo "|---|---|---|---|---|---|---|---|"
-	for s in many pmstap; do
-		p4=$(pass4 "$work/$s.stp")
-		read -r n p a t d < <(attach "$work/$s.stp")
-		printf "| %s | uprobe_multi | %s | %s | %s s | %s | %s ms | %s ms |\n" \
-			"$s" "$n" "$p" "$p4" "$a" "$t" "$d"
-		if [ "$s" = many ] || [ -n "${BENCH_UATTACH_FULL:-}" ]; then
-			read -r n p a t d < <(PMSTAP_NO_UMULTI=1 attach "$work/$s.stp")
-			printf "| %s | PMSTAP_NO_UMULTI=1 | %s | %s | | %s | %s ms | %s ms |\n" \
-				"$s" "$n" "$p" "$a" "$t" "$d"
-		fi
-	done
-	echo
+	[ "$only" = tp ] || uprobes
+	tracepoints
 	echo "| tracepoints (sched, irq, timer, kmem) | attachments | attach | detach |"
 	echo "|---|---|---|---|"
 	flock -o /tmp/bpf.lock "$build/bench/tp_attach" sched irq timer kmem |

@@ -598,6 +598,7 @@ static void refresh_global(struct stap_script *sc, int g)
 	else
 		snap_map(sc, g, gs);
 	index_elems(sc, g, gs);
+	stap_kmod_check_reads(sc);
 }
 
 static void refresh_counters(struct stap_script *sc)

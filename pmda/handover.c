@@ -36,7 +36,6 @@
 
 #define HELLO_S 10.0
 #define MAX_WAITING 16
-#define READER_PATIENCE_US 20000	/* a map lock held longer: that read fails */
 
 struct waiting {
 	int fd;
@@ -278,7 +277,7 @@ int stap_handover_segment(struct stap_script *sc, int fd, char *why, size_t size
 			 stap_config.handover_max_bytes);
 		return -1;
 	}
-	sc->dseg = stp_dseg__attach_reader(fd, READER_PATIENCE_US, err, sizeof(err));
+	sc->dseg = stp_dseg__attach_reader(fd, STAP_READER_PATIENCE_US, err, sizeof(err));
 	if (!sc->dseg) {
 		snprintf(why, size, "the script's data is refused: %s", err);
 		return -1;

@@ -5,9 +5,12 @@
  * and, instead of map descriptors, sends the module's device as it opened
  * it, with the module's name (STAP_MSG_MODULE).  The module's data is one
  * segment laid out as stp_meta says (runtime/dyninst/dmap.h), which is
- * mapped here and read in place through the same data interface as BPF
- * maps (runtime/user/data.h), as a reader: no value is ever written, and
- * a map's lock held by the child's pmstap is waited for a bounded time.
+ * mapped here read-only, for good (the module refuses to make such a
+ * mapping writable, and stp_kmod_reader checks that it does), and read in
+ * place through the same data interface as BPF maps (runtime/user/data.h)
+ * as a reader: no lock is taken, a hash map is copied between its
+ * sequence counts, and a copy that writers keep changing for longer than
+ * STAP_READER_PATIENCE_US is given up and counted (said here), never torn.
  * Holding the device holds the module: it stays loaded while its values
  * are served (an exited script's final values too), and the PMDA removes
  * it when it lets go of them.  A PMDA that dies leaves it unused, and the
@@ -28,7 +31,6 @@
 #include "../runtime/user/script.h"
 
 #define KMOD_PREFIX "kmod:"		/* the pending item of a module's device */
-#define READER_PATIENCE_US 20000	/* a map lock held longer: that read fails */
 
 void stap_kmod_pending(struct stap_script *sc, const char *name, int fd)
 {
@@ -52,7 +54,8 @@ void stap_kmod_adopt(struct stap_script *sc)
 			continue;
 		if (sc->kseg) {
 			close(p->fd);
-		} else if (!(sc->kseg = stp_kmod_reader(p->fd, READER_PATIENCE_US, err, sizeof(err)))) {
+		} else if (!(sc->kseg = stp_kmod_reader(p->fd, STAP_READER_PATIENCE_US, err,
+							sizeof(err)))) {
 			pmNotifyErr(LOG_ERR, "script %s: module %s: %s", sc->name,
 				    p->name + strlen(KMOD_PREFIX), err);
 			close(p->fd);
@@ -74,8 +77,15 @@ void stap_kmod_data(struct stap_script *sc)
 /* After the data: the mapping goes, and the module once its child is done with it. */
 void stap_kmod_release(struct stap_script *sc)
 {
+	uint64_t retries, busy;
+
 	if (!sc->kseg)
 		return;
+	stp_dseg__reader_stats(sc->kseg, &retries, &busy);
+	if (retries)
+		pmNotifyErr(LOG_INFO, "script %s: module %s: %llu reads of its data taken again "
+			    "(a probe was changing the map), %llu given up", sc->name, sc->kmod_name,
+			    (unsigned long long)retries, (unsigned long long)busy);
 	stp_dseg__free(sc->kseg);
 	sc->kseg = NULL;
 	/* a child that still holds it removes it itself */
@@ -84,4 +94,22 @@ void stap_kmod_release(struct stap_script *sc)
 			    "pmstap run removes it)", sc->name, sc->kmod_name, strerror(errno));
 	free(sc->kmod_name);
 	sc->kmod_name = NULL;
+}
+
+/* Reads of the segment (a module's, or a handed-over script's) given up since last said. */
+void stap_kmod_check_reads(struct stap_script *sc)
+{
+	struct stp_dseg *seg = sc->kseg ? sc->kseg : sc->dseg;
+	uint64_t retries, busy;
+
+	if (!seg)
+		return;
+	stp_dseg__reader_stats(seg, &retries, &busy);
+	if (busy == sc->reads_busy)
+		return;
+	pmNotifyErr(LOG_WARNING, "script %s: %llu reads of its data gave up: a writer kept "
+		    "changing the map for %d ms (%llu copies taken again in all)", sc->name,
+		    (unsigned long long)(busy - sc->reads_busy), STAP_READER_PATIENCE_US / 1000,
+		    (unsigned long long)retries);
+	sc->reads_busy = busy;
 }

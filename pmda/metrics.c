@@ -446,7 +446,7 @@ static void global_metrics(struct stap_script *sc, int g)
 
 /*
  * stap.SCRIPT.procfs.NAME: each procfs file of a script pmdastap runs, a
- * string whose fetch runs its .read handler (as a reader of the FIFO
+ * string whose fetch runs its .read handler (as a reader of the file
  * does), or that pmstore writes to its .write handlers.  NAME must be a
  * PMNS name (letters, digits, _; probe prometheus's __prometheus is
  * "prometheus"); a global named procfs keeps the name, and a handed-over
@@ -461,6 +461,51 @@ static bool pmns_word(const char *w)
 		      (*w >= '0' && *w <= '9') || *w == '_'))
 			return false;
 	return true;
+}
+
+/* "declared at FILE:LINE:COL" of P */
+static void loc_text(const struct stp_meta_probe *p, char *out, size_t size)
+{
+	snprintf(out, size, "declared at %s:%d:%d", p->loc.file ? p->loc.file : "?", p->loc.line,
+		 p->loc.col);
+}
+
+/*
+ * The help of file NAME's metric: what a fetch gives (its .read handler's
+ * answer), what a pmstore does (gives its .write handlers the value), or
+ * both, for a module's file with both probes.
+ */
+static void procfs_help(const struct stap_script *sc, const char *name, struct stap_metric *m)
+{
+	const struct stp_meta_probe *rd = stap_procfs_probe(sc->meta, name, false);
+	const struct stp_meta_probe *wr = stap_procfs_probe(sc->meta, name, true);
+	char rloc[512] = "", wloc[512] = "";
+
+	if (rd)
+		loc_text(rd, rloc, sizeof(rloc));
+	if (wr)
+		loc_text(wr, wloc, sizeof(wloc));
+	if (asprintf(&m->oneline, "procfs file %s of script %s: %s%s%s", name, sc->name,
+		     rd ? "its .read handler's answer" : "", rd && wr ? "; " : "",
+		     wr ? "pmstore writes to it" : "") < 0)
+		m->oneline = NULL;
+	if (rd && wr) {
+		if (asprintf(&m->help, "Each fetch runs %s's procfs(\"%s\").read handler (%s), as a "
+			     "reader of its file does, and gives what it put in $value. What pmstore "
+			     "stores here, its .write handlers (%s) get in $value, as from a writer "
+			     "of its file. Stores are allowed as registrations are ([registration] "
+			     "of pmdastap.conf).", sc->name, name, rloc, wloc) < 0)
+			m->help = NULL;
+	} else if (wr) {
+		if (asprintf(&m->help, "What pmstore stores here, %s's procfs(\"%s\").write "
+			     "handlers get in $value, as from a writer of its file (%s); no value "
+			     "to fetch. Stores are allowed as registrations are ([registration] of "
+			     "pmdastap.conf).", sc->name, name, wloc) < 0)
+			m->help = NULL;
+	} else if (asprintf(&m->help, "Each fetch runs %s's procfs(\"%s\").read handler (%s), as "
+			    "a reader of its file does, and gives what it put in $value.", sc->name,
+			    name, rloc) < 0)
+		m->help = NULL;
 }
 
 static void procfs_metric(struct stap_script *sc, int i)
@@ -489,26 +534,7 @@ static void procfs_metric(struct stap_script *sc, int i)
 	m->desc = (pmDesc){ .pmid = pmID_build((unsigned int)stap_domain, (unsigned int)sc->cluster,
 					       (unsigned int)item),
 			    .type = PM_TYPE_STRING, .indom = PM_INDOM_NULL, .sem = PM_SEM_INSTANT };
-	if (p->procfs_write) {
-		if (asprintf(&m->oneline, "procfs file %s of script %s: pmstore writes to it",
-			     p->procfs_path, sc->name) < 0)
-			m->oneline = NULL;
-		if (asprintf(&m->help, "What pmstore stores here, %s's procfs(\"%s\").write "
-			     "handlers get in $value, as from a writer of its file (declared at "
-			     "%s:%d:%d); no value to fetch. Stores are allowed as registrations "
-			     "are ([registration] of pmdastap.conf).", sc->name, p->procfs_path,
-			     p->loc.file ? p->loc.file : "?", p->loc.line, p->loc.col) < 0)
-			m->help = NULL;
-	} else {
-		if (asprintf(&m->oneline, "procfs file %s of script %s: its .read handler's answer",
-			     p->procfs_path, sc->name) < 0)
-			m->oneline = NULL;
-		if (asprintf(&m->help, "Each fetch runs %s's procfs(\"%s\").read handler "
-			     "(declared at %s:%d:%d), as a reader of its file does, and gives what "
-			     "it put in $value.", sc->name, p->procfs_path,
-			     p->loc.file ? p->loc.file : "?", p->loc.line, p->loc.col) < 0)
-			m->help = NULL;
-	}
+	procfs_help(sc, p->procfs_path, m);
 	sc->nmetrics++;
 }
 

@@ -191,6 +191,7 @@ struct stap_script {
 	/* on the kernel runtime (kmodule.c): the module's segment, mapped here */
 	struct stp_dseg *kseg;
 	char *kmod_name;
+	uint64_t reads_busy;		/* segment reads given up, as last said (kmodule.c) */
 	bool ended;			/* its connection ended: retired at the next tick */
 
 	/* what it is, from the compiled script the child reported */
@@ -286,6 +287,9 @@ void stap_pending_add(struct stap_script *sc, const char *name, int fd);
 
 /* ---- kmodule.c ---- */
 
+/* A segment's map that writers keep changing longer: that read gives up. */
+#define STAP_READER_PATIENCE_US 20000
+
 /* A child's module NAME, its device FD: pending until the ready message. */
 void stap_kmod_pending(struct stap_script *sc, const char *name, int fd);
 /* At the ready message: the pending module mapped (and sc->ncpus its CPUs), then its data. */
@@ -293,6 +297,8 @@ void stap_kmod_adopt(struct stap_script *sc);
 void stap_kmod_data(struct stap_script *sc);
 /* After sc->data goes: the mapping, and the module unless the child still holds it. */
 void stap_kmod_release(struct stap_script *sc);
+/* After a global's refresh: says how many more reads of the segment gave up (-EBUSY). */
+void stap_kmod_check_reads(struct stap_script *sc);
 
 /* ---- handover.c ---- */
 
@@ -403,7 +409,10 @@ void stap_maps_close(struct stap_script *sc);
 
 /* ---- procfs.c ---- */
 
-/* The .read handler's answer, as a reader of the FIFO gets it; PMDA_FETCH_DYNAMIC. */
+/* File NAME's first .write probe (WRITE) or .read probe, or NULL: a module's file may have both. */
+const struct stp_meta_probe *stap_procfs_probe(const struct stp_meta *meta, const char *name,
+					       bool write);
+/* The .read handler's answer, as a reader of the file gets it; PMDA_FETCH_DYNAMIC. */
 int stap_procfs_fetch(const struct stap_metric *m, pmAtomValue *atom);
 /* What a pmstore of a .write file gives its handlers. */
 int stap_procfs_store(const struct stap_metric *m, const char *value, size_t len);

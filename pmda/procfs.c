@@ -18,6 +18,16 @@
  * again until STAP_PROCFS_WAIT_MS), writes the value and closes: the
  * .write handlers get it in $value, in pieces of MAXSTRINGLEN - 1 bytes
  * at most, as from `printf VALUE > FILE` (no newline is added).
+ *
+ * A script on the kernel runtime (its module's name adopted, kmodule.c)
+ * has real files instead, /proc/systemtap/SCRIPT/NAME, that its module
+ * serves (runtime/kmod/procfs.c): the same reads and writes work on
+ * them, the .read handler running in this process's task, in the read.
+ * The module lets one opener in at a time and answers another's
+ * O_NONBLOCK open with EAGAIN: such an open is tried again, as a FIFO's
+ * ENXIO is, until STAP_PROCFS_WAIT_MS.  A write the module takes none of
+ * (its last .write handler raised an error) is EIO.  A module's file may
+ * have a .read and .write probes both: its metric is fetched and stored.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,14 +52,50 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int fifo_path(const struct stap_metric *m, char *path, size_t size)
+/* The module's file on the kernel runtime, else the FIFO the run serves. */
+static int file_path(const struct stap_metric *m, char *path, size_t size)
 {
-	const struct stp_meta_probe *p = &m->script->meta->probes[m->probe];
+	const struct stap_script *sc = m->script;
+	const struct stp_meta_probe *p = &sc->meta->probes[m->probe];
 
-	return stp_procfs_path(m->script->meta->script, p->procfs_path, path, size);
+	if (!sc->kmod_name)
+		return stp_procfs_path(sc->meta->script, p->procfs_path, path, size);
+	if ((size_t)snprintf(path, size, "/proc/systemtap/%s/%s", sc->meta->script,
+			     p->procfs_path) >= size)
+		return -ENAMETOOLONG;
+	return 0;
 }
 
-/* Append what the FIFO has to *buf; 1 at its end, 0 for more later, <0 an error. */
+/*
+ * PATH opened without blocking (FLAGS and O_NONBLOCK), tried again while
+ * it is not ready: a FIFO with no reader yet (ENXIO), a module's file that
+ * another opener holds (EAGAIN).  The descriptor, or a negative errno.
+ */
+static int open_file(const char *path, int flags)
+{
+	int64_t until = now_ms() + STAP_PROCFS_WAIT_MS;
+	struct timespec pause = { 0, 5 * 1000000 };
+
+	for (;;) {
+		int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC);
+
+		if (fd >= 0 || (errno != ENXIO && errno != EAGAIN) || now_ms() >= until)
+			return fd >= 0 ? fd : -errno;
+		nanosleep(&pause, NULL);	/* free again in a moment */
+	}
+}
+
+const struct stp_meta_probe *stap_procfs_probe(const struct stp_meta *meta, const char *name,
+					       bool write)
+{
+	for (int i = 0; i < meta->nprobes; i++)
+		if (meta->probes[i].kind == STP_PROBE_PROCFS && meta->probes[i].procfs_write == write &&
+		    !strcmp(meta->probes[i].procfs_path, name))
+			return &meta->probes[i];
+	return NULL;
+}
+
+/* Append what the file has to *buf; 1 at its end, 0 for more later, <0 an error. */
 static int read_some(int fd, char **buf, size_t *len, size_t *cap)
 {
 	for (;;) {
@@ -84,11 +130,14 @@ int stap_procfs_fetch(const struct stap_metric *m, pmAtomValue *atom)
 	int64_t until = now_ms() + STAP_PROCFS_WAIT_MS;
 	int fd, rc = 0;
 
-	if (p->procfs_write || m->script->status != STAP_STATUS_RUNNING)
+	if (!stap_procfs_probe(m->script->meta, p->procfs_path, false) ||
+	    m->script->status != STAP_STATUS_RUNNING)
 		return PMDA_FETCH_NOVALUES;
-	if (fifo_path(m, path, sizeof(path)) < 0)
+	if (file_path(m, path, sizeof(path)) < 0)
 		return PMDA_FETCH_NOVALUES;
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	fd = open_file(path, O_RDONLY);
+	if (fd == -EAGAIN)
+		return PM_ERR_AGAIN;		/* held by another reader all that time */
 	if (fd < 0)
 		return PMDA_FETCH_NOVALUES;	/* not served (yet, or any more) */
 	if (!(buf = malloc(cap))) {
@@ -121,35 +170,20 @@ int stap_procfs_fetch(const struct stap_metric *m, pmAtomValue *atom)
 	return PMDA_FETCH_DYNAMIC;
 }
 
-/* The FIFO opened for writing once the run's thread waits for a writer. */
-static int open_writer(const char *path)
-{
-	int64_t until = now_ms() + STAP_PROCFS_WAIT_MS;
-	struct timespec pause = { 0, 5 * 1000000 };
-
-	for (;;) {
-		int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-
-		if (fd >= 0 || errno != ENXIO || now_ms() >= until)
-			return fd >= 0 ? fd : -errno;
-		nanosleep(&pause, NULL);	/* the thread is back in open() in a moment */
-	}
-}
-
 int stap_procfs_store(const struct stap_metric *m, const char *value, size_t len)
 {
 	const struct stp_meta_probe *p = &m->script->meta->probes[m->probe];
 	char path[PATH_MAX];
 	int fd;
 
-	if (!p->procfs_write)
+	if (!stap_procfs_probe(m->script->meta, p->procfs_path, true))
 		return PM_ERR_PERMISSION;	/* a .read file: nothing takes what is written */
-	if (m->script->status != STAP_STATUS_RUNNING || fifo_path(m, path, sizeof(path)) < 0)
+	if (m->script->status != STAP_STATUS_RUNNING || file_path(m, path, sizeof(path)) < 0)
 		return PM_ERR_AGAIN;
-	fd = open_writer(path);
+	fd = open_file(path, O_WRONLY);
 	if (fd < 0)
-		return fd == -ENOENT || fd == -ENXIO ? PM_ERR_AGAIN : fd;
-	fcntl(fd, F_SETFL, 0);	/* the value in full: the thread reads as we write */
+		return fd == -ENOENT || fd == -ENXIO || fd == -EAGAIN ? PM_ERR_AGAIN : fd;
+	fcntl(fd, F_SETFL, 0);	/* the value in full: the thread (or module) takes it as we write */
 	while (len > 0) {
 		ssize_t n = write(fd, value, len);
 

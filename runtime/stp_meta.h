@@ -158,6 +158,11 @@ struct stp_meta_probe {
 	const char *perf_path;
 	/* STP_PROBE_NETFILTER: netfilter.hook(..).pf(..).priority(..) */
 	int32_t nf_pf, nf_hook, nf_priority;
+	/* STP_PROBE_PERF of perf_type PERF_TYPE_BREAKPOINT, kernel.data(..): the watchpoint */
+	uint64_t bp_addr;		/* the address; 0: bp_symbol's in /proc/kallsyms */
+	const char *bp_symbol;
+	uint32_t bp_type;		/* HW_BREAKPOINT_W or HW_BREAKPOINT_RW */
+	uint32_t bp_len;		/* HW_BREAKPOINT_LEN_1/2/4/8 */
 };
 
 /*

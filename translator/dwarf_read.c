@@ -23,7 +23,9 @@
 #include "arena.h"
 #include "debuginfo.h"
 #include "dwarf_read.h"
+#include "compile_int.h"
 #include "filedeps.h"
+#include "probes_sys.h"
 
 struct dwarf_file {
 	char *path;
@@ -72,7 +74,7 @@ static void file_close(struct dwarf_file *f)
 	free(f);
 }
 
-static struct dwarf_file *file_open(const char *path, const char **why)
+static struct dwarf_file *file_open(const char *path, int dep, const char **why)
 {
 	struct dwarf_file *f = calloc(1, sizeof(*f));
 	GElf_Ehdr eh;
@@ -87,7 +89,8 @@ static struct dwarf_file *file_open(const char *path, const char **why)
 		free(f);
 		return NULL;
 	}
-	filedeps_add(path, f->fd);
+	if (dep)
+		filedeps_add(path, f->fd);
 	elf_version(EV_CURRENT);
 	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
 	f->dw = f->elf ? dwarf_begin_elf(f->elf, DWARF_C_READ, NULL) : NULL;
@@ -108,10 +111,9 @@ static struct dwarf_file *file_open(const char *path, const char **why)
 	return f;
 }
 
-struct dwarf_file *dwarf_file_get(const char *path, const char **why)
+/* The file opened as KEY in this translation, or NULL. */
+static struct dwarf_file *file_find(const char *key)
 {
-	struct dwarf_file *f;
-
 	if (files_gen != arena_generation()) {	/* a new translation: the old one's files go */
 		while (files) {
 			struct dwarf_file *next = files->next;
@@ -121,15 +123,99 @@ struct dwarf_file *dwarf_file_get(const char *path, const char **why)
 		}
 		files_gen = arena_generation();
 	}
-	for (f = files; f; f = f->next)
-		if (strcmp(f->path, path) == 0)
+	for (struct dwarf_file *f = files; f; f = f->next)
+		if (strcmp(f->path, key) == 0)
 			return f;
-	f = file_open(path, why);
+	return NULL;
+}
+
+static struct dwarf_file *file_keep(struct dwarf_file *f)
+{
 	if (f) {
 		f->next = files;
 		files = f;
 	}
 	return f;
+}
+
+struct dwarf_file *dwarf_file_get(const char *path, const char **why)
+{
+	struct dwarf_file *f = file_find(path);
+
+	return f ? f : file_keep(file_open(path, 1, why));
+}
+
+/* The names in MODULE "<a.h><b/c.h>", as #include lines; NULL if it is not that. */
+static const char *includes(const char *module)
+{
+	const char *p = module, *end;
+	char *lines = arena_strdup("");
+
+	while (*p == '<' && (end = strchr(p, '>')) && end > p + 1) {
+		for (const char *q = p + 1; q < end; q++)
+			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-", *q))
+				return NULL;
+		lines = arena_printf("%s#include <%.*s>\n", lines, (int)(end - p - 1), p + 1);
+		p = end + 1;
+	}
+	return *p || !*lines ? NULL : lines;
+}
+
+/*
+ * The headers' types: their #include lines compiled with cc -g into a
+ * shared object (as stap's typequery module is), opened, then removed.
+ * Not a file dependency of the build: what counts is the headers' text.
+ */
+static struct dwarf_file *compile_headers(const char *module, const char **why)
+{
+	const char *inc = includes(module), *cc = getenv("PMSTAP_CC"), *tmp = getenv("TMPDIR");
+	struct tool t = { .name = "cc" };
+	struct dwarf_file *f = NULL;
+	const char *src, *obj;
+	char *dir;
+	FILE *out;
+
+	*why = "not a list of headers such as \"<stdio.h>\"";
+	if (!inc)
+		return NULL;
+	*why = "no C compiler (cc) to compile the headers with";
+	cc = sys_find_executable(cc && *cc ? cc : "cc");
+	dir = arena_printf("%s/pmstap-types-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!cc || !mkdtemp(dir))
+		return NULL;
+	src = arena_printf("%s/types.c", dir);
+	obj = arena_printf("%s/types.so", dir);
+	t.out = t.err = arena_printf("%s/cc.log", dir);
+	*why = "cc cannot compile the headers";
+	if ((out = fopen(src, "w"))) {
+		fputs(inc, out);
+		fclose(out);
+		compile_tool_arg(&t, cc);
+		compile_tool_arg(&t, "-g");
+		compile_tool_arg(&t, "-fno-eliminate-unused-debug-types");
+		compile_tool_arg(&t, "-shared");	/* linked: an object's DWARF needs relocating */
+		compile_tool_arg(&t, "-o");
+		compile_tool_arg(&t, obj);
+		compile_tool_arg(&t, src);
+		if (compile_tool_start(&t) && compile_tool_finish(&t))
+			f = file_open(obj, 0, why);	/* open: the files can go */
+	}
+	unlink(src);
+	unlink(obj);
+	unlink(t.out);
+	rmdir(dir);
+	if (f) {
+		free(f->path);
+		f->path = strdup(module);	/* found again by the headers' names */
+	}
+	return f;
+}
+
+struct dwarf_file *dwarf_header_file(const char *module, const char **why)
+{
+	struct dwarf_file *f = file_find(module);
+
+	return f ? f : file_keep(compile_headers(module, why));
 }
 
 bool dwarf_file_is_dyn(const struct dwarf_file *f)

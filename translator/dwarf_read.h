@@ -15,6 +15,11 @@ struct dwarf_file;
 
 /* PATH's DWARF, or NULL when it has none (*why says why). */
 struct dwarf_file *dwarf_file_get(const char *path, const char **why);
+/*
+ * The types of the headers MODULE names ("<stdio.h>", "<a.h><b/c.h>"),
+ * compiled once per translation with cc -g; NULL with *why when not.
+ */
+struct dwarf_file *dwarf_header_file(const char *module, const char **why);
 /* Whether the file loads at a bias (ET_DYN: PIE or a library). */
 bool dwarf_file_is_dyn(const struct dwarf_file *f);
 

@@ -250,9 +250,20 @@ static void setup_limits(struct emitter *E)
 		diag_error((struct srcloc){ 0 }, "MAXSTRINGLEN must be between 16 and 65536");
 		E->maxstringlen = STAP_MAXSTRINGLEN;
 	}
-	if (E->maxaction < 1 || E->maxaction > (1 << 22)) {
-		diag_error((struct srcloc){ 0 }, "MAXACTION must be between 1 and 4194304");
+	if (E->maxaction < 1 || E->maxaction > 838860) {
+		diag_error((struct srcloc){ 0 }, "MAXACTION must be between 1 and 838860");
 		E->maxaction = 1000;
+	}
+	/*
+	 * stap 4.8's runtime is INTERRUPTIBLE (runtime_defines.h): a handler
+	 * runs MAXACTION_INTERRUPTIBLE statements, ten times MAXACTION unless
+	 * -D sets it; E->maxaction is that budget from here on.
+	 */
+	E->maxaction = session_define(s, "MAXACTION_INTERRUPTIBLE", E->maxaction * 10);
+	if (E->maxaction < 1 || E->maxaction >= (1 << 23)) {	/* bpf_loop()'s bound */
+		diag_error((struct srcloc){ 0 }, "MAXACTION_INTERRUPTIBLE must be between 1 and "
+			   "8388607");
+		E->maxaction = 10000;
 	}
 	E->ncpus = E->dyninst ? STP_DYN_SLOTS : possible_cpus();
 	if (E->ncpus < 1)
@@ -357,6 +368,7 @@ static int emit_files(struct session *s, struct program *prog, const char *dir,
 	E.prog_of = arena_alloc(sizeof(int) * (size_t)(prog->probes.len + 1));
 	E.member_of = arena_alloc(sizeof(int) * (size_t)(prog->probes.len + 1));
 	E.no_merge = getenv("PMSTAP_NO_MERGE") != NULL;	/* a control for tests (qa/077) */
+	E.rawtp_cookies = -1;
 	for (int i = 0; i < prog->probes.len; i++) {
 		struct derived_probe *dp = VEC_AT(&prog->probes, i);
 

@@ -7,8 +7,10 @@
  * become bpf_loop() callbacks and unsorted foreach bpf_for_each_map_elem()
  * callbacks, so that the verifier sees them bounded.
  */
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/btf.h>
 #include "emit_int.h"
 #include "emit_kprobe.h"
 #include "emit_netfilter.h"
@@ -16,6 +18,7 @@
 #include "emit_uprobe.h"
 #include "emit_dwarf.h"
 #include "probe_kinds.h"
+#include "probes_btf.h"
 #include "probes_sys.h"
 #include "sysroot.h"
 
@@ -60,6 +63,7 @@ struct tp_uses {
 	const struct tracepoint *tp;
 	struct expr *field;	/* a record field that is not also an argument, or $$vars */
 	struct expr *arg;	/* an argument that is not also a field */
+	bool any;		/* a $var of any kind */
 };
 
 static void find_tp_uses(struct expr *e, void *arg)
@@ -69,6 +73,7 @@ static void find_tp_uses(struct expr *e, void *arg)
 
 	if (e->kind != EXPR_TARGET)
 		return;
+	u->any = true;
 	field = e->name[1] == '$' || tp_field(u->tp, e->name + 1);
 	targ = e->name[1] != '$' && tp_arg_index(u->tp, e->name + 1) >= 0;
 	if (field && !targ && !u->field)
@@ -80,14 +85,15 @@ static void find_tp_uses(struct expr *e, void *arg)
 /*
  * Whether a kernel.trace handler reads the raw tracepoint's arguments
  * (a raw_tp program: a field with an argument's name then reads the
- * argument) or the record (a tp program).
+ * argument) or the record (a tp program); *NONE: it reads neither.
  */
-static bool uses_raw_args(struct emitter *E, struct derived_probe *dp)
+static bool uses_raw_args(struct emitter *E, struct derived_probe *dp, bool *none)
 {
-	struct tp_uses u = { dp->tp, NULL, NULL };
+	struct tp_uses u = { dp->tp, NULL, NULL, false };
 
 	emit_walk_stmt(dp->body, find_tp_uses, &u);
 	emit_walk_expr(dp->cond, find_tp_uses, &u);
+	*none = !u.any;
 	if (E->kmod && emit_kmod_syscall_tp(dp))
 		return false;	/* the module builds a syscall's record (emit_kmod.c) */
 	if (E->kmod && u.field) {	/* a module's tracepoint probe has the arguments only */
@@ -102,6 +108,58 @@ static bool uses_raw_args(struct emitter *E, struct derived_probe *dp)
 		diag_hint("split the probe in two, or read '%s' through the arguments", u.field->name);
 	}
 	return E->kmod || u.arg != NULL;
+}
+
+/* Is RELEASE ("6.10.3-amd64") MAJOR.MINOR or later? */
+static bool release_at_least(const char *release, int major, int minor)
+{
+	int ma = 0, mi = 0;
+
+	if (sscanf(release, "%d.%d", &ma, &mi) < 1)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/*
+ * Does the kernel this compiles for give a raw tracepoint program its
+ * attachment's cookie (Linux 6.10: raw_tracepoint.cookie in union
+ * bpf_attr, and bpf_get_attach_cookie() in raw_tp programs)?  Asked once,
+ * of its BTF (this kernel's or PMSTAP_SYSROOT's) and of the release -r
+ * names.  PMSTAP_NO_RAWTP set: no, so probes that read no record keep
+ * their perf-event tracepoints (a control for tests and the benchmark).
+ */
+static bool rawtp_cookies(struct emitter *E)
+{
+	int attr;
+	uint32_t rt;
+
+	if (E->rawtp_cookies >= 0)
+		return E->rawtp_cookies;
+	E->rawtp_cookies = 0;
+	if (E->kmod || E->dyninst || getenv("PMSTAP_NO_RAWTP") ||
+	    !release_at_least(E->s->kernel_release, 6, 10))
+		return false;
+	attr = btf_find(BTF_KIND_UNION, "bpf_attr", 0);
+	rt = attr > 0 ? btf_member_type((uint32_t)attr, "raw_tracepoint") : 0;
+	E->rawtp_cookies = rt && btf_member_type(btf_strip(rt), "cookie") != 0;
+	return E->rawtp_cookies;
+}
+
+/*
+ * A handler that reads nothing of its tracepoint is a raw_tp program
+ * where the kernel has raw tracepoint cookies: handlers of the same C on
+ * many tracepoints are then one program (emit_merge.c), and a raw
+ * tracepoint link detaches in well under a millisecond, where a perf
+ * event waits for RCU under the kernel's event_mutex (about 75 ms each:
+ * README.md, "Scripts on every syscall").  The syscall tracepoints have
+ * no raw tracepoint (their records stay, and their dispatch,
+ * runtime/bpf/stp_syscall.bpf.h); nor has a tracepoint whose BTF says no
+ * arguments.
+ */
+static bool raw_without_args(struct emitter *E, struct derived_probe *dp, bool none)
+{
+	return none && dp->tp->args.len > 0 && strcmp(dp->tp->system, "syscalls") != 0 &&
+	       rawtp_cookies(E);
 }
 
 /* ---- $vars -------------------------------------------------------------------------- */
@@ -548,12 +606,14 @@ struct section {
 
 static bool probe_section(struct emitter *E, struct derived_probe *dp, struct section *sec)
 {
+	bool none;
+
 	if (E->kmod && !emit_kmod_supports(E, dp))
 		return false;
 	switch (probe_class(dp)) {
 	case PCLASS_TRACEPOINT:
-		E->raw_args = uses_raw_args(E, dp);
-		if (E->raw_args) {
+		E->raw_args = uses_raw_args(E, dp, &none);
+		if (E->raw_args || raw_without_args(E, dp, none)) {
 			sec->sec = arena_printf("raw_tp/%s", dp->tp->name);
 			sec->ctype = "struct bpf_raw_tracepoint_args *";
 			sec->kind = STP_PROBE_RAW_TRACEPOINT;
@@ -631,13 +691,16 @@ static void probe_body(struct emitter *E, struct derived_probe *dp)
 
 /*
  * A program that any other probe of the same C can run (emit_merge.c): a
- * tracepoint's, or a uprobe's (whose prologue, -c/-x's, is the same for
- * every probe); the cookie says which probe fired.
+ * tracepoint's, a raw tracepoint's where the kernel gives it its cookie,
+ * or a uprobe's (whose prologue, -c/-x's, is the same for every probe);
+ * the cookie says which probe fired.
  */
 static bool mergeable(struct emitter *E, struct derived_probe *dp, const struct section *sec)
 {
 	if (E->kmod || E->dyninst || E->no_merge || emit_proc_existing(E, dp))
 		return false;
+	if (sec->kind == STP_PROBE_RAW_TRACEPOINT)
+		return probe_class(dp) == PCLASS_TRACEPOINT && !sec->prologue && rawtp_cookies(E);
 	return (sec->kind == STP_PROBE_TRACEPOINT && !sec->prologue) ||
 	       sec->kind == STP_PROBE_UPROBE;
 }
@@ -648,6 +711,8 @@ static const char *merge_family(struct emitter *E, struct derived_probe *dp,
 {
 	if (!mergeable(E, dp, sec))
 		return NULL;
+	if (sec->kind == STP_PROBE_RAW_TRACEPOINT)
+		return "raw_tp";
 	return sec->kind == STP_PROBE_UPROBE ? sec->sec : "tp";
 }
 

@@ -24,15 +24,6 @@ static bool is_record(uint32_t id)
 	return btf_kind(id) == BTF_KIND_STRUCT || btf_kind(id) == BTF_KIND_UNION;
 }
 
-/* Member NAME of struct/union ID, anonymous members included: its type, 0 if none. */
-static uint32_t member(uint32_t id, const char *name, bool *bitfield)
-{
-	uint64_t bits;
-	uint32_t width, m = btf_member_at(id, name, &bits, &width);
-
-	*bitfield = width != 0;
-	return m;
-}
 
 /*
  * Where the walk is: a pointer value (a C expression of type CTYPE whose
@@ -44,6 +35,7 @@ struct walk {
 	const char *ctype;
 	const char *lv;
 	uint32_t type;		/* stripped */
+	bool bits;		/* val is a bit field's value, read */
 };
 
 static bool is_char(uint32_t id)
@@ -74,19 +66,51 @@ static void read_pointer(struct emitter *E, struct walk *w)
 	w->lv = NULL;
 }
 
+/*
+ * Bit field M of the struct W is at (its BITS from the struct's start,
+ * WIDTH of them): the smallest read that covers it, then its bits, as
+ * emit_dwarf.c reads one.  The offsets are the target kernel's, whose BTF
+ * pass 2 read; W becomes the value.
+ */
+static bool read_bits(struct emitter *E, struct walk *w, const struct target_comp *tc, uint32_t m,
+		      uint64_t bits, uint32_t width)
+{
+	const char *base = w->lv ? arena_printf("(const char *)__builtin_preserve_access_index(&%s)",
+						 w->lv)
+				 : arena_printf("(const char *)%s", w->val);
+	int shift = (int)(bits % 8), n = emit_bytes_for(shift + (int)width);
+	const char *t = emit_long_temp(E);
+
+	if (!n) {
+		diag_error(tc->loc, "cannot read '%s': its bit field spans more than 8 bytes",
+			   tc->member);
+		return false;
+	}
+	emit_line(E, "%s = stp_kread_int(%s + %llu, %d, 0);", t, base,
+		  (unsigned long long)(bits / 8), n);
+	w->val = emit_bits_of(t, shift, (int)width, btf_is_signed(btf_strip(m)));
+	w->lv = NULL;
+	w->type = btf_strip(m);
+	w->bits = true;
+	return true;
+}
+
 static bool step_member(struct emitter *E, struct walk *w, const struct target_comp *tc)
 {
-	bool bitfield = false;
-	uint32_t m = is_record(w->type) ? member(w->type, tc->member, &bitfield) : 0;
+	uint64_t bits = 0;
+	uint32_t width = 0, m = is_record(w->type) ? btf_member_at(w->type, tc->member, &bits, &width)
+						   : 0;
 
+	if (!m) {
+		diag_error(tc->loc, "cannot read '->%s': the type has no such member", tc->member);
+		return false;
+	}
+	if (width)
+		return read_bits(E, w, tc, m, bits, width);
 	w->lv = w->lv ? arena_printf("%s.%s", w->lv, tc->member)
 		      : arena_printf("((%s)%s)->%s", w->ctype, w->val, tc->member);
-	if (!m)
-		diag_error(tc->loc, "cannot read '->%s': the type has no such member", tc->member);
-	else if (bitfield)
-		diag_error(tc->loc, "'%s' is a bit field, which cannot be read yet", tc->member);
 	w->type = btf_strip(m);
-	return m != 0 && !bitfield;
+	return true;
 }
 
 static void step_index(struct emitter *E, struct walk *w, const struct target_comp *tc)
@@ -128,6 +152,19 @@ static const char *pretty_chars(struct emitter *E, const char *ptr)
 static bool is_char_pointer(uint32_t id)
 {
 	return btf_kind(id) == BTF_KIND_PTR && is_char(btf_strip(type_at(id)->type));
+}
+
+/* VAL's text, signed or not. */
+static const char *pretty_number(struct emitter *E, const char *val, bool sgn)
+{
+	struct vec pieces = { 0 };
+	struct emit_piece *p = ARENA_NEW(struct emit_piece);
+
+	p->lit = "";
+	p->conv = sgn ? "%lld" : "%llu";
+	p->val = val;
+	vec_push(&pieces, p);
+	return emit_bpf_snprintf(E, &pieces);
 }
 
 /* A string for $x$ of a number, a pointer or a char array, as stap prints them. */
@@ -174,6 +211,13 @@ static const char *walk_chain(struct emitter *E, struct expr *e, struct walk *w)
 			step_index(E, w, tc);
 		}
 	}
+	if (w->bits) {	/* a number, as stap prints a bit field */
+		if (e->addr_of)
+			emit_unsupported(E, e->loc, "'&' on a bit field", NULL);
+		if (e->pretty)
+			return pretty_number(E, w->val, btf_is_signed(w->type));
+		return w->val;
+	}
 	if (!w->lv) {
 		if (e->addr_of)
 			emit_unsupported(E, e->loc, "'&' on a value that is not in memory", NULL);
@@ -199,7 +243,7 @@ const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_ar
 const char *emit_btf_chain_at(struct emitter *E, struct expr *e, const struct tp_arg *a,
 			      const char *word)
 {
-	struct walk w = { word, a->ctype, NULL, 0 };
+	struct walk w = { .val = word, .ctype = a->ctype };
 	uint32_t t;
 
 	if (!btf_index_load()) {
@@ -297,7 +341,7 @@ static bool constant_offset(const struct expr *e, uint32_t cur, uint64_t *off)
 /* @cast(addr, "type"[, "module"])->member... in kernel context; &... of no memory anywhere. */
 const char *emit_btf_cast(struct emitter *E, struct expr *e)
 {
-	struct walk w = { NULL, NULL, NULL, 0 };
+	struct walk w = { 0 };
 	const char *cname;
 	uint32_t t;
 	uint64_t off;
@@ -331,7 +375,7 @@ int emit_btf_defined(struct expr *e)
 {
 	const char *cname;
 	uint32_t cur;
-	bool lv = false, bitfield = false;
+	bool lv = false;
 
 	if (e->kind != EXPR_CAST || !btf_index_load())
 		return -1;
@@ -345,9 +389,11 @@ int emit_btf_defined(struct expr *e)
 		if (lv && btf_kind(cur) == BTF_KIND_PTR)
 			cur = btf_strip(type_at(cur)->type);
 		if (tc->kind == COMP_MEMBER) {
-			uint32_t m = is_record(cur) ? member(cur, tc->member, &bitfield) : 0;
+			uint64_t bits;
+			uint32_t width, m = is_record(cur) ? btf_member_at(cur, tc->member, &bits,
+									     &width) : 0;
 
-			if (!m || bitfield)
+			if (!m || (width && i + 1 < e->comps.len))	/* a bit field ends it */
 				return 0;
 			cur = btf_strip(m);
 		} else if (lv) {

@@ -122,12 +122,27 @@ static const char *cut(const char *v, int size, bool is_signed)
 	return arena_printf("(int64_t)(%s)%s", (is_signed ? s : u)[size - 1], v);
 }
 
+/*
+ * Only a probe in kernel context reads a process's memory; in user
+ * context (begin, end, timers) what reads none, such as the address of a
+ * member or a type's size, is still a constant.  Said once per resolution.
+ */
+static bool reads_allowed(struct dctx *d)
+{
+	if (d->E->ctx == ECTX_KERNEL)
+		return true;
+	if (!d->failed)
+		derr(d, d->e->loc, "%s reads a process's memory, which only probes in kernel "
+		     "context can", d->what);
+	return false;
+}
+
 static const char *read_mem(struct dctx *d, const char *addr, int size, bool is_signed)
 {
 	struct emitter *E = d->E;
 	const char *t;
 
-	if (d->dry)
+	if (d->dry || !reads_allowed(d))
 		return "0";
 	t = emit_long_temp(E);
 	if (d->fault) {
@@ -152,38 +167,15 @@ static int tag_of(struct dval *v)
 	return v->has_type ? dwarf_tag(&v->type) : 0;
 }
 
-static unsigned long long low_bits(int n)
-{
-	return n >= 64 ? ~0ULL : (1ULL << n) - 1;
-}
-
-/* WIDTH bits of RAW from bit SHIFT up, sign-extended when SGN. */
-static const char *bits_of(const char *raw, int shift, int width, bool sgn)
-{
-	if (sgn && width < 64)
-		return arena_printf("((int64_t)((uint64_t)%s << %d) >> %d)", raw, 64 - shift - width,
-				    64 - width);
-	if (!shift && width >= 64)
-		return raw;
-	return arena_printf("(int64_t)(((uint64_t)%s >> %d) & 0x%llxULL)", raw, shift,
-			    low_bits(width));
-}
-
-/* The bytes (1, 2, 4 or 8) a read of BITS bits needs; 0 for more than 64. */
-static int bytes_for(int bits)
-{
-	return bits <= 8 ? 1 : bits <= 16 ? 2 : bits <= 32 ? 4 : bits <= 64 ? 8 : 0;
-}
-
 /* A bit field in memory: the smallest read that covers it, then its bits. */
 static const char *load_bits(struct dctx *d, struct dval *v, bool sgn)
 {
-	int shift = v->bit_pos % 8, n = bytes_for(shift + v->bit_size);
+	int shift = v->bit_pos % 8, n = emit_bytes_for(shift + v->bit_size);
 
 	if (!n)
 		return derr(d, d->e->loc, "cannot read %s: its bit field spans more than 8 bytes",
 			    d->what), "0";
-	return bits_of(read_mem(d, plus(v->c, emit_number(v->bit_pos / 8)), n, false), shift,
+	return emit_bits_of(read_mem(d, plus(v->c, emit_number(v->bit_pos / 8)), n, false), shift,
 		       v->bit_size, sgn);
 }
 
@@ -196,9 +188,9 @@ static const char *load(struct dctx *d, struct dval *v)
 	if (v->in_mem)
 		return v->bit_size ? load_bits(d, v, sgn) : read_mem(d, v->c, size, sgn);
 	if (v->bit_size)
-		return bits_of(v->c, v->bit_pos, v->bit_size, sgn);
+		return emit_bits_of(v->c, v->bit_pos, v->bit_size, sgn);
 	if (v->bit_pos)
-		return bits_of(v->c, v->bit_pos, size >= 8 ? 64 : size * 8, sgn);
+		return emit_bits_of(v->c, v->bit_pos, size >= 8 ? 64 : size * 8, sgn);
 	return cut(v->c, size, sgn);
 }
 
@@ -407,6 +399,14 @@ static bool step_member(struct dctx *d, struct dval *v, const struct target_comp
 	return member_at(d, v, &m, off, tc);
 }
 
+/* [i]'s index, a C value. */
+static const char *index_of(struct dctx *d, const struct target_comp *tc)
+{
+	if (tc->kind == COMP_INDEX)
+		return emit_number(tc->index);
+	return d->dry ? "0" : emit_snapshot(d->E, emit_expr(d->E, tc->index_expr), TYPE_LONG);
+}
+
 static bool step_index(struct dctx *d, struct dval *v, const struct target_comp *tc)
 {
 	Dwarf_Die elem;
@@ -421,19 +421,17 @@ static bool step_index(struct dctx *d, struct dval *v, const struct target_comp 
 		return false;
 	if (!v->in_mem)
 		return derr(d, tc->loc, "cannot index %s: the array is held in registers", d->what);
-	if (tc->kind == COMP_INDEX)
-		i = emit_number(tc->index);
-	else
-		i = d->dry ? "0" : emit_snapshot(d->E, emit_expr(d->E, tc->index_expr), TYPE_LONG);
+	i = index_of(d, tc);
 	v->c = plus(v->c, arena_printf("%s * %d", i, dwarf_type_bytes(&elem)));
 	v->type = elem;
 	v->has_type = true;
 	return true;
 }
 
-static bool walk(struct dctx *d, struct dval *v, const struct vec *comps)
+/* COMPS from the FIRST on. */
+static bool walk_from(struct dctx *d, struct dval *v, const struct vec *comps, int first)
 {
-	for (int i = 0; i < comps->len; i++) {
+	for (int i = first; i < comps->len; i++) {
 		const struct target_comp *tc = VEC_AT(comps, i);
 		bool ok = tc->kind == COMP_MEMBER ? step_member(d, v, tc) : step_index(d, v, tc);
 
@@ -441,6 +439,11 @@ static bool walk(struct dctx *d, struct dval *v, const struct vec *comps)
 			return false;
 	}
 	return true;
+}
+
+static bool walk(struct dctx *d, struct dval *v, const struct vec *comps)
+{
+	return walk_from(d, v, comps, 0);
 }
 
 static const char *pretty(struct dctx *d, struct dval *v, bool full);
@@ -508,6 +511,8 @@ static void pp_string(struct pp *p, const char *addr)
 	struct emitter *E = p->d->E;
 	const char *t = emit_str_temp(E);
 
+	if (!reads_allowed(p->d))
+		return;
 	emit_line(E, "if (bpf_probe_read_user_str(%s, MAXSTRINGLEN, (const void *)%s) < 0)", t,
 		  addr);
 	emit_line(E, "\tstp_strcpy(%s, \"<unknown>\");", t);
@@ -909,16 +914,14 @@ static bool module_setup(struct dctx *d, struct emitter *E, struct expr *e, cons
 	d->e = e;
 	d->what = what;
 	d->dp = is_user_probe(E->dp) ? E->dp : NULL;
-	if (E->ctx != ECTX_KERNEL)
-		return derr(d, e->loc, "%s reads a process's memory, which only probes in kernel "
-			    "context can", what);
-	if (path && path[0] == '<')
-		return derr(d, e->loc, "%s: types from a header file (\"%s\") are not supported",
-			    what, path) ||
-		       (d->quiet ? false : (diag_hint("give the path of a program built with -g "
-						      "that uses the type"), false));
-	if (!open_file(d, path, e->loc))
+	if (path && path[0] == '<') {	/* "<stdio.h>": the headers' types */
+		const char *why;
+
+		if (!(d->f = dwarf_header_file(path, &why)))
+			return derr(d, e->loc, "%s: the types of \"%s\": %s", what, path, why);
+	} else if (!open_file(d, path, e->loc)) {
 		return false;
+	}
 	d->pc = d->dp ? d->dp->addr : 0;
 	if (d->dp && d->dp->dwarf_path && strcmp(d->dp->dwarf_path, path) == 0)
 		d->nscopes = dwarf_scopes_at(d->f, d->pc, &d->scopes);
@@ -945,6 +948,13 @@ static bool cast_resolve(struct dctx *d, struct emitter *E, struct expr *e, stru
 		return true;
 	if (e->pretty)
 		fault_begin(d);
+	if (e->comps.len && ((const struct target_comp *)VEC_AT(&e->comps, 0))->kind != COMP_MEMBER) {
+		/* @cast(p, "T")[i]: the i-th T from p, as stap indexes a cast */
+		const char *i = index_of(d, VEC_AT(&e->comps, 0));
+
+		v->c = plus(v->c, arena_printf("%s * %d", i, dwarf_type_bytes(&v->type)));
+		return walk_from(d, v, &e->comps, 1);
+	}
 	return walk(d, v, &e->comps);
 }
 
@@ -1032,10 +1042,12 @@ static bool writable(struct dctx *d, struct dval *v, struct srcloc loc)
 static void store(struct dctx *d, struct dval *v, const char *val, struct srcloc loc)
 {
 	struct emitter *E = d->E;
-	int site, shift = v->bit_pos % 8, n = bytes_for(shift + v->bit_size);
+	int site, shift = v->bit_pos % 8, n = emit_bytes_for(shift + v->bit_size);
 	const char *addr = v->c, *old;
-	unsigned long long m = low_bits(v->bit_size) << shift;
+	unsigned long long m = emit_low_bits(v->bit_size) << shift;
 
+	if (!reads_allowed(d))
+		return;
 	if (!v->in_mem) {	/* a module's uprobe: the register in the task's pt_regs */
 		emit_line(E, "%s = (unsigned long)%s;", v->reg, val);
 		return;

@@ -83,6 +83,29 @@ const char *emit_number(int64_t v)
 	return arena_printf("%lldLL", (long long)v);
 }
 
+unsigned long long emit_low_bits(int n)
+{
+	return n >= 64 ? ~0ULL : (1ULL << n) - 1;
+}
+
+/* WIDTH bits of RAW from bit SHIFT up, sign-extended when SGN: a bit field's value. */
+const char *emit_bits_of(const char *raw, int shift, int width, bool sgn)
+{
+	if (sgn && width < 64)
+		return arena_printf("((int64_t)((uint64_t)%s << %d) >> %d)", raw, 64 - shift - width,
+				    64 - width);
+	if (!shift && width >= 64)
+		return raw;
+	return arena_printf("(int64_t)(((uint64_t)%s >> %d) & 0x%llxULL)", raw, shift,
+			    emit_low_bits(width));
+}
+
+/* The bytes (1, 2, 4 or 8) a read of BITS bits needs; 0 for more than 64. */
+int emit_bytes_for(int bits)
+{
+	return bits <= 8 ? 1 : bits <= 16 ? 2 : bits <= 32 ? 4 : bits <= 64 ? 8 : 0;
+}
+
 /* ---- errors -------------------------------------------------------------------- */
 
 /* Jump to where errors go: the innermost catch, or out of the C function. */

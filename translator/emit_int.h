@@ -177,6 +177,8 @@ struct emitter {
 	struct merge *merge;		/* handlers held to be merged (emit_merge.c) */
 	struct body_state *bodies;	/* split handlers' bodies (emit_body.c) */
 	bool no_merge;			/* PMSTAP_NO_MERGE: one program per probe, none split */
+	int rawtp_cookies;		/* the kernel gives raw_tp programs cookies (Linux 6.10):
+					   1 yes, 0 no, -1 not asked yet (rawtp_cookies()) */
 	int sc_probes[2];		/* probes on syscalls:sys_enter_*, sys_exit_* */
 	bool sc_dispatch;		/* enough of them: stp_syscall.bpf.h's dispatchers */
 	struct efunc *fn;		/* the function, or NULL in a handler */
@@ -247,6 +249,10 @@ void emit_capture_end(struct emitter *E, struct capture *cap);
 void emit_capture_put(struct emitter *E, struct capture *cap);
 const char *emit_number(int64_t v);
 const char *emit_snapshot(struct emitter *E, const char *text, enum type t);
+/* A bit field's bits: WIDTH of RAW from SHIFT up; the read size that covers BITS bits. */
+const char *emit_bits_of(const char *raw, int shift, int width, bool sgn);
+int emit_bytes_for(int bits);
+unsigned long long emit_low_bits(int n);
 void emit_exprs_ordered(struct emitter *E, struct expr **es, int n, const char **out);
 const char *emit_arith(struct emitter *E, const char *op, const char *l, const char *r,
 		       struct srcloc loc);

@@ -15,8 +15,11 @@
  * timer.profile the interrupted registers as a perf event's sample, from
  * a per-CPU hrtimer; a syscall tracepoint the record of its event, built
  * from raw_syscalls' registers; perf.sw.* the event's registers as a
- * sample; a process(PATH) probe the task's registers, from a uprobe;
- * process.syscall raw_syscalls' arguments, as a raw tracepoint's.
+ * sample, kernel.data a breakpoint's; a process(PATH) probe the task's
+ * registers, from a uprobe (a .mark's semaphore raised by the kernel;
+ * process(PID) kept by its prologue); process.syscall raw_syscalls'
+ * arguments, as a raw tracepoint's; process.begin/end and thread.begin/end
+ * the sched tracepoints' (proc_sites()).
  * procfs("NAME") probes, which the runner serves on the other runtimes,
  * run in the module too: a reader or writer of /proc/systemtap/MODULE/NAME
  * runs them (runtime/kmod/procfs.c), with no context (NULL).
@@ -68,8 +71,8 @@ static bool typed_tp(const struct derived_probe *dp)
 static const char *site_kind(const struct derived_probe *dp)
 {
 	switch (probe_class(dp)) {
-	case PCLASS_PROC:
-		return typed_tp(dp) ? "STP_KSITE_TRACEPOINT" : NULL;
+	case PCLASS_PROC:	/* process.begin...: rows of their own (proc_sites()) */
+		return "STP_KSITE_TRACEPOINT";
 	case PCLASS_TRACEPOINT:
 		if (emit_kmod_syscall_tp(dp))
 			return dp->tp->name[4] == 'e' && dp->tp->name[5] == 'n' ? "STP_KSITE_SYS_ENTER"
@@ -78,11 +81,13 @@ static const char *site_kind(const struct derived_probe *dp)
 	case PCLASS_SAMPLE:
 		if (dp->kind == PROBE_PROFILE)
 			return "STP_KSITE_PROFILE";
+		if (dp->kind == PROBE_KDATA)
+			return "STP_KSITE_HWBKPT";
 		/* a hardware counter's overflow comes in NMI context, where the module cannot run */
 		return dp->perf_type == PERF_TYPE_SOFTWARE ? "STP_KSITE_PERF" : NULL;
 	case PCLASS_UPROBE:
-		/* the kernel's uprobe API, every process of the file (process(PID): not yet) */
-		if (dp->pid > 0 || dp->ref_ctr_offset || !dp->elf_path)
+		/* the kernel's uprobe API, every process of the file (process(PID): the prologue) */
+		if (!dp->elf_path)
 			return NULL;
 		return dp->is_return ? "STP_KSITE_URETPROBE" : "STP_KSITE_UPROBE";
 	case PCLASS_KPROBE:
@@ -115,8 +120,9 @@ bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp)
 	diag_error(dp->orig->loc, "probe point '%s' is not supported by the kernel runtime yet",
 		   dp->point);
 	diag_hint("kernel.trace, kernel.function, kprobe.function, timer.profile, perf.sw.*, "
-		  "procfs, process(\"PATH\").function/.statement and process.syscall probes run "
-		  "in the module; begin, end and timer probes in pmstap");
+		  "kernel.data, procfs, process(\"PATH\"/PID).function/.statement/.mark, "
+		  "process.begin/end, thread.begin/end and process.syscall probes run in the "
+		  "module; begin, end and timer probes in pmstap");
 	return false;
 }
 
@@ -191,9 +197,31 @@ static const char *site_name(const struct derived_probe *dp)
 		return dp->elf_path;
 	case PCLASS_PROCFS:
 		return dp->procfs_path;
+	case PCLASS_SAMPLE:
+		if (dp->kind == PROBE_KDATA)	/* a symbol, or "": the address (offset) */
+			return dp->bp_symbol ? dp->bp_symbol : "";
+		return dp->point;
 	default:
 		return dp->point;
 	}
+}
+
+/* A kernel.data site's breakpoint, after all the positional fields. */
+static const char *bp_fields(const struct derived_probe *dp)
+{
+	if (dp->kind != PROBE_KDATA)
+		return "";
+	return arena_printf(", .bp_type = %d, .bp_len = %d", dp->bp_type, dp->bp_len);
+}
+
+/* The site's offset: a uprobe's file offset, a kernel.data's address, a kprobe's. */
+static unsigned long long site_offset(const struct derived_probe *dp)
+{
+	if (probe_class(dp) == PCLASS_UPROBE)
+		return (unsigned long long)dp->offset;
+	if (dp->kind == PROBE_KDATA)
+		return (unsigned long long)dp->bp_addr;
+	return (unsigned long long)dp->kfunc_offset;
 }
 
 /* The site's words: a kernel.function's argument slots; 0 for the others. */
@@ -255,6 +283,55 @@ static const char *nf_fields(const struct derived_probe *dp)
 			    (long long)dp->nf_hook, (long long)dp->nf_priority);
 }
 
+/*
+ * process.begin/end and thread.begin/end: each a row for every sched
+ * tracepoint its BPF program attaches to (emit_proc.c), with the module's
+ * typed probe of it (runtime/kmod/proc.c), so the handler gets the
+ * arguments a raw tracepoint's would.  process.end's old image at an
+ * exec, which Linux 6.10's sched_prepare_exec gives BPF, is a kprobe at
+ * begin_new_exec(), where that tracepoint is (none on a kernel without
+ * kprobes: optional); its exit a kprobe at taskstats_exit(), where the
+ * task still has the memory whose executable process("PATH") compares
+ * (6.1's sched_process_exit comes after exit_mm()); the tasks that run already when the script starts
+ * are a row that the module walks once pmstap's begin probes are done.
+ */
+struct proc_row {
+	enum probe_kind kind;
+	const char *site, *name, *fn;
+	bool optional;
+};
+
+static const struct proc_row proc_rows[] = {
+	{ PROBE_PROCESS_BEGIN, "STP_KSITE_TRACEPOINT", "sched_process_fork", "stp_kproc_fork", false },
+	{ PROBE_PROCESS_BEGIN, "STP_KSITE_TRACEPOINT", "sched_process_exec", "stp_kproc_exec", false },
+	{ PROBE_PROCESS_BEGIN, "STP_KSITE_PROC_EXISTING", "the tasks running", "NULL", false },
+	{ PROBE_PROCESS_END, "STP_KSITE_PROC_EXIT", "taskstats_exit", "NULL", false },
+	{ PROBE_PROCESS_END, "STP_KSITE_PROC_EXEC", "begin_new_exec", "NULL", true },
+	{ PROBE_THREAD_BEGIN, "STP_KSITE_TRACEPOINT", "sched_process_fork", "stp_kproc_fork", false },
+	{ PROBE_THREAD_BEGIN, "STP_KSITE_PROC_EXISTING", "the tasks running", "NULL", false },
+	{ PROBE_THREAD_END, "STP_KSITE_TRACEPOINT", "sched_process_exit", "stp_kproc_exit", false },
+};
+
+static void proc_sites(const struct derived_probe *dp, int i, FILE *out)
+{
+	for (size_t r = 0; r < sizeof(proc_rows) / sizeof(proc_rows[0]); r++) {
+		const struct proc_row *row = &proc_rows[r];
+
+		if (row->kind == dp->kind)
+			fprintf(out, "\t{ %d, %s, \"%s\", 0, 0, (void *)%s, (void *)probe_%d, %s },\n",
+				i, row->site, row->name, row->fn, i,
+				row->optional || (dp->orig && dp->orig->optional) ? "true" : "false");
+	}
+}
+
+/* A .mark's semaphore, which the kernel raises while the uprobe is on (uprobe_register_refctr()). */
+static const char *refctr_field(const struct derived_probe *dp)
+{
+	if (probe_class(dp) != PCLASS_UPROBE || !dp->ref_ctr_offset)
+		return "";
+	return arena_printf(", .ref_ctr_offset = %#llx", (unsigned long long)dp->ref_ctr_offset);
+}
+
 void emit_kmod_sites(struct emitter *E, FILE *out)
 {
 	bool ok = true;
@@ -274,14 +351,15 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 
 		if (!E->kernel_probe[i] || !kind)
 			continue;
-		fprintf(out, "\t{ %d, %s, %s, %#llx, %d, %s, (void *)probe_%d, %s%s%s%s },\n", i, kind,
-			emit_c_string(name, strlen(name)),
-			probe_class(dp) == PCLASS_UPROBE ? (unsigned long long)dp->offset
-			: (unsigned long long)dp->kfunc_offset,
-			site_words(dp),
+		if (probe_class(dp) == PCLASS_PROC && !typed_tp(dp)) {
+			proc_sites(dp, i, out);
+			continue;
+		}
+		fprintf(out, "\t{ %d, %s, %s, %#llx, %d, %s, (void *)probe_%d, %s%s%s%s%s%s },\n", i,
+			kind, emit_c_string(name, strlen(name)), site_offset(dp), site_words(dp),
 			typed_tp(dp) ? arena_printf("(void *)stp_tp_%d", i) : "NULL",
 			i, dp->orig && dp->orig->optional ? "true" : "false", perf_fields(dp),
-			procfs_fields(E, dp), nf_fields(dp));
+			procfs_fields(E, dp), nf_fields(dp), refctr_field(dp), bp_fields(dp));
 	}
 	fprintf(out, "\t{ -1 }\n};\n\n");
 	fprintf(out, "/* the script's maps; the runtime's are listed in stp_kmod_main.h */\n");

@@ -149,7 +149,7 @@ static void probe_params(struct emitter *E, FILE *out, struct derived_probe *dp)
 	}
 	if (dp->kind == PROBE_PROFILE)
 		fprintf(out, "\t\t.perf_type = 1,\n\t\t.perf_config = 0,\n");
-	if (dp->kind == PROBE_PERF) {
+	if (dp->kind == PROBE_PERF || dp->kind == PROBE_KDATA) {
 		fprintf(out, "\t\t.perf_type = %lld,\n\t\t.perf_config = %lld,\n",
 			(long long)dp->perf_type, (long long)dp->perf_config);
 		if (dp->perf_sample)
@@ -157,6 +157,10 @@ static void probe_params(struct emitter *E, FILE *out, struct derived_probe *dp)
 		if (dp->path)
 			fprintf(out, "\t\t.perf_path = %s,\n", str_or_null(dp->path));
 	}
+	if (dp->kind == PROBE_KDATA)
+		fprintf(out, "\t\t.bp_addr = %#llx,\n\t\t.bp_symbol = %s,\n\t\t.bp_type = %d,\n"
+			"\t\t.bp_len = %d,\n", (unsigned long long)dp->bp_addr,
+			str_or_null(dp->bp_symbol), dp->bp_type, dp->bp_len);
 	emit_uprobe_meta(out, dp);
 	emit_kprobe_meta(out, dp);
 	if (dp->kind == PROBE_PROCFS)

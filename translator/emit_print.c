@@ -433,14 +433,14 @@ static bool has_memory(const char *body)
 }
 
 /* print(@hist_*(s)) and its s- and -ln forms. */
-static const char *print_hist(struct emitter *E, struct expr *e, bool str, bool nl)
+static const char *print_hist(struct emitter *E, struct expr *e, bool str)
 {
 	struct expr *h = VEC_AT(&e->args, 0);
 	struct eglobal *g;
 	const char *key, *t = str ? emit_str_temp(E) : "NULL";
 	int site;
 
-	if (E->ctx == ECTX_KERNEL && (!E->kmod || str)) {
+	if (E->ctx == ECTX_KERNEL && !E->kmod) {
 		emit_unsupported(E, h->loc, str ? "a histogram printed to a string" :
 				 "printing a histogram",
 				 "print it in an end or timer probe, which runs in user context");
@@ -449,17 +449,20 @@ static const char *print_hist(struct emitter *E, struct expr *e, bool str, bool 
 	key = emit_stat_key(E, h->left, &g);
 	if (!g)
 		return "\"\"";
-	if (E->ctx == ECTX_KERNEL) {
+	if (E->ctx == ECTX_KERNEL && str) {
+		/* a module prints into the string with user context's printer */
+		emit_line(E, "stp_kmod_hist_sprint(c, &g_%s, %s, &cfg_%s, %s);", g->cname, key,
+			  g->cname, t);
+	} else if (E->ctx == ECTX_KERNEL) {
 		/* a module: the merged buckets in a record the runner prints (STP_REC_HIST) */
 		rec_size(E, (int)sizeof(struct stp_rec_hdr) + 4 * 8 + 8 * g->buckets);
 		emit_line(E, "stp_kmod_hist_print(c, &g_%s, %s, &cfg_%s, %d);", g->cname, key,
 			  g->cname, g->index);
 		return "0";
+	} else {
+		site = emit_error_site(E, h->loc, "empty aggregate");
+		emit_line(E, "stp_map_stat_print(c, &g_%s, %s, %s, %d);", g->cname, key, t, site);
 	}
-	site = emit_error_site(E, h->loc, "empty aggregate");
-	emit_line(E, "stp_map_stat_print(c, &g_%s, %s, %s, %d);", g->cname, key, t, site);
-	if (nl && str)	/* println(@hist_*): the histogram alone, as stap 4.8 prints it */
-		emit_line(E, "stp_concat(%s, %s, \"\\n\");", t, t);
 	return str ? t : "0";
 }
 
@@ -477,8 +480,9 @@ const char *emit_print_call(struct emitter *E, struct expr *e, bool used)
 	struct expr **args = e->args.len ? (struct expr **)e->args.items : none;
 	const char *body = NULL, *delim = NULL, **vals, *t;
 
+	/* println and sprintln of a histogram print it alone, as stap 4.8 does */
 	if (e->args.len == 1 && args[0]->kind == EXPR_HIST)
-		return print_hist(E, e, str, nl);
+		return print_hist(E, e, str);
 	if (fmt || delimited) {
 		first = 1;
 		body = args[0]->str;

@@ -37,7 +37,8 @@
  * thread) that runs already when the script starts: their handler is an
  * inline function that two programs call, the tracepoint one and a task
  * iterator, probe_N_existing, which the runner runs once after the begin
- * probes.
+ * probes.  The kernel runtime's module does the same walk itself, on
+ * the same handler (emit_kmod.c, runtime/kmod/proc.c).
  */
 #include <string.h>
 #include "emit_proc.h"
@@ -92,7 +93,9 @@ bool emit_proc_section(struct emitter *E, struct derived_probe *dp, const char *
 
 bool emit_proc_existing(const struct emitter *E, const struct derived_probe *dp)
 {
-	return !E->dyninst && (dp->kind == PROBE_PROCESS_BEGIN || dp->kind == PROBE_THREAD_BEGIN);
+	/* the kernel runtime's module walks the tasks itself (runtime/kmod/proc.c) */
+	return !E->dyninst && !E->kmod &&
+	       (dp->kind == PROBE_PROCESS_BEGIN || dp->kind == PROBE_THREAD_BEGIN);
 }
 
 void emit_proc_programs(FILE *out, const char *sec, int index)

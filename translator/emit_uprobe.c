@@ -20,7 +20,8 @@
  * process does not follow its children (each has its own memory), so
  * the runner attaches such a probe to every process that runs the file
  * and the prologue keeps the hits of target()'s tree.  process(PID)
- * stays that process's alone.
+ * stays that process's alone (the kernel runtime's uprobe is on the
+ * file: its prologue keeps PID's hits).
  */
 static bool in_target_tree(struct emitter *E, const struct derived_probe *dp)
 {
@@ -44,6 +45,10 @@ bool emit_uprobe_section(struct emitter *E, struct derived_probe *dp, const char
 			    "\tif ((int64_t)(bpf_get_current_pid_tgid() >> 32) != stp_target(NULL) &&\n"
 			    "\t    !stp_proc_in_tree(bpf_get_current_task_btf(), stp_target(NULL)))\n"
 			    "\t\treturn 0;\n";
+	/* the kernel runtime's uprobe is on every process of the file: keep PID's */
+	if (E->kmod && dp->pid > 0)
+		*prologue = arena_printf("\tif ((int64_t)(bpf_get_current_pid_tgid() >> 32) != "
+					 "%lld)\n\t\treturn 0;\n", (long long)dp->pid);
 	return true;
 }
 

@@ -54,6 +54,10 @@ static const struct probe_kind_info kinds[] = {
 			      ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_NONE),
 			      ON(NULL, NULL, "netfilter probes are not available with the dyninst "
 				 "runtime (stap's stapdyn has none either)") },
+	[PROBE_KDATA] = { "kernel.data", PCLASS_SAMPLE, TARGETS_NONE, false,
+			  ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_NONE),
+			  ON(NULL, NULL, "kernel.data probes are not supported with "
+			     "--runtime=dyninst") },
 };
 
 _Static_assert(sizeof(kinds) / sizeof(kinds[0]) == PROBE_KIND_COUNT,

@@ -42,7 +42,7 @@ enum probe_context {
 enum probe_class {
 	PCLASS_LIFECYCLE,	/* begin, end, error, never */
 	PCLASS_TIMER,		/* timer.s/ms/us/ns/hz/jiffies */
-	PCLASS_SAMPLE,		/* timer.profile, perf.*: perf events */
+	PCLASS_SAMPLE,		/* timer.profile, perf.*, kernel.data: perf events */
 	PCLASS_TRACEPOINT,	/* kernel.trace */
 	PCLASS_KPROBE,		/* kernel functions and statements */
 	PCLASS_PROC,		/* process/thread begin and end: sched tracepoints */

@@ -25,6 +25,7 @@
 #include "probes_btf.h"
 #include "probes_netfilter.h"
 #include "probes_counter.h"
+#include "probes_kdata.h"
 #include "probes_kstmt.h"
 #include "probes_procfs.h"
 #include "probes_sys.h"
@@ -130,6 +131,9 @@ static const struct {
 	{ "procfs(s).umask(n).read.maxsize(n)", PROBE_PROCFS },
 	{ "procfs.write", PROBE_PROCFS }, { "procfs.umask(n).write", PROBE_PROCFS },
 	{ "procfs(s).write", PROBE_PROCFS }, { "procfs(s).umask(n).write", PROBE_PROCFS },
+	{ "kernel.data(a).write", PROBE_KDATA }, { "kernel.data(a).rw", PROBE_KDATA },
+	{ "kernel.data(n).length(n).write", PROBE_KDATA },
+	{ "kernel.data(n).length(n).rw", PROBE_KDATA },
 	{ "netfilter.hook(s).pf(s)", PROBE_NETFILTER },
 	{ "netfilter.pf(s).hook(s)", PROBE_NETFILTER },
 	{ "netfilter.hook(s).pf(s).priority(s)", PROBE_NETFILTER },
@@ -917,6 +921,12 @@ static int build(struct expand *x, const struct pattern *p, struct vec *comps)
 	case PCLASS_TIMER:
 		return build_timer(x, comps);
 	case PCLASS_SAMPLE:
+		if (p->kind == PROBE_KDATA) {
+			if (!probes_kdata_symbol_ok(x->sm, comps, x->optional))
+				return x->optional ? 0 : -1;
+			probes_kdata_resolve(make_probe(x, comps, p->kind), comps);
+			return 1;
+		}
 		if (p->kind != PROBE_PERF)
 			break;	/* timer.profile: nothing to resolve */
 		return build_perf(x, comps);

@@ -97,6 +97,7 @@ enum probe_kind {
 	PROBE_UPLT,		/* process(..)[.library(..)].plt[(..)][.return]: a PLT entry */
 	PROBE_PROCFS,		/* procfs[("NAME")][.umask(N)].read[.maxsize(N)] / .write: a FIFO */
 	PROBE_NETFILTER,	/* netfilter.hook("H").pf("P")[.priority("N")]: a BPF netfilter link */
+	PROBE_KDATA,		/* kernel.data(ADDR|"SYM")[.length(N)].write/.rw: a hardware breakpoint */
 	PROBE_KIND_COUNT,	/* each kind has its row in probe_kinds.c */
 };
 
@@ -171,6 +172,12 @@ struct derived_probe {
 	/* PROBE_NETFILTER (probes_netfilter.c) */
 	int64_t nf_pf, nf_hook, nf_priority;	/* NFPROTO_*, NF_INET_* and the like, as numbers */
 	const char *nf_unknown;	/* a name guru mode let through that has no number, or NULL */
+
+	/* PROBE_KDATA (probes_kdata.c): also perf_type PERF_TYPE_BREAKPOINT, perf_sample 1 */
+	uint64_t bp_addr;	/* the watched address; 0: bp_symbol's */
+	const char *bp_symbol;	/* kernel.data("SYM"), looked up when registered; or NULL */
+	int bp_type;		/* HW_BREAKPOINT_W (.write) or HW_BREAKPOINT_RW (.rw) */
+	int bp_len;		/* HW_BREAKPOINT_LEN_1/2/4/8 */
 };
 
 /*

@@ -173,7 +173,8 @@ bool runtime_check_program(const struct session *s, const struct program *prog)
 			ok = false;
 		}
 	}
-	if (id != RUNTIME_BPF && !counters_ok(s, prog))
+	/* a translation-time check, as stap's (SystemTap's semok/transko.stp -p2's them) */
+	if (id != RUNTIME_BPF && s->last_pass >= 3 && !counters_ok(s, prog))
 		ok = false;
 	if (ok && id == RUNTIME_DYNINST && s->last_pass >= 5)
 		ok = dyninst_targets(s, prog);

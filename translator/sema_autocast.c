@@ -30,13 +30,11 @@
 #include <unistd.h>
 #include <dwarf.h>
 #include <linux/btf.h>
-#include "compile_int.h"
 #include "diag.h"
 #include "dwarf_read.h"
 #include "probe_kinds.h"
 #include "probes.h"
 #include "probes_btf.h"
-#include "probes_sys.h"
 #include "sema_int.h"
 
 /* A value's C type: the one it points to, or (not is_pointer) the one it is. */
@@ -65,7 +63,6 @@ struct ac {
 	bool changed;
 	struct hmap vars;		/* struct vardecl * -> const struct ctype * */
 	struct hmap rets;		/* struct func * -> const struct ctype * */
-	struct hmap modules;		/* "<a.h><b.h>" -> struct dwarf_file *, or &ct_null */
 	struct hmap casts;		/* "type\nmodule\nin a process" -> const struct ctype * */
 };
 
@@ -343,72 +340,11 @@ static const struct ctype *chain(struct ac *a, struct ctype *t, const struct exp
 
 /* ---- where types start: $vars, @cast ---- */
 
-/* The names in MODULE "<a.h><b/c.h>", as #include lines; NULL if it is not that. */
-static const char *includes(const char *module)
-{
-	const char *p = module, *end;
-	char *lines = arena_strdup("");
-
-	while (*p == '<' && (end = strchr(p, '>')) && end > p + 1) {
-		for (const char *q = p + 1; q < end; q++)
-			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-", *q))
-				return NULL;
-		lines = arena_printf("%s#include <%.*s>\n", lines, (int)(end - p - 1), p + 1);
-		p = end + 1;
-	}
-	return *p || !*lines ? NULL : lines;
-}
-
-/*
- * The DWARF of the headers MODULE names, compiled once per run with
- * cc -g (as stap's typequery module); NULL when that fails.
- */
-static struct dwarf_file *header_types(struct ac *a, const char *module)
-{
-	const char *inc = includes(module), *cc = getenv("PMSTAP_CC"), *tmp = getenv("TMPDIR"), *why;
-	struct dwarf_file *f = hmap_get(&a->modules, module);
-	struct tool t = { .name = "cc" };
-	const char *src, *obj;
-	char *dir;
-	FILE *out;
-
-	if (f)
-		return f == (void *)&ct_null ? NULL : f;
-	hmap_put(&a->modules, arena_strdup(module), (void *)&ct_null);
-	cc = sys_find_executable(cc && *cc ? cc : "cc");
-	dir = arena_printf("%s/pmstap-types-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!inc || !cc || !mkdtemp(dir))
-		return NULL;
-	src = arena_printf("%s/types.c", dir);
-	obj = arena_printf("%s/types.so", dir);
-	t.out = t.err = arena_printf("%s/cc.log", dir);
-	if ((out = fopen(src, "w"))) {
-		fputs(inc, out);
-		fclose(out);
-		compile_tool_arg(&t, cc);
-		compile_tool_arg(&t, "-g");
-		compile_tool_arg(&t, "-fno-eliminate-unused-debug-types");
-		compile_tool_arg(&t, "-shared");	/* linked: an object's DWARF needs relocating */
-		compile_tool_arg(&t, "-o");
-		compile_tool_arg(&t, obj);
-		compile_tool_arg(&t, src);
-		if (compile_tool_start(&t) && compile_tool_finish(&t))
-			f = dwarf_file_get(obj, &why);	/* open: the files can go */
-	}
-	unlink(src);
-	unlink(obj);
-	unlink(t.out);
-	rmdir(dir);
-	if (f)
-		hmap_put(&a->modules, module, f);
-	return f;
-}
-
 /* The type NAME in MODULE, for a @cast in DP; &ct_later when this pass cannot tell. */
 static const struct ctype *find_cast_type(struct ac *a, const char *name, const char *module)
 {
 	struct ctype t = { .kind = CT_BTF };
-	const char *cname;
+	const char *cname, *why;
 
 	if (!module || !strncmp(module, "kernel", 6)) {
 		if (!module && a->dp && probe_targets(a->dp) == TARGETS_DWARF)
@@ -420,7 +356,7 @@ static const struct ctype *find_cast_type(struct ac *a, const char *name, const 
 	if (module[0] != '<')
 		return &ct_later;
 	t.kind = CT_DWARF;
-	if (!(t.f = header_types(a, module)) || !dwarf_find_type(t.f, name, &t.die))
+	if (!(t.f = dwarf_header_file(module, &why)) || !dwarf_find_type(t.f, name, &t.die))
 		return &ct_later;
 	return ct_new(&t);
 }
@@ -694,7 +630,7 @@ static bool program_has_autocast(const struct program *prog)
 
 void sema_autocast_check(struct sema *sm)
 {
-	struct ac a = { .sm = sm, .modules = { .str_keys = true }, .casts = { .str_keys = true } };
+	struct ac a = { .sm = sm, .casts = { .str_keys = true } };
 
 	if (!program_has_autocast(sm->prog))
 		return;

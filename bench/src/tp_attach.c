@@ -5,10 +5,12 @@
  *	tp_attach SYSTEM...	every tracepoint of the tracefs SYSTEMs:
  *				"perf N attach_ms detach_ms" with one BPF link
  *				per tracepoint perf event (what pmstap does for
- *				kernel.trace), then "raw N attach_ms detach_ms"
- *				with one raw tracepoint link each (BPF_PROG_TYPE_
- *				RAW_TRACEPOINT: the tracepoint's arguments, not
- *				its record).  The program does nothing.
+ *				kernel.trace probes that read the record), then
+ *				"raw N attach_ms detach_ms" with one raw
+ *				tracepoint link each (BPF_PROG_TYPE_RAW_TRACEPOINT:
+ *				the tracepoint's arguments, not its record; what
+ *				pmstap does for the others on Linux 6.10 and
+ *				later).  The program does nothing.
  */
 #include <dirent.h>
 #include <errno.h>

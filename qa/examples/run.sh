@@ -2,6 +2,8 @@
 # qa/examples/run.sh BUILD - pass 1 over SystemTap's 201 example scripts.
 # qa/examples/run.sh BUILD --run - run those that elaborate for real (not
 # part of make check: it takes minutes; see "--run:" below).
+# qa/examples/run.sh BUILD --run-kernel - the same with --runtime=kernel,
+# in the qa guest (see "--run-kernel:" below).
 #
 # The examples come from Debian's systemtap-doc, extracted into
 # BUILD/systemtap-doc (downloaded with apt-get only when not there yet).
@@ -29,9 +31,11 @@ set -f
 mode=check
 case $#:$2 in
 1:) ;;
+4:--run-kernel-one) mode=run-kernel-one; rundir=$3 ;;
 2:--run) mode=run ;;
+2:--run-kernel) mode=run-kernel ;;
 3:--run-one) mode=run-one ;;
-*) echo "usage: $0 BUILD [--run]" >&2; exit 2 ;;
+*) echo "usage: $0 BUILD [--run | --run-kernel]" >&2; exit 2 ;;
 esac
 build=$1
 case $build in /*) ;; *) build=$(pwd)/$build ;; esac
@@ -116,47 +120,43 @@ refusal_of() {
 # cache, emptied first, so passes 3 and 4 really run.  With
 # EXAMPLES_LOCK=FILE (a machine where BPF loads take turns), each script
 # is first built (-p4, no lock, no time limit but 300 s), then run under
-# flock FILE.
+# flock FILE.  EXAMPLES_ONLY=REGEX runs only the scripts whose path
+# (such as process/strace.stp) it matches, in both modes.
 
-rundir=$build/tmp/qa-examples-run
+rundir=${rundir:-$build/tmp/qa-examples-run}
 
-# run_one SCRIPT: one line "script|class|reason|command" into $rundir/res.
-run_one() {
+# run_words SCRIPT [OPTION]: $words, the command line of SCRIPT's --run
+# (OPTION first), $dir its directory and $p4 set when the line stops at
+# pass 4; false when SCRIPT does not elaborate (pass 2) with them.
+run_words() {
 	rel=$1 dir=$examples/${1%/*} base=${1##*/}
-	name=$(printf '%s' "$rel" | tr / _)
-	out=$rundir/res/$name wd=$rundir/w/$name
-	mkdir -p "$wd" "$rundir/res"
 	expand_words "$(test_check "$examples/$rel")"
 	case " $words " in *"'$base'"*) ;; *) words="'$base'$words" ;; esac
-	if ! (cd "$dir" && eval "\"\$pmstap\" -p2 $words" >/dev/null 2>&1); then
-		echo "$rel|not-p2||" >"$out"
-		return
-	fi
+	[ -n "${2:-}" ] && words=" '$2'$words"
+	(cd "$dir" && eval "\"\$pmstap\" -p2 $words" >/dev/null 2>&1) || return 1
 	cmd=$(test_installcheck "$examples/$rel")
 	if [ -n "$cmd" ]; then
 		keep_p=1
 		expand_words "$cmd"
 		keep_p=
 		case " $words " in *"'$base'"*) ;; *) words="'$base'$words" ;; esac
+		[ -n "${2:-}" ] && words=" '$2'$words"
 	fi
 	case " $words " in *" '-T' "*) ;; *) words="$words '-T' '2'" ;; esac
 	p4=
 	case " $words " in *" '-p4' "*) p4=1 ;; esac
-	lock=
-	if [ -n "${EXAMPLES_LOCK:-}" ] && [ -z "$p4" ]; then
-		(cd "$dir" && eval "timeout 300 \"\$pmstap\" -p4 $words" </dev/null >/dev/null 2>&1)
-		lock="flock -o $EXAMPLES_LOCK"
-	fi
-	(cd "$dir" && eval "$lock timeout 20 \"\$pmstap\" -v $words" \
-		</dev/null >"$wd/out" 2>"$wd/err")
-	rc=$?
-	last=$(grep -o '^Pass [1-5]:' "$wd/err" | tail -n 1 | cut -c6)
-	msg=$(grep -v '^Pass [1-5]:' "$wd/err" | grep -m 1 -i 'error:' ||
-		grep -v '^Pass [1-5]:' "$wd/err" | grep -m 1 .)
+	return 0
+}
+
+# result SCRIPT STATUS LAST MSG: one line "script|class|reason|command"
+# into $rundir/res for a run of $words that exited with STATUS after
+# pass LAST, MSG its first error.
+result() {
+	rc=$2 last=$3 msg=$4
 	[ -n "$msg" ] || msg="exit status $rc"
-	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-		class=timeout msg="still running after 20 s (last: pass ${last:-none})"
-	elif [ $rc -eq 0 ]; then
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		class=timeout msg="still running after $run_limit s (last: pass ${last:-none})"
+	elif [ "$rc" -eq 0 ]; then
 		class=runs msg=
 		[ -n "$p4" ] && class=compiles-p4
 	else
@@ -167,8 +167,35 @@ run_one() {
 		*) class=other ;;
 		esac
 	fi
-	printf '%s|%s|%s|pmstap%s\n' "$rel" "$class" "$(printf '%s' "$msg" | tr '|' '/')" \
-		"$(printf '%s' "$words" | tr -d "'")" >"$out"
+	printf '%s|%s|%s|pmstap%s\n' "$1" "$class" "$(printf '%s' "$msg" | tr '|' '/')" \
+		"$(printf '%s' "$words" | tr -d "'")" >"$rundir/res/$(printf '%s' "$1" | tr / _)"
+}
+
+# The last pass a -v run's stderr in file $1 reached, and its first error.
+last_pass() { grep -o '^Pass [1-5]:' "$1" | tail -n 1 | cut -c6; }
+first_error() {
+	grep -v '^Pass [1-5]:' "$1" | grep -m 1 -i 'error:' || grep -v '^Pass [1-5]:' "$1" | grep -m 1 .
+}
+run_limit=20
+
+# run_one SCRIPT: its result line.
+run_one() {
+	name=$(printf '%s' "$1" | tr / _)
+	wd=$rundir/w/$name
+	mkdir -p "$wd" "$rundir/res"
+	if ! run_words "$1"; then
+		echo "$1|not-p2||" >"$rundir/res/$name"
+		return
+	fi
+	lock=
+	if [ -n "${EXAMPLES_LOCK:-}" ] && [ -z "$p4" ]; then
+		(cd "$dir" && eval "timeout 300 \"\$pmstap\" -p4 $words" </dev/null >/dev/null 2>&1)
+		lock="flock -o $EXAMPLES_LOCK"
+	fi
+	(cd "$dir" && eval "$lock timeout $run_limit \"\$pmstap\" -v $words" \
+		</dev/null >"$wd/out" 2>"$wd/err")
+	rc=$?
+	result "$1" $rc "$(last_pass "$wd/err")" "$(first_error "$wd/err")"
 }
 
 if [ "$mode" = run-one ]; then
@@ -178,14 +205,10 @@ if [ "$mode" = run-one ]; then
 	exit 0
 fi
 
-if [ "$mode" = run ]; then
-	rm -rf "$rundir"
-	mkdir -p "$rundir/res" "$rundir/w" "$rundir/cache"
-	listed=$(grep -v '^#' "$refusals" | awk -F' *\\| *' 'NF > 1 { print $1 }')
-	(cd "$examples" && find . -name '*.stp' | sed 's|^\./||' | LC_ALL=C sort) |
-		grep -vxF "$listed" |
-		xargs -P 2 -n 1 sh "$here/run.sh" "$build" --run-one
-	report=$build/examples-run.txt
+# report FILE: the per-script results of $rundir/res into FILE, and the
+# summary with the reasons counted.
+report() {
+	report=$1
 	: >"$report"
 	find "$rundir/res" -type f -exec cat {} + | LC_ALL=C sort | awk -F'|' -v report="$report" '
 	$2 == "not-p2" { next }
@@ -224,6 +247,93 @@ if [ "$mode" = run ]; then
 		close("sort -k1,1nr -s")
 		printf "per-script results in %s\n", report
 	}'
+}
+
+if [ "$mode" = run ]; then
+	rm -rf "$rundir"
+	mkdir -p "$rundir/res" "$rundir/w" "$rundir/cache"
+	listed=$(grep -v '^#' "$refusals" | awk -F' *\\| *' 'NF > 1 { print $1 }')
+	(cd "$examples" && find . -name '*.stp' | sed 's|^\./||' | LC_ALL=C sort) |
+		grep -vxF "$listed" | grep -E "${EXAMPLES_ONLY:-.}" |
+		xargs -P 2 -n 1 sh "$here/run.sh" "$build" --run-one
+	report "$build/examples-run.txt"
+	exit 0
+fi
+
+# --run-kernel: the same runs with --runtime=kernel in the qa guest
+# (Debian's 6.1 kernel under qemu, qa/guest/), in one boot: the scripts
+# that elaborate for the guest's kernel (PMSTAP_SYSROOT, its snapshot) are
+# compiled here by qa/guest/run-jobs.sh and run there with -T 2 under
+# "timeout 60" (module loads are slow under emulation).  The report goes
+# to BUILD/examples-run-kernel.txt.  Compiling about 130 modules takes
+# half an hour on 2 cores; the build cache is the guest's, kept.
+if [ "$mode" = run-kernel-one ]; then	# (internal) one script's line of the job
+	if run_words "$4" --runtime=kernel; then
+		printf "r '%s' '%s' %s\n" "$4" "$dir" "$words"
+	else
+		echo "$3|not-p2||" >"$rundir/res/$(printf '%s' "$4" | tr / _)"
+	fi
+	exit 0
+fi
+if [ "$mode" = run-kernel ]; then
+	PMSTAP_SYSROOT=$("$here/../guest/sysroot.sh") || {
+		echo "qa/examples: no snapshot of the qa guest's kernel (qa/guest/sysroot.sh)" >&2
+		exit 2
+	}
+	export PMSTAP_SYSROOT BUILD=$build
+	rundir=$build/tmp/qa-examples-kernel
+	rm -rf "$rundir"
+	mkdir -p "$rundir/res" "$rundir/jobs"
+	listed=$(grep -v '^#' "$refusals" | awk -F' *\\| *' 'NF > 1 { print $1 }')
+	(cd "$examples" && find . -name '*.stp' | sed 's|^\./||' | LC_ALL=C sort) |
+		grep -vxF "$listed" | grep -E "${EXAMPLES_ONLY:-.}" |
+		xargs -P 2 -n 1 sh "$here/run.sh" "$build" --run-kernel-one "$rundir" >"$rundir/lines"
+	# four jobs, so that run-jobs.sh compiles two at a time here
+	split -n l/4 -d -a 1 "$rundir/lines" "$rundir/lines."
+	jobs=
+	for i in 0 1 2 3; do	# (globbing is off: set -f)
+		part=$rundir/lines.$i job=$rundir/jobs/examples$i.sh
+		[ -s "$part" ] || continue
+		jobs="$jobs $job"
+		cat >"$job" <<'END'
+# written by qa/examples/run.sh --run-kernel: r SCRIPT DIR WORDS... runs one
+# example, then prints "SCRIPT|STATUS|LAST PASS|FIRST ERROR"
+r() {
+	s=$1 d=$2
+	shift 2
+	if [ -n "${GUEST_COMPILE_ONLY:-}" ]; then
+		(cd "$d" && "$PMSTAP" "$@" </dev/null)
+		return
+	fi
+	(cd "$d" && timeout 60 "$PMSTAP" -v "$@" </dev/null >"$tmp/out" 2>"$tmp/err")
+	rc=$?
+	last=$(grep -o '^Pass [1-5]:' "$tmp/err" | tail -n 1 | cut -c6)
+	err=$(grep -v '^Pass [1-5]:' "$tmp/err" | grep -m 1 -i 'error:' ||
+		grep -v '^Pass [1-5]:' "$tmp/err" | grep -m 1 .)
+	echo "$s|$rc|$last|$(printf '%s' "$err" | tr '|\n' '/ ')"
+}
+END
+		cat "$part" >>"$job"
+	done
+	n=$(wc -l <"$rundir/lines")
+	echo "qa/examples: $n examples elaborate with --runtime=kernel; compiling here, then one guest boot" >&2
+	GUEST_JOB_TIMEOUT=${GUEST_JOB_TIMEOUT:-3000} GUEST_TIMEOUT=${GUEST_TIMEOUT:-7200} \
+		"$here/../guest/run-jobs.sh" $jobs >"$rundir/run-jobs.log" 2>&1
+	run_limit=60
+	for i in 0 1 2 3; do
+		part=$rundir/lines.$i out=$build/guest/results/examples$i.out
+		[ -s "$part" ] || continue
+		[ -s "$out" ] || {
+			echo "qa/examples: the guest ran no examples of $part (see $rundir/run-jobs.log)" >&2
+			continue
+		}
+		while IFS='|' read -r rel rc last msg; do
+			[ -n "$rc" ] || continue
+			run_words "$rel" --runtime=kernel
+			result "$rel" "$rc" "$last" "$msg"
+		done <"$out"
+	done
+	report "$build/examples-run-kernel.txt"
 	exit 0
 fi
 

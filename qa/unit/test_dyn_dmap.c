@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1047,7 +1048,7 @@ static void test_attach_refuses(void)
 	struct stp_dseg *s = seg_new(all_defs, ALL_NMAPS, 4), *a;
 	struct dseg_hdr *h = (struct dseg_hdr *)s->base;
 	size_t d0 = h->descs_off, d1 = d0 + sizeof(struct dmap_desc);
-	uint32_t big = 100000, type = 99, ver = 2;
+	uint32_t big = 100000, type = 99, ver = DMAP_VERSION + 1;
 	uint64_t off = ((struct dmap_desc *)(s->base + d1))->off + 64;
 	char name[STP_DMAP_NAME_MAX];
 	int fds[2];
@@ -1182,7 +1183,23 @@ static void rd_fill(struct stp_dseg *s)
 	}
 }
 
-/* The reader reads, consumes, and owns no slot; writes are refused. */
+/* A write through R's mapping faults: it is read-only. */
+static void write_faults(struct stp_dseg *r)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL);	/* not a sanitizer's report */
+		*(volatile uint32_t *)r->maps[0].area = 0;
+		_exit(0);
+	}
+	CU_ASSERT_FATAL(pid > 0);
+	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+	CU_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
+}
+
+/* The reader reads and owns no slot; writes, locks and consuming are refused. */
 static void test_reader_no_slot(void)
 {
 	struct stp_dseg *s = seg_new(all_defs, ALL_NMAPS, 4), *r;
@@ -1193,8 +1210,6 @@ static void test_reader_no_slot(void)
 	rd_fill(s);
 	memcpy(owners, s->owners, sizeof(owners));
 	r = reader_of(s, PATIENCE_US);
-	g.lo = r->base;
-	g.hi = r->base + r->size;
 	CU_ASSERT_EQUAL(stp_dseg__slot(r), -1);
 	CU_ASSERT(stp_dmap__read(map_of(r, "h"), &k, &v) == 0 && v == 20);
 	CU_ASSERT_EQUAL(stp_dmap__read(map_of(r, "ph"), &k, pv), 0);
@@ -1203,36 +1218,48 @@ static void test_reader_no_slot(void)
 	CU_ASSERT_EQUAL(pv[stp_dseg__slot(s)], 4);
 	CU_ASSERT(stp_dmap__read(map_of(r, "q"), NULL, &v) == 0 && v == 1);
 	CU_ASSERT_PTR_NULL(stp_dmap__lookup(map_of(r, "pa"), &zero));
-	CU_ASSERT_EQUAL(stp_dmap__update(map_of(r, "ph"), &k, pv, BPF_ANY), -EBUSY);
+	CU_ASSERT_PTR_NULL(stp_dmap__lookup(map_of(r, "h"), &k));	/* it takes no lock */
+	CU_ASSERT_EQUAL(stp_dmap__update(map_of(r, "ph"), &k, pv, BPF_ANY), -EPERM);
+	CU_ASSERT_EQUAL(stp_dmap__update(map_of(r, "a"), &zero, &v, BPF_ANY), -EPERM);
 	CU_ASSERT_EQUAL(memcmp(owners, s->owners, sizeof(owners)), 0);
 
 	CU_ASSERT_EQUAL(stp_dmap__write(map_of(r, "h"), &k, &v, BPF_ANY), -EPERM);
 	CU_ASSERT_EQUAL(stp_dmap__delete(map_of(r, "h"), &k), -EPERM);
 	CU_ASSERT_EQUAL(stp_dmap__push(map_of(r, "q"), &v, BPF_ANY), -EPERM);
 	CU_ASSERT_EQUAL(stp_dmap__pop(map_of(r, "q"), &v), -EPERM);
-	CU_ASSERT_EQUAL(stp_dmap__consume(map_of(r, "rb"), got_cb, &g), 5);
-	CU_ASSERT(g.size[4] == 35 && g.first[4] == 'f' && g.bad == 0);
-	CU_ASSERT_EQUAL(g.inside, 0);	/* private copies, not the owner's bytes */
+	CU_ASSERT_EQUAL(stp_dmap__consume(map_of(r, "rb"), got_cb, &g), -EPERM);
+	CU_ASSERT_PTR_NULL(stp_dmap__reserve(map_of(r, "rb"), 8));
+	write_faults(r);
 	stp_dseg__free(r);
 	CU_ASSERT_EQUAL(memcmp(owners, s->owners, sizeof(owners)), 0);
+	CU_ASSERT_EQUAL(stp_dmap__consume(map_of(s, "rb"), got_cb, &g), 5);	/* all still there */
+	CU_ASSERT(g.size[4] == 35 && g.first[4] == 'f' && g.bad == 0);
 	stp_dseg__free(s);
 }
 
-/* A lock word naming a live thread that never lets go: -EBUSY, not a hang. */
+/* Reads of a hash map and a queue whose sequence counts stay odd: -EBUSY, not a hang. */
 static void reads_busy(struct stp_dseg *r)
 {
-	uint64_t k = 2, v;
-	int rh = stp_dmap__read(map_of(r, "h"), &k, &v);
-	int rn = stp_dmap__next_key(map_of(r, "h"), NULL, &v);
-	int rq = stp_dmap__read(map_of(r, "q"), NULL, &v);
+	uint64_t k = 2, v, busy0, busy, retries;
+	int rh, rn, rq;
 
+	stp_dseg__reader_stats(r, &retries, &busy0);
+	rh = stp_dmap__read(map_of(r, "h"), &k, &v);
+	rn = stp_dmap__next_key(map_of(r, "h"), NULL, &v);
+	rq = stp_dmap__read(map_of(r, "q"), NULL, &v);
 	CU_ASSERT(rh == -EBUSY && rn == -EBUSY && rq == -EBUSY);
+	stp_dseg__reader_stats(r, &retries, &busy);
+	CU_ASSERT(busy == busy0 + 3 && retries >= busy);	/* each give-up counted */
 }
 
-static void set_locks(struct stp_dseg *s, uint32_t tid)
+/* A writer of the hash map and the queue at work (SEQ odd) as TID, or done (SEQ even). */
+static void set_writer(struct stp_dseg *s, uint32_t tid, uint32_t seq)
 {
-	*(uint32_t *)map_of(s, "h")->area = tid;
-	*(uint32_t *)map_of(s, "q")->area = tid;
+	struct dhash_meta *h = (struct dhash_meta *)map_of(s, "h")->area;
+	struct dqueue_meta *q = (struct dqueue_meta *)map_of(s, "q")->area;
+
+	h->lock = q->lock = tid;
+	h->seq = q->seq = seq;
 }
 
 static void test_reader_patience(void)
@@ -1249,37 +1276,45 @@ static void test_reader_patience(void)
 		_exit(0);
 	}
 	CU_ASSERT_FATAL(sleeper > 0);
-	set_locks(s, (uint32_t)sleeper);
+	set_writer(s, (uint32_t)sleeper, 7);
 	reads_busy(r);
-	set_locks(s, (uint32_t)syscall(SYS_gettid));	/* the reader's own */
+	set_writer(s, (uint32_t)syscall(SYS_gettid), 7);	/* the reader's own */
 	reads_busy(r);
-	set_locks(s, (uint32_t)getppid());		/* any live process */
+	set_writer(s, (uint32_t)getppid(), 7);		/* any live process */
+	reads_busy(r);
+	set_writer(s, 0, 7);				/* odd with no holder: scribbled */
 	reads_busy(r);
 	r0 = reader_of(s, 0);
-	set_locks(s, (uint32_t)sleeper);
+	set_writer(s, (uint32_t)sleeper, 7);
 	reads_busy(r0);
 	stp_dseg__free(r0);
+	set_writer(s, (uint32_t)sleeper, 8);		/* a lock held, the count even: read */
+	CU_ASSERT(stp_dmap__read(map_of(r, "h"), &k, &v) == 0 && v == 20);
 
-	/* the sleeper dies still "holding" them: taken over, as ever */
-	set_locks(s, (uint32_t)sleeper);
+	/* the sleeper dies in the middle of a change: read as a taker-over finds it */
+	set_writer(s, (uint32_t)sleeper, 7);
 	kill(sleeper, SIGKILL);
 	CU_ASSERT_EQUAL(waitpid(sleeper, NULL, 0), sleeper);
 	CU_ASSERT(stp_dmap__read(map_of(r, "h"), &k, &v) == 0 && v == 20);
 	CU_ASSERT(stp_dmap__read(map_of(r, "q"), NULL, &v) == 0 && v == 1);
-	set_locks(s, (uint32_t)dead_pid());
+	set_writer(s, (uint32_t)dead_pid(), 9);
 	CU_ASSERT_EQUAL(stp_dmap__next_key(map_of(r, "h"), NULL, &v), 0);
-	set_locks(s, 0x80000001u);	/* no pid at all */
+	set_writer(s, 0x80000001u, 9);	/* no pid at all */
 	CU_ASSERT_EQUAL(stp_dmap__next_key(map_of(r, "h"), NULL, &v), 0);
-	CU_ASSERT_EQUAL(*(uint32_t *)map_of(s, "h")->area, 0);
+	CU_ASSERT_EQUAL(*(uint32_t *)map_of(s, "h")->area, 0x80000001u);	/* untouched */
 	stp_dseg__free(r);
+	/* the owner takes the dead holder's lock over, and its change makes the count even */
+	CU_ASSERT_EQUAL(hupdate(map_of(s, "h"), 3, 33, BPF_ANY), 0);
+	CU_ASSERT_EQUAL(((struct dhash_meta *)map_of(s, "h")->area)->seq, 10);
 	stp_dseg__free(s);
 }
 
 /*
- * A segment someone else laid out and the caller mapped (a kernel
- * module's, which pmdastap maps from the module's device), read as a
- * reader: values read, writes refused, no slot, a CPU's lock (a probe
- * handler's mark) waited for PATIENCE_US and never taken over.
+ * A segment someone else laid out and the caller mapped read-only (a
+ * kernel module's, which pmdastap maps from the module's device), read
+ * as a reader: values read, writes refused, no slot, a CPU's change (a
+ * probe handler's mark in the lock) waited for PATIENCE_US, never read
+ * through.
  */
 static void test_reader_mem(void)
 {
@@ -1288,7 +1323,7 @@ static void test_reader_mem(void)
 	void *base;
 
 	rd_fill(s);
-	base = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, stp_dseg__fd(s), 0);
+	base = mmap(NULL, s->size, PROT_READ, MAP_SHARED, stp_dseg__fd(s), 0);
 	CU_ASSERT_FATAL(base != MAP_FAILED);
 	r = stp_dseg__attach_mem_reader(base, s->size, stp_dseg__fd(s), PATIENCE_US, err,
 					sizeof(err));
@@ -1296,15 +1331,99 @@ static void test_reader_mem(void)
 	CU_ASSERT(stp_dseg__fd(r) >= 0 && stp_dseg__fd(r) != stp_dseg__fd(s));
 	CU_ASSERT_EQUAL(stp_dseg__slot(r), -1);
 	CU_ASSERT(stp_dmap__read(map_of(r, "h"), &k, &v) == 0 && v == 20);
+	CU_ASSERT(stp_dmap__next_key(map_of(r, "h"), NULL, &v) == 0);
 	CU_ASSERT_EQUAL(stp_dmap__write(map_of(r, "h"), &k, &v, BPF_ANY), -EPERM);
-	set_locks(s, DMAP_KERNEL_TID + 1);
+	set_writer(s, DMAP_KERNEL_TID + 1, 7);
 	reads_busy(r);
-	set_locks(s, 0);
+	set_writer(s, 0, 8);
 	CU_ASSERT(stp_dmap__read(map_of(r, "h"), &k, &v) == 0 && v == 20);
+	write_faults(r);
 	stp_dseg__free(r);	/* unmaps BASE */
 	CU_ASSERT(stp_dmap__read(map_of(s, "h"), &k, &v) == 0 && v == 20);
 	CU_ASSERT_PTR_NULL(stp_dseg__attach_mem_reader(base, 8, stp_dseg__fd(s), PATIENCE_US,
 						       err, sizeof(err)));
+	stp_dseg__free(s);
+}
+
+/*
+ * A writer changing a hash map as fast as it can (key 1's value: the
+ * count of changes in every word, so a copy made in the middle of one is
+ * seen; other keys inserted and deleted around it, relinking its bucket
+ * chain) while a reader reads: every read the reader keeps is whole, the
+ * count never goes back, the key is always found and the last read is
+ * the writer's last value.
+ */
+#define PAIR_WORDS 256
+#define PAIR_CHANGES 100000	/* the reader reads until the writer made as many */
+
+static const struct stp_dmap_def pair_defs[] = {
+	{ "pair", BPF_MAP_TYPE_HASH, 8, PAIR_WORDS * 8, 8, 0 },
+};
+
+struct pair_writer {
+	struct stp_dseg *s;
+	uint64_t done;		/* changes made so far */
+	int stop;
+};
+
+static void *pair_writer_run(void *arg)
+{
+	struct pair_writer *w = arg;
+	struct stp_dmap *m = map_of(w->s, "pair");
+	uint64_t v[PAIR_WORDS];
+
+	for (uint64_t n = 1; !__atomic_load_n(&w->stop, __ATOMIC_RELAXED); n++) {
+		uint64_t k = 1, other = 2 + n % 6, gone = 2 + (n + 3) % 6;
+
+		for (int i = 0; i < PAIR_WORDS; i++)
+			v[i] = n;
+		stp_dmap__update(m, &k, v, BPF_ANY);
+		stp_dmap__update(m, &other, v, BPF_ANY);
+		stp_dmap__delete(m, &gone);
+		__atomic_store_n(&w->done, n, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* Is V one change's value, not before PREV? */
+static int pair_whole(const uint64_t *v, uint64_t prev)
+{
+	for (int i = 1; i < PAIR_WORDS; i++)
+		if (v[i] != v[0])
+			return 0;
+	return v[0] >= prev;
+}
+
+static void test_reader_consistent(void)
+{
+	struct stp_dseg *s = seg_new(pair_defs, 1, 2), *r;
+	struct pair_writer w = { s, 0, 0 };
+	uint64_t k = 1, v[PAIR_WORDS] = { 0 }, prev = 0, retries, busy;
+	long kept = 0, torn = 0, lost = 0;
+	pthread_t id;
+
+	r = reader_of(s, 200000);
+	CU_ASSERT_EQUAL(stp_dmap__update(map_of(s, "pair"), &k, v, BPF_ANY), 0);
+	pthread_create(&id, NULL, pair_writer_run, &w);
+	while (__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) < PAIR_CHANGES) {
+		int rc = stp_dmap__read(map_of(r, "pair"), &k, v);
+
+		if (rc == -EBUSY)
+			continue;
+		lost += rc != 0;
+		torn += rc == 0 && !pair_whole(v, prev);
+		kept += rc == 0;
+		prev = rc == 0 ? v[0] : prev;
+	}
+	__atomic_store_n(&w.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(id, NULL);
+	CU_ASSERT(stp_dmap__read(map_of(r, "pair"), &k, v) == 0 && v[0] == w.done &&
+		  pair_whole(v, 0));
+	stp_dseg__reader_stats(r, &retries, &busy);
+	if (torn || lost)
+		fprintf(stderr, "\n%ld torn, %ld lost of %ld kept\n", torn, lost, kept);
+	CU_ASSERT(torn == 0 && lost == 0 && kept > 0);
+	stp_dseg__free(r);
 	stp_dseg__free(s);
 }
 
@@ -1379,17 +1498,6 @@ static int read_exact(struct stp_dmap *m, const void *key, size_t len, struct ta
 	return r;
 }
 
-static int sum_cb(void *ctx, void *data, size_t size)
-{
-	struct tally *t = ctx;
-	uint8_t sum = 0;
-
-	for (size_t i = 0; i < size; i++)	/* every byte: ASan sees a short copy */
-		sum += ((uint8_t *)data)[i];
-	t->bad += size > 4096 - STP_DMAP_RB_HDR;
-	return sum == 0xff && size == 1 ? -1 : 0;	/* now and then, a callback that stops */
-}
-
 static void exercise_hash(struct stp_dmap *m, size_t vlen, struct tally *t, uint64_t *x)
 {
 	const struct stp_dmap_def *d = stp_dmap__def(m);
@@ -1430,7 +1538,6 @@ static void exercise(struct stp_dseg *r, struct tally *t, uint64_t *x)
 		struct stp_dmap *m = stp_dseg__map_at(r, i);
 		const struct stp_dmap_def *d = stp_dmap__def(m);
 		size_t vlen = (d->value_size + 7) / 8 * 8;
-		int n;
 
 		if (d->type == BPF_MAP_TYPE_PERCPU_HASH || d->type == BPF_MAP_TYPE_PERCPU_ARRAY ||
 		    d->type == BPF_MAP_TYPE_LRU_PERCPU_HASH)
@@ -1439,11 +1546,8 @@ static void exercise(struct stp_dseg *r, struct tally *t, uint64_t *x)
 			exercise_array(m, vlen, t);
 		else if (d->type == BPF_MAP_TYPE_QUEUE)
 			tally(t, read_exact(m, NULL, vlen, t), -ENOENT, -EINVAL, -EBUSY);
-		else if (d->type == BPF_MAP_TYPE_RINGBUF)
-			for (int pass = 0; pass < 2; pass++) {
-				n = stp_dmap__consume(m, sum_cb, t);
-				tally(t, n > 0 ? 0 : n, -EINVAL, -1, -1);
-			}
+		else if (d->type == BPF_MAP_TYPE_RINGBUF)	/* a reader consumes nothing */
+			t->bad += stp_dmap__consume(m, got_cb, NULL) != -EPERM;
 		else
 			exercise_hash(m, vlen, t, x);
 	}
@@ -1596,6 +1700,7 @@ void unit_register(void)
 		{ "reader claims no slot, writes nothing, copies", test_reader_no_slot },
 		{ "live lock holder: -EBUSY after patience", test_reader_patience },
 		{ "a mapped segment read as a reader (a module's)", test_reader_mem },
+		{ "reads stay whole while a writer races", test_reader_consistent },
 		{ "ring: the dead's busy records, 64 a pass", test_ring_abandoned_pass },
 		{ "random bytes in maps and descriptors", test_reader_random_bytes },
 		{ "a thread rewriting the segment meanwhile", test_reader_concurrent_scribbler },

@@ -439,7 +439,7 @@ static void smallest_records(void)
 		.globals = &g, .nglobals = 1, .probes = p, .nprobes = 1000, .formats = f,
 		.nformats = 500, .errors = e, .nerrors = 500, .autoprint = ap, .nautoprint = 1000,
 	};
-	size_t len, need = 60 + 91 + 1000 * 153 + 500 * 16 + 500 * 20 + 1000 * 4;
+	size_t len, need = 60 + 91 + 1000 * 173 + 500 * 16 + 500 * 20 + 1000 * 4;
 	uint8_t *buf;
 	struct stp_meta *m;
 	char want[160];
@@ -588,9 +588,9 @@ static void wire_refusals(void)
 	set32(buf, COUNTS_AT, 65537);
 	REFUSED(len, "meta: header: 65537 globals (at most 65536)");
 	set32(buf, COUNTS_AT, NG);
-	set32(buf, COUNTS_AT + 4, 65536);	/* probes: 153 bytes each at least */
+	set32(buf, COUNTS_AT + 4, 65536);	/* probes: 173 bytes each at least */
 	snprintf(want, sizeof(want), "meta: header: its counts need %d bytes or more, and %zu "
-		 "follow", 60 + NG * 91 + 65536 * 153 + 2 * 16 + 2 * 20 + 2 * 24 + 3 * 4,
+		 "follow", 60 + NG * 91 + 65536 * 173 + 2 * 16 + 2 * 20 + 2 * 24 + 3 * 4,
 		 len - BODY_AT);
 	REFUSED(len, want);
 	set32(buf, COUNTS_AT + 4, NP);

@@ -32,6 +32,7 @@ struct context {
 	int16_t re_caps[2 * STP_KMOD_RE_GROUPS];	/* where its subexpressions are */
 	char re_text[MAXSTRINGLEN];	/* the string it matched */
 	struct stp_kmod_re_vm re_vm;
+	int64_t hist[STP_HIST_MAX_BUCKETS];	/* sprint(@hist_*): the CPUs' buckets merged */
 #endif
 	char errmsg[MAXSTRINGLEN];	/* the error's message */
 	char rec[STP_REC_SIZE] __attribute__((aligned(8)));	/* the record being built */

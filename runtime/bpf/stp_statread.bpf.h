@@ -152,6 +152,20 @@ static __always_inline int64_t stp_kmod_stat(void *map, const void *key, int op)
 	return t.count ? stp_stat_pick(&t, op) : 0;
 }
 
+/* The NB buckets of MAP[KEY] summed over the CPUs into H. */
+static __always_inline void stp_kmod_hist_sum(void *map, const void *key, uint32_t nb, int64_t *h)
+{
+	memset(h, 0, 8 * nb);
+	for (uint32_t cpu = 0; cpu < STP_NCPUS; cpu++) {
+		const struct stp_stat_partial *p = bpf_map_lookup_percpu_elem(map, key, cpu);
+
+		if (!p)
+			break;
+		for (uint32_t b = 0; b < nb; b++)
+			h[b] += p->hist[b];
+	}
+}
+
 /*
  * print(@hist_*(MAP[KEY])) in a module: the CPUs' partials merged into an
  * STP_REC_HIST record, which the runner prints as user context prints
@@ -173,16 +187,38 @@ static __always_inline void stp_kmod_hist_print(struct context *c, void *map, co
 	if (nb > STP_HIST_MAX_BUCKETS || off + 8 * nb > STP_REC_SIZE)
 		return;
 	h = (int64_t *)(c->rec + off);
-	memset(h, 0, 8 * nb);
-	for (uint32_t cpu = 0; cpu < STP_NCPUS; cpu++) {
-		const struct stp_stat_partial *p = bpf_map_lookup_percpu_elem(map, key, cpu);
-
-		if (!p)
-			break;
-		for (uint32_t b = 0; b < nb; b++)
-			h[b] += p->hist[b];
-	}
+	stp_kmod_hist_sum(map, key, nb, h);
 	stp_rec_send(c, off + 8 * nb);
+}
+
+#include "../user/stats.c"	/* the histogram printer, shared with user context */
+
+/*
+ * sprint(@hist_*(MAP[KEY])) in a module: the CPUs' partials merged, then
+ * printed into BUF (MAXSTRINGLEN bytes) as user context prints them
+ * (runtime/user/uctx.c's stp_map_stat_print()).
+ */
+static __always_inline void stp_kmod_hist_sprint(struct context *c, void *map, const void *key,
+						 const struct stp_stat_cfg *cfg, char *buf)
+{
+	uint32_t nb = (uint32_t)cfg->buckets;
+	struct stp_stat_agg agg = { 0 };
+	struct stp_stat_total t;
+	struct stp_out out;
+
+	buf[0] = '\0';
+	if (nb > STP_HIST_MAX_BUCKETS)
+		return;
+	stp_stat_total(map, key, &t);
+	agg.count = t.count;
+	agg.sum = t.sum;
+	agg.min = t.min;
+	agg.max = t.max;
+	agg.hist = c->hist;
+	stp_kmod_hist_sum(map, key, nb, c->hist);
+	stp_out_init(&out, buf, MAXSTRINGLEN - 1);
+	stp_stat_print_hist(&out, cfg, &agg, STP_HIST_ELISION);
+	buf[out.len] = '\0';
 }
 #endif
 

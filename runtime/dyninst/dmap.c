@@ -402,7 +402,7 @@ struct stp_dseg *stp_dseg__create(const struct stp_dmap_def *defs, int ndefs, in
  * that fstat then gives is the size for good, so no page of the mapping
  * can go away under a reader.
  */
-static uint8_t *dseg__map_fd(int fd, size_t *size, char *err, size_t errlen)
+static uint8_t *dseg__map_fd(int fd, int prot, size_t *size, char *err, size_t errlen)
 {
 	int seals = fcntl(fd, F_GET_SEALS);
 	struct statfs sf;
@@ -425,7 +425,7 @@ static uint8_t *dseg__map_fd(int fd, size_t *size, char *err, size_t errlen)
 		return NULL;
 	}
 	*size = (size_t)st.st_size;
-	base = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	base = mmap(NULL, *size, prot, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED) {
 		dmap__err(err, errlen, "cannot map the map segment: %s", strerror(errno));
 		return NULL;
@@ -514,14 +514,14 @@ static struct stp_dseg *dseg__validate(uint8_t *base, size_t size, char *err, si
 	return s;
 }
 
-/* FD's segment, mapped and validated; registered by the caller when it may hold slots. */
-static struct stp_dseg *dseg__open(int fd, char *err, size_t errlen)
+/* FD's segment, mapped (PROT) and validated; registered by the caller when it may hold slots. */
+static struct stp_dseg *dseg__open(int fd, int prot, char *err, size_t errlen)
 {
 	struct stp_dseg *s;
 	uint8_t *base;
 	size_t size;
 
-	if (!(base = dseg__map_fd(fd, &size, err, errlen)))
+	if (!(base = dseg__map_fd(fd, prot, &size, err, errlen)))
 		return NULL;
 	if (!(s = dseg__validate(base, size, err, errlen)))
 		munmap(base, size);
@@ -530,7 +530,7 @@ static struct stp_dseg *dseg__open(int fd, char *err, size_t errlen)
 
 struct stp_dseg *stp_dseg__attach(int fd, char *err, size_t errlen)
 {
-	struct stp_dseg *s = dseg__open(fd, err, errlen);
+	struct stp_dseg *s = dseg__open(fd, PROT_READ | PROT_WRITE, err, errlen);
 
 	if (s)
 		dmap_seg_register(s);
@@ -538,22 +538,19 @@ struct stp_dseg *stp_dseg__attach(int fd, char *err, size_t errlen)
 }
 
 /*
- * Why a reader maps the segment read-write: it takes the maps' locks
- * (hash maps and queues are only consistent under them, and a reader
- * walking a chain that a writer is relinking could miss keys that are
- * there), moves the ring's consumer position and marks abandoned
- * records; a read-only mapping could do none of that.  What it writes
- * is the segment owner's own data, which the owner may rewrite anyway,
- * so the writes give the owner no hold on the reader: the reader's
- * safety comes from copying its layout at attach, reading every word
- * that changes once and checking it, bounding every walk by the map's
- * size and every wait by the patience, and refusing the writes that a
- * reader has no business making (-EPERM).
+ * A reader maps the segment read-only: it takes no lock (it copies hash
+ * maps and queues between their sequence counts, dmap_seq_read), claims
+ * no slot and consumes no ring, so a write through its mapping would be
+ * a bug, and faults.  Its safety from the owner, who may rewrite any
+ * byte at any moment, comes from copying its layout at attach, reading
+ * every word that changes once and checking it, bounding every walk by
+ * the map's size and every wait by the patience, and refusing the
+ * writes that a reader has no business making (-EPERM).
  */
 struct stp_dseg *stp_dseg__attach_reader(int fd, unsigned int patience_us, char *err,
 					 size_t errlen)
 {
-	struct stp_dseg *s = dseg__open(fd, err, errlen);
+	struct stp_dseg *s = dseg__open(fd, PROT_READ, err, errlen);
 
 	if (!s)
 		return NULL;
@@ -625,9 +622,13 @@ void stp_dseg__free(struct stp_dseg *s)
 	if (s->fd >= 0)
 		close(s->fd);
 #endif
-	for (int i = 0; i < s->nmaps; i++)
-		free(s->maps[i].copy);
 	free(s);
+}
+
+void stp_dseg__reader_stats(const struct stp_dseg *s, uint64_t *retries, uint64_t *busy)
+{
+	*retries = s->seq_retries;
+	*busy = s->seq_busy;
 }
 
 int stp_dseg__fd(const struct stp_dseg *s)
@@ -795,9 +796,11 @@ static int dmap__update_at(struct stp_dmap *m, const void *key, const void *val,
 
 int stp_dmap__update(struct stp_dmap *m, const void *key, const void *val, uint64_t flags)
 {
-	int slot = dmap__slot(m);
+	int slot;
 
-	if (slot < 0)
+	if (m->seg->reader)
+		return -EPERM;
+	if ((slot = dmap__slot(m)) < 0)
 		return -EBUSY;
 	return dmap__update_at(m, key, val, flags, m->percpu ? slot : -1);
 }
@@ -919,5 +922,7 @@ void *stp_dmap__values(struct stp_dmap *m, size_t *len)
 int stp_dmap__consume(struct stp_dmap *m, int (*cb)(void *ctx, void *data, size_t size),
 		      void *ctx)
 {
+	if (m->seg->reader)	/* moving the consumer position is a write */
+		return -EPERM;
 	return m->def.type == STP_DMAP_RINGBUF ? dmap_ring_consume(m, cb, ctx) : -EINVAL;
 }

@@ -25,6 +25,9 @@
  * Arrays are lock-free (values addressed directly).  Hash maps, queues
  * and ring-buffer reservations take a per-map spinlock in the segment
  * for a few dozen instructions; a lock whose holder died is stolen.
+ * Changes to hash maps and queues also make the map's sequence count odd
+ * while they last, so that a reader segment, which writes nothing,
+ * reads them consistently without the lock.
  * Nothing on the probe side allocates, and nothing here runs before
  * main(): no constructors, libc and pthreads only.
  *
@@ -33,7 +36,7 @@
  * is impossible), -EBUSY (no slot for a per-CPU map, or the lock is held
  * by this very thread, i.e. a handler re-entered from a signal handler,
  * or a reader segment's patience ran out), -EAGAIN (ring full), -EPERM
- * (a write through a reader segment).
+ * (a write, a lock or a ring's consumer through a reader segment).
  *
  * Include <linux/bpf.h> (or vmlinux.h) before this header if you need
  * it: the BPF_* names are defined here only when it was not.
@@ -171,8 +174,9 @@ struct stp_dseg *stp_dseg__attach_mem(void *base, size_t size, int fd, char *err
 				      size_t errlen);
 /*
  * The same, read by a daemon as stp_dseg__attach_reader reads (pmdastap
- * reading a module's segment while the script's pmstap runs it): writes
- * refused, every wait for a map's lock bounded by PATIENCE_US, no slot.
+ * reading a module's segment while the script's pmstap runs it), which
+ * the caller maps read-only (PROT_READ): nothing written, no lock taken,
+ * every wait for a consistent copy bounded by PATIENCE_US, no slot.
  */
 struct stp_dseg *stp_dseg__attach_mem_reader(void *base, size_t size, int fd,
 					     unsigned int patience_us, char *err, size_t errlen);
@@ -188,25 +192,28 @@ struct stp_dseg *stp_dseg__attach_mem_reader(void *base, size_t size, int fd,
 struct stp_dseg *stp_dseg__attach(int fd, char *err, size_t errlen);
 
 /*
- * Attach as a reader that trusts nothing in the segment: for a daemon
- * (root, say) reading the segment of another user's process, who may
- * write any byte of it at any moment.  FD must be a memfd sealed as
+ * Attach as a reader that trusts nothing in the segment and writes
+ * nothing to it: for a daemon (root, say) reading the segment of another
+ * user's process, who may write any byte of it at any moment.  It maps
+ * the segment read-only (PROT_READ).  FD must be a memfd sealed as
  * create seals it (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), so its
  * size is fixed for good; it is validated as stp_dseg__attach does, and
  * the segment keeps its own close-on-exec duplicate of FD (stp_dseg__fd).
  * Through it:
- *   - the reader side (stp_dmap__read, __next_key, __values, __consume)
+ *   - the reader side (stp_dmap__read, __next_key, __values)
  *	works, and never reads outside the mapping, never loops longer
  *	than the map's size, whatever the bytes say: an impossible state
  *	gives an error (-EINVAL, -ENOENT), never a fault;
- *   - a map's lock held by a live thread, or by any tid that lives, or
- *	by this thread's own, is waited for at most PATIENCE_US
- *	microseconds, then the call gives -EBUSY; a dead holder's lock is
- *	taken over, as everywhere;
+ *   - no lock is taken: a hash map's or queue's data is copied, and the
+ *	copy kept when the map's sequence count was even and unchanged
+ *	around it; a count that stays odd (a writer at work, or a word
+ *	that someone scribbled) is waited for at most PATIENCE_US
+ *	microseconds, then the call gives -EBUSY, and both the retries
+ *	and the give-ups are counted (stp_dseg__reader_stats); a count
+ *	left odd by a lock holder that died is read through;
  *   - a thread slot is never claimed (stp_dseg__slot gives -1);
- *   - stp_dmap__write, __delete, __push and __pop give -EPERM, and the
- *	probe-side calls are not meant for it;
- *   - consume hands CB a private copy of each record;
+ *   - stp_dmap__write, __update, __delete, __push, __pop and __consume
+ *	give -EPERM, and the other probe-side calls are not meant for it;
  *   - what __values points to is the owner's to rewrite at any time:
  *	copy a value before trusting what it says.
  * The cost of a call stays proportional to the map's size, so a daemon
@@ -218,6 +225,9 @@ struct stp_dseg *stp_dseg__attach_reader(int fd, unsigned int patience_us, char 
 /* Unmap; close the fd if the segment was created or reader-attached here;
  * the calling thread gives its slot back when this was the last mapping here. */
 void stp_dseg__free(struct stp_dseg *s);
+
+/* A reader segment's counts: copies taken again, reads given up (-EBUSY). */
+void stp_dseg__reader_stats(const struct stp_dseg *s, uint64_t *retries, uint64_t *busy);
 
 /* The fd of a created or reader segment; -1 for an attached one. */
 int stp_dseg__fd(const struct stp_dseg *s);
@@ -322,8 +332,8 @@ void *stp_dmap__values(struct stp_dmap *m, size_t *len);
  * record in order, discarded ones skipped, up to the first still reserved.
  * A negative return from CB stops there (that record counts as consumed)
  * and is returned.  Otherwise the number of records given to CB; -EINVAL
- * when the ring's positions or headers are corrupt (-ENOMEM: a reader
- * segment found no memory to copy a record).  A pass takes back a bounded
+ * when the ring's positions or headers are corrupt (-EPERM: a reader
+ * segment, which writes no consumer position).  A pass takes back a bounded
  * number of records left busy by reservers that died; later passes take
  * the rest.
  */

@@ -12,7 +12,10 @@
  * pointer stays good until its element is deleted or evicted.
  *
  * Insert, delete, lookup, read and next_key run under the map's
- * spinlock; for_each does not (an element's in-use flag is stored with
+ * spinlock, and insert and delete make its sequence count odd while they
+ * change it: a reader segment's read and next_key take no lock, and keep
+ * a copy only when the count was even and unchanged around it
+ * (dmap_seq_read).  for_each takes no lock (an element's in-use flag is stored with
  * release after the element is filled in), so its callback may update
  * or delete.  Every reference is read from the segment once, into a
  * local that is range-checked and then used, and walks are bounded by
@@ -270,56 +273,86 @@ void *dmap_hash_lookup(struct stp_dmap *m, const void *key, int slot)
 	return e ? dhash__value(m, e, slot) : NULL;
 }
 
+/* A change, under the lock and between odd and even sequence counts. */
 int dmap_hash_update(struct stp_dmap *m, const void *key, const void *val, uint64_t flags,
 		     int slot)
 {
+	struct dhash_meta *mt = dhash__meta(m);
 	int err;
 
 	if (flags > STP_DMAP_EXIST)
 		return -EINVAL;
-	if ((err = dmap_lock(&dhash__meta(m)->lock, m->seg)) < 0)
+	if ((err = dmap_lock(&mt->lock, m->seg)) < 0)
 		return err;
+	dmap_seq_begin(&mt->seq);
 	err = dhash__update(m, key, val, flags, slot);
-	dmap_unlock(&dhash__meta(m)->lock);
+	dmap_seq_end(&mt->seq);
+	dmap_unlock(&mt->lock);
 	return err;
 }
 
 int dmap_hash_delete(struct stp_dmap *m, const void *key)
 {
+	struct dhash_meta *mt = dhash__meta(m);
 	int err;
 
-	if ((err = dmap_lock(&dhash__meta(m)->lock, m->seg)) < 0)
+	if ((err = dmap_lock(&mt->lock, m->seg)) < 0)
 		return err;
+	dmap_seq_begin(&mt->seq);
 	err = dhash__delete(m, key);
-	dmap_unlock(&dhash__meta(m)->lock);
+	dmap_seq_end(&mt->seq);
+	dmap_unlock(&mt->lock);
+	return err;
+}
+
+/* What a read or a next_key copies: KEY's value (or the key after it) into OUT. */
+struct dhash_copy {
+	const void *key;
+	void *out;
+};
+
+static int dhash__copy_value(struct stp_dmap *m, void *arg)
+{
+	struct dhash_copy *c = arg;
+	struct dhash_elem *e = dhash__find(m, c->key);
+
+	if (e && m->percpu)
+		dmap_slots_out(m, c->out, dhash__value(m, e, -1));
+	else if (e)
+		memcpy(c->out, dhash__value(m, e, -1), m->def.value_size);
+	return e ? 0 : -ENOENT;
+}
+
+static int dhash__copy_next(struct stp_dmap *m, void *arg)
+{
+	struct dhash_copy *c = arg;
+
+	return dhash__next_key(m, c->key, c->out);
+}
+
+/* FN under the lock, or (a reader segment) as a consistent copy without it. */
+static int dhash__reading(struct stp_dmap *m, dmap_copy_fn *fn, struct dhash_copy *c)
+{
+	struct dhash_meta *mt = dhash__meta(m);
+	int err;
+
+	if (m->seg->reader)
+		return dmap_seq_read(m, &mt->seq, &mt->lock, fn, c);
+	if ((err = dmap_lock(&mt->lock, m->seg)) < 0)
+		return err;
+	err = fn(m, c);
+	dmap_unlock(&mt->lock);
 	return err;
 }
 
 int dmap_hash_read(struct stp_dmap *m, const void *key, void *val)
 {
-	struct dhash_elem *e;
-	int err;
-
-	if ((err = dmap_lock(&dhash__meta(m)->lock, m->seg)) < 0)
-		return err;
-	e = dhash__find(m, key);
-	if (e && m->percpu)
-		dmap_slots_out(m, val, dhash__value(m, e, -1));
-	else if (e)
-		memcpy(val, dhash__value(m, e, -1), m->def.value_size);
-	dmap_unlock(&dhash__meta(m)->lock);
-	return e ? 0 : -ENOENT;
+	return dhash__reading(m, dhash__copy_value, &(struct dhash_copy){ key, val });
 }
 
 int dmap_hash_next_key(struct stp_dmap *m, const void *key, void *next)
 {
-	int err;
-
-	if ((err = dmap_lock(&dhash__meta(m)->lock, m->seg)) < 0)
-		return err;
-	err = dhash__next_key(m, key, next);
-	dmap_unlock(&dhash__meta(m)->lock);
-	return err;
+	return dhash__reading(m, dhash__copy_next, &(struct dhash_copy){ key, next });
 }
 
 long dmap_hash_for_each(struct stp_dmap *m, stp_dmap_each_fn *cb, void *ctx, int slot)

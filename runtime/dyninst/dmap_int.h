@@ -21,6 +21,12 @@
  * change at run time, and another process may write anything there at
  * any moment: each is read once into a local, checked, and only the
  * local is used; every walk is bounded by the map's size.
+ *
+ * Hash maps and queues also keep a sequence count (seq) beside their
+ * lock: a writer, holding the lock, makes it odd before it changes the
+ * map and even again after (dmap_seq_begin, dmap_seq_end), so a reader
+ * segment reads them without writing a byte (dmap_seq_read): it copies,
+ * and keeps the copy only when seq was even and unchanged around it.
  */
 #ifndef STP_DMAP_INT_H
 #define STP_DMAP_INT_H
@@ -38,7 +44,7 @@
 #define DMAP_KERNEL_TID 0x40000000u
 
 #define DMAP_MAGIC	0x50414d44505453ull	/* "STPDMAP" */
-#define DMAP_VERSION	1
+#define DMAP_VERSION	2	/* 2: hash maps and queues have a sequence count */
 #define DMAP_ALIGN	64
 #define DMAP_META	128	/* two cache lines: a ring's producer, its consumer */
 #define DMAP_MAX_SIZE	(1ull << 40)
@@ -85,8 +91,6 @@ struct stp_dmap {
 	uint8_t *area;		/* the map's area in this mapping */
 	uint32_t nslots;
 	int percpu;
-	uint8_t *copy;		/* reader segment, ring: a private copy of a record */
-	size_t copy_cap;
 };
 
 struct stp_dseg {
@@ -95,9 +99,11 @@ struct stp_dseg {
 	int fd;			/* created or reader: ours to close; attached: -1 */
 	int nslots;
 	int nmaps;
-	int reader;		/* stp_dseg__attach_reader: distrust the bytes */
+	int reader;		/* stp_dseg__attach_reader: distrust the bytes, map them read-only */
 	int borrowed;		/* stp_dseg__create_at: the memory is the caller's */
-	unsigned int patience_us;	/* reader: the longest wait for a map's lock */
+	unsigned int patience_us;	/* reader: the longest wait for a consistent copy */
+	uint64_t seq_retries;	/* reader: copies taken again (a writer was busy) */
+	uint64_t seq_busy;	/* reader: reads given up after the patience (-EBUSY) */
 	uint64_t id;		/* the header's; 0 in a reader segment (no slots) */
 	uint32_t *owners;
 	struct stp_dseg *next;	/* this process's mappings (dmap_sync.c) */
@@ -112,6 +118,7 @@ struct dhash_meta {
 	uint32_t free;		/* the free list, through next */
 	uint32_t oldest;	/* insertion order: oldest to newest, through newer */
 	uint32_t newest;
+	uint32_t seq;		/* odd while a writer changes the map */
 };
 
 struct dhash_elem {
@@ -128,6 +135,7 @@ struct dqueue_meta {
 	uint32_t lock;
 	uint32_t head;		/* the oldest value's index */
 	uint32_t count;
+	uint32_t seq;		/* odd while a writer changes the queue */
 };
 
 struct dring_meta {
@@ -156,6 +164,29 @@ DMAP_HIDDEN int dmap_tid_gone(uint32_t tid);
 DMAP_HIDDEN int dmap_lock(uint32_t *lock, const struct stp_dseg *s);
 DMAP_HIDDEN void dmap_unlock(uint32_t *lock);
 DMAP_HIDDEN void dmap_seg_register(struct stp_dseg *s);
+
+/*
+ * A reader segment's consistent copy: FN(M, ARG) copies out of the map,
+ * and is run again until *SEQ was even and unchanged around it (or odd,
+ * with *LOCK naming a holder that died: its half-done change is what
+ * anybody taking the lock over would find), at most the segment's
+ * patience; then -EBUSY, counted.  Otherwise FN's result.
+ */
+typedef int dmap_copy_fn(struct stp_dmap *m, void *arg);
+DMAP_HIDDEN int dmap_seq_read(struct stp_dmap *m, const uint32_t *seq, const uint32_t *lock,
+			      dmap_copy_fn *fn, void *arg);
+
+/* A writer, holding the map's lock, around its change (a dead writer's odd count stays odd). */
+static inline void dmap_seq_begin(uint32_t *seq)
+{
+	__atomic_store_n(seq, __atomic_load_n(seq, __ATOMIC_RELAXED) | 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void dmap_seq_end(uint32_t *seq)
+{
+	__atomic_store_n(seq, (__atomic_load_n(seq, __ATOMIC_RELAXED) | 1) + 1, __ATOMIC_RELEASE);
+}
 DMAP_HIDDEN void dmap_seg_unregister(struct stp_dseg *s);
 
 /* dmap_hash.c: SLOT < 0 means the whole value (every slot's, per-CPU) */

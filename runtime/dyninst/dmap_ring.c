@@ -2,7 +2,8 @@
  * dmap_ring.c - queues and ring buffers in a shared segment.
  *
  * A queue is a ring of max_entries values with a head (the oldest) and a
- * count, under the map's spinlock.
+ * count, under the map's spinlock; push and pop make its sequence count
+ * odd while they change it, so a reader segment peeks without the lock.
  *
  * A ring buffer is the kernel's BPF ring buffer without the double
  * mapping: max_entries data bytes (a power of two), a producer and a
@@ -105,26 +106,41 @@ static int dqueue__pop(struct stp_dmap *m, void *val, int remove)
 /* BPF_ANY: -E2BIG when full; BPF_EXIST: the oldest value makes room. */
 int dmap_queue_push(struct stp_dmap *m, const void *val, uint64_t flags)
 {
+	struct dqueue_meta *q = dqueue__meta(m);
 	int err;
 
 	if (flags != STP_DMAP_ANY && flags != STP_DMAP_EXIST)
 		return -EINVAL;
-	if ((err = dmap_lock(&dqueue__meta(m)->lock, m->seg)) < 0)
+	if ((err = dmap_lock(&q->lock, m->seg)) < 0)
 		return err;
+	dmap_seq_begin(&q->seq);
 	err = dqueue__push(m, val, flags);
-	dmap_unlock(&dqueue__meta(m)->lock);
+	dmap_seq_end(&q->seq);
+	dmap_unlock(&q->lock);
 	return err;
+}
+
+static int dqueue__peek(struct stp_dmap *m, void *val)
+{
+	return dqueue__pop(m, val, 0);
 }
 
 /* The oldest value into VAL, taken off the queue when REMOVE (else peek). */
 int dmap_queue_pop(struct stp_dmap *m, void *val, int remove)
 {
+	struct dqueue_meta *q = dqueue__meta(m);
 	int err;
 
-	if ((err = dmap_lock(&dqueue__meta(m)->lock, m->seg)) < 0)
+	if (m->seg->reader && !remove)	/* a consistent copy, without the lock */
+		return dmap_seq_read(m, &q->seq, &q->lock, dqueue__peek, val);
+	if ((err = dmap_lock(&q->lock, m->seg)) < 0)
 		return err;
+	if (remove)
+		dmap_seq_begin(&q->seq);
 	err = dqueue__pop(m, val, remove);
-	dmap_unlock(&dqueue__meta(m)->lock);
+	if (remove)
+		dmap_seq_end(&q->seq);
+	dmap_unlock(&q->lock);
 	return err;
 }
 
@@ -232,28 +248,6 @@ static uint32_t dring__len(struct dring_hdr *h, uint32_t *asked)
 	return len;
 }
 
-/*
- * A reader segment's record goes to the callback as a private copy: the
- * segment's owner may rewrite it while the callback parses it.  The
- * record's data, or NULL when there is no memory for its copy.
- */
-static void *dring__data(struct stp_dmap *m, const void *data, uint32_t size)
-{
-	if (!m->seg->reader)
-		return (void *)data;
-	if (!m->copy || size > m->copy_cap) {
-		size_t cap = size > 256 ? size : 256;
-		uint8_t *p = realloc(m->copy, cap);
-
-		if (!p)
-			return NULL;
-		m->copy = p;
-		m->copy_cap = cap;
-	}
-	memcpy(m->copy, data, size);
-	return m->copy;
-}
-
 /* The records from the consumer position up to the first busy one (one pass). */
 int dmap_ring_consume(struct stp_dmap *m, int (*cb)(void *, void *, size_t), void *ctx)
 {
@@ -268,16 +262,13 @@ int dmap_ring_consume(struct stp_dmap *m, int (*cb)(void *, void *, size_t), voi
 	while (cons < prod && err >= 0) {
 		struct dring_hdr *h = dring__hdr(m, cons);
 		uint32_t len = dring__len(h, &asked), size = len & DRING_LEN_MASK;
-		void *data;
 
 		if (len & STP_DMAP_RB_BUSY)
 			break;
 		if (!dring__sane(m, cons, prod, len))
 			return -EINVAL;
 		if (!(len & STP_DMAP_RB_DISCARD)) {
-			if (!(data = dring__data(m, h + 1, size)))
-				return n ? n : -ENOMEM;
-			err = cb(ctx, data, size);
+			err = cb(ctx, h + 1, size);
 			n++;
 		}
 		cons += dring__total(len);

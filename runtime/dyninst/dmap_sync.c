@@ -9,10 +9,13 @@
  * dead holder left half-done.  Tids are compared in the pid namespace of
  * the caller: every process sharing a segment is assumed to be in one.
  *
- * A reader segment (stp_dseg__attach_reader) may belong to someone who
- * writes any tid into a lock word and never clears it: its reader waits
- * at most its patience, then gives up with -EBUSY, whoever the word
- * names; a dead holder is still taken over.  It never claims a slot.
+ * A reader segment (stp_dseg__attach_reader) writes nothing: it takes no
+ * lock and claims no slot.  It copies a hash map's or a queue's data and
+ * keeps the copy when the map's sequence count was even and unchanged
+ * around it (dmap_seq_read); a count that stays odd (a writer busy, or
+ * someone who writes anything into the segment) makes it give up after
+ * its patience with -EBUSY, counted; a count left odd by a holder that
+ * died is read through, as a writer taking the lock over would find it.
  *
  * A thread's slots are remembered in thread-local storage (a few, for the
  * few segments a process may map) and released by a pthread key's
@@ -211,43 +214,74 @@ static uint64_t dlock__now_us(void)
 }
 
 /*
- * A reader's wait: the holder is asked after on the first spin and at
- * the deadline; a live one (or a word naming this very thread, which
- * holds no lock between reader calls) after PATIENCE_US gives -EBUSY.
- */
-static int dlock__wait_patient(uint32_t *lock, uint32_t me, unsigned int patience_us)
-{
-	uint64_t deadline = dlock__now_us() + patience_us;
-
-	for (uint32_t spins = 1;; spins++) {
-		uint32_t cur = __atomic_load_n(lock, __ATOMIC_RELAXED);
-		int late = spins % DLOCK_YIELD == 0 && dlock__now_us() >= deadline;
-
-		if (cur == me)
-			return -EBUSY;
-		if ((cur == 0 || ((spins == 1 || late) && dsync__dead(cur))) &&
-		    __atomic_compare_exchange_n(lock, &cur, me, 0, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			return 0;
-		if (late)	/* even when the word keeps changing under the CAS */
-			return -EBUSY;
-		dlock__relax(spins);
-	}
-}
-
-/*
  * 0 with the lock held, or -EBUSY: this thread holds it already
- * (re-entered), or (a reader segment S) it stayed held past S's patience.
+ * (re-entered).  A reader segment never takes one (-EPERM): it writes
+ * nothing, and reads through dmap_seq_read.
  */
 int dmap_lock(uint32_t *lock, const struct stp_dseg *s)
 {
 	uint32_t me = dmap_tid(), cur = 0;
 
+	if (s->reader)
+		return -EPERM;
 	if (__atomic_compare_exchange_n(lock, &cur, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;
-	if (s->reader)
-		return dlock__wait_patient(lock, me, s->patience_us);
 	return dlock__wait(lock, me);
+}
+
+/* --- a reader's copies --- */
+
+/*
+ * One try: FN's result (0 or a negative errno) when the copy is
+ * consistent, else 1.  ASKED says whether the holder of the odd count
+ * was asked after already: once per count, since asking reads /proc.
+ */
+static int dseq__try(struct stp_dmap *m, const uint32_t *seq, const uint32_t *lock,
+		     dmap_copy_fn *fn, void *arg, int *asked)
+{
+	uint32_t s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE), holder = 0;
+	int err;
+
+	if (s1 & 1) {	/* a change under way, or abandoned by a writer that died */
+		holder = __atomic_load_n(lock, __ATOMIC_RELAXED);
+		if (*asked || !holder || !dsync__dead(holder)) {
+			*asked = 1;
+			return 1;
+		}
+	}
+	err = fn(m, arg);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(seq, __ATOMIC_RELAXED) != s1 ||
+	    (holder && __atomic_load_n(lock, __ATOMIC_RELAXED) != holder))
+		return 1;
+	return err;
+}
+
+int dmap_seq_read(struct stp_dmap *m, const uint32_t *seq, const uint32_t *lock,
+		  dmap_copy_fn *fn, void *arg)
+{
+	struct stp_dseg *s = m->seg;
+	uint64_t deadline = 0;
+	uint32_t last = 0;
+	int asked = 0, err;
+
+	for (uint32_t tries = 1;; tries++) {
+		uint32_t now_seq = __atomic_load_n(seq, __ATOMIC_RELAXED);
+
+		if (now_seq != last)	/* a new count: its holder is asked after anew */
+			asked = 0;
+		last = now_seq;
+		if ((err = dseq__try(m, seq, lock, fn, arg, &asked)) != 1)
+			return err;
+		s->seq_retries++;
+		if (!deadline)
+			deadline = dlock__now_us() + s->patience_us;
+		else if (dlock__now_us() >= deadline) {
+			s->seq_busy++;
+			return -EBUSY;
+		}
+		dlock__relax(tries);
+	}
 }
 
 void dmap_unlock(uint32_t *lock)

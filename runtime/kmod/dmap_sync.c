@@ -60,6 +60,13 @@ int dmap_lock(uint32_t *lock, const struct stp_dseg *s)
 	return -EBUSY;
 }
 
+/* A module lays its segment out and writes it: it has no reader segment. */
+int dmap_seq_read(struct stp_dmap *m, const uint32_t *seq, const uint32_t *lock,
+		  dmap_copy_fn *fn, void *arg)
+{
+	return -EINVAL;
+}
+
 void dmap_unlock(uint32_t *lock)
 {
 	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);

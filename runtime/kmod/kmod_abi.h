@@ -14,6 +14,7 @@
 /* What pmstap writes to the module's device /dev/NAME. */
 #define STP_KMOD_CMD_START "start"	/* register the probes */
 #define STP_KMOD_CMD_STOP "stop"	/* unregister them */
+#define STP_KMOD_CMD_EXISTING "existing"	/* process/thread.begin of the tasks running */
 
 #include <linux/ioctl.h>
 #include <linux/types.h>

@@ -21,7 +21,8 @@
  *    error the handler reports, never an oops; BPF_CORE_READ is a chain
  *    of such reads on the structures of the headers the module is built
  *    against.
- *  - stacks: the kernel's, from stack_trace_save().
+ *  - stacks: the kernel's, from stack_trace_save(); a user's, walked by
+ *    its frame pointers as BPF's.
  */
 #ifndef STP_KMOD_H
 #define STP_KMOD_H
@@ -149,6 +150,14 @@ enum stp_ksite_kind {
 	STP_KSITE_PROCFS_WRITE,	/* the same, a writer's (a file may have both) */
 	STP_KSITE_NETFILTER,	/* a netfilter hook of init_net: NF_PF, NF_HOOK, NF_PRIORITY;
 				   the handler's return value is the verdict */
+	STP_KSITE_PROC_EXEC,	/* process.end at an exec: a kprobe at NAME (begin_new_exec),
+				   the handler's arguments sched_prepare_exec's (proc.c) */
+	STP_KSITE_PROC_EXIT,	/* process.end at an exit: a kprobe at NAME (taskstats_exit),
+				   the handler's arguments sched_process_exit's (proc.c) */
+	STP_KSITE_PROC_EXISTING,	/* process/thread.begin: each task that runs already, once
+					   pmstap says STP_KMOD_CMD_EXISTING (proc.c) */
+	STP_KSITE_HWBKPT,	/* kernel.data: a breakpoint on each CPU at OFFSET (an address),
+				   or at symbol NAME's; BP_TYPE, BP_LEN; every hit a sample */
 };
 
 #define STP_KSITE_MAX_WORDS 12	/* arguments of a function: BPF's MAX_BPF_FUNC_ARGS */
@@ -167,10 +176,18 @@ struct stp_ksite {
 	uint32_t procfs_mode;		/* a procfs site's file: its mode, as stap computes it */
 	uint32_t procfs_size;		/* its buffer: .maxsize(N), else MAXSTRINGLEN */
 	int32_t nf_pf, nf_hook, nf_priority;	/* a netfilter site's hook */
+	uint64_t ref_ctr_offset;	/* a uprobe's: its .mark's semaphore in the file, or 0 */
+	uint32_t bp_type, bp_len;	/* a breakpoint's: HW_BREAKPOINT_W/RW, _LEN_1/2/4/8 */
 };
 
 /* A tracepoint's typed probe calls this with its arguments as 64-bit words. */
 static void stp_kmod_run_tp(void *site, uint64_t *args);
+
+/* The typed probes of the sched tracepoints: process.begin/end, thread.begin/end (proc.c). */
+static void stp_kproc_fork(void *site, struct task_struct *parent, struct task_struct *child);
+static void stp_kproc_exec(void *site, struct task_struct *p, pid_t old_pid,
+			   struct linux_binprm *bprm);
+static void stp_kproc_exit(void *site, struct task_struct *p);
 
 /* ---- memory ---- */
 
@@ -383,9 +400,36 @@ static inline void *stp__vars(void)
 #define BPF_F_USER_BUILD_ID	(1ULL << 11)
 
 /*
- * The current task's kernel stack as addresses (bpf_get_task_stack()
- * without BPF_F_USER_STACK); user stacks are not written yet for this
- * runtime (the kernel does not export stack_trace_save_user()).
+ * The current task's user stack: as BPF's (perf_callchain_user() of x86),
+ * the address it entered the kernel from (a uprobe's: the probed one),
+ * then the return addresses of its frame-pointer chain; none for a
+ * kernel thread or a 32-bit task.  The kernel does not export
+ * stack_trace_save_user().
+ */
+static inline uint32_t stp_kmod_ustack(unsigned long *ips, uint32_t max)
+{
+	struct pt_regs *regs = task_pt_regs(current);
+	unsigned long fp, frame[2];	/* the saved frame pointer, the return address */
+	uint32_t n = 0;
+
+	if (!current->mm || (current->flags & PF_KTHREAD) || !max || !user_mode(regs) ||
+	    !user_64bit_mode(regs))
+		return 0;
+	ips[n++] = instruction_pointer(regs);
+	for (fp = regs->bp; n < max && fp; fp = frame[0]) {
+		if (copy_from_user_nofault(frame, (const void __user *)fp, sizeof(frame)) ||
+		    !frame[1])
+			break;
+		ips[n++] = frame[1];
+	}
+	return n;
+}
+
+/*
+ * The current task's stack as addresses: its kernel stack, or with
+ * BPF_F_USER_STACK its user one (stp_kmod_ustack()).  BPF_F_USER_BUILD_ID
+ * is not there: the kernel does not export build_id_parse(), so a user
+ * stack is named from its process, while it runs.
  */
 static inline long bpf_get_task_stack(struct task_struct *task, void *buf, uint32_t size,
 				      uint64_t flags)
@@ -393,9 +437,9 @@ static inline long bpf_get_task_stack(struct task_struct *task, void *buf, uint3
 	unsigned long *ips = buf;
 	uint32_t max = size / sizeof(*ips), n;
 
-	if (flags & (BPF_F_USER_STACK | BPF_F_USER_BUILD_ID))
+	if (flags & BPF_F_USER_BUILD_ID)
 		return -EOPNOTSUPP;
-	n = stack_trace_save(ips, max, 0);
+	n = flags & BPF_F_USER_STACK ? stp_kmod_ustack(ips, max) : stack_trace_save(ips, max, 0);
 	memset(ips + n, 0, (max - n) * sizeof(*ips));
 	return (long)(n * sizeof(*ips));
 }

@@ -17,6 +17,8 @@
  *   ioctl STP_KMOD_IOC_CALL	an embedded-C function of the script (-g)
  *				that pmstap's begin, end, error or timer
  *				probe calls, run here (kmod_abi.h)
+ *   write "existing"		process.begin and thread.begin run for
+ *				the tasks that run already (proc.c)
  *   write "stop", close	unregistered; a file open or mapped holds the
  *				module, so it unloads only after pmstap is done
  *   delete_module		what is left goes; a pmstap that died left
@@ -40,6 +42,7 @@
 #include <linux/trace_events.h>
 #include <linux/tracepoint.h>
 #include <linux/uprobes.h>
+#include <linux/version.h>
 #include <linux/vmalloc.h>
 
 #include "kmod_abi.h"
@@ -241,6 +244,9 @@ static enum hrtimer_restart stp_kmod_profile_hit(struct hrtimer *t)
  * (every perf_period events) runs the handler on the registers of the
  * event (a page fault's, a clock interrupt's) as a BPF perf program's
  * sample.  Hardware counters overflow in NMI context: pass 3 refuses them.
+ * kernel.data's breakpoints too: each hit, in the debug exception, runs
+ * the handler on the registers of the access, as stap's module does
+ * (nothing the handler calls sleeps or waits unbounded: dmap_sync.c).
  */
 static void stp_kmod_perf_hit(struct perf_event *event, struct perf_sample_data *data,
 			      struct pt_regs *regs)
@@ -265,6 +271,38 @@ static void stp_kmod_perf_stop(struct stp_kprobe_live *l)
 	l->perf = NULL;
 }
 
+/*
+ * A symbol's address, as stap's module finds a kernel.data("SYMBOL"):
+ * kallsyms_lookup_name(), which 5.7 and later do not export, found by
+ * a kprobe on it.  0 when kallsyms has no such name: a kernel built
+ * without CONFIG_KALLSYMS_ALL has no data symbols.
+ */
+static unsigned long stp_kmod_lookup_name(const char *name)
+{
+	static unsigned long (*lookup)(const char *name);
+	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
+
+	if (!lookup) {
+		if (register_kprobe(&kp) < 0)
+			return 0;
+		lookup = (unsigned long (*)(const char *))kp.addr;
+		unregister_kprobe(&kp);
+	}
+	return lookup(name);
+}
+
+/* kernel.data: a breakpoint as hw_breakpoint_init() makes one (pinned, each hit a sample). */
+static int stp_kmod_bp_attr(const struct stp_ksite *site, struct perf_event_attr *attr)
+{
+	attr->bp_addr = site->name[0] ? stp_kmod_lookup_name(site->name) : site->offset;
+	if (!attr->bp_addr)
+		return -ENXIO;
+	attr->bp_type = site->bp_type;
+	attr->bp_len = site->bp_len;
+	attr->sample_period = 1;
+	return 0;
+}
+
 static int stp_kmod_perf_start(struct stp_kprobe_live *l)
 {
 	struct perf_event_attr attr = {
@@ -276,6 +314,8 @@ static int stp_kmod_perf_start(struct stp_kprobe_live *l)
 	};
 	int cpu, err = 0;
 
+	if (l->site->kind == STP_KSITE_HWBKPT && (err = stp_kmod_bp_attr(l->site, &attr)))
+		return err;
 	l->perf = kcalloc(nr_cpu_ids, sizeof(*l->perf), GFP_KERNEL);
 	if (!l->perf)
 		return -ENOMEM;
@@ -340,7 +380,9 @@ static int stp_kmod_uprobe_start(struct stp_kprobe_live *l)
 		l->uc.ret_handler = stp_kmod_uretprobe_hit;
 	else
 		l->uc.handler = stp_kmod_uprobe_hit;
-	err = uprobe_register(l->inode, (loff_t)l->site->offset, &l->uc);
+	/* a .mark's semaphore: the kernel raises it in each process while the uprobe is on */
+	err = uprobe_register_refctr(l->inode, (loff_t)l->site->offset,
+				     (loff_t)l->site->ref_ctr_offset, &l->uc);
 	if (err) {
 		iput(l->inode);
 		l->inode = NULL;
@@ -533,6 +575,7 @@ static long stp_kmod_syscall_nr(const char *event)
 }
 
 #include "procfs.c"
+#include "proc.c"
 
 /* ---- registering ---- */
 
@@ -584,12 +627,18 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 	case STP_KSITE_PROFILE:
 		return stp_kmod_profile_start(l);
 	case STP_KSITE_PERF:
+	case STP_KSITE_HWBKPT:
 		return stp_kmod_perf_start(l);
 	case STP_KSITE_UPROBE:
 	case STP_KSITE_URETPROBE:
 		return stp_kmod_uprobe_start(l);
 	case STP_KSITE_PROCFS_READ:
 	case STP_KSITE_PROCFS_WRITE:	/* made together once all are (stp_kmod_start()) */
+		return 0;
+	case STP_KSITE_PROC_EXEC:
+	case STP_KSITE_PROC_EXIT:
+		return stp_kproc_kprobe_start(l);
+	case STP_KSITE_PROC_EXISTING:	/* walked on STP_KMOD_CMD_EXISTING (proc.c) */
 		return 0;
 	case STP_KSITE_NETFILTER:	/* as stap's module: the initial network namespace */
 		memset(&l->nfo, 0, sizeof(l->nfo));
@@ -617,6 +666,8 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 		break;
 	case STP_KSITE_KPROBE:
 	case STP_KSITE_KFUNC:
+	case STP_KSITE_PROC_EXEC:
+	case STP_KSITE_PROC_EXIT:
 		unregister_kprobe(&l->kp);
 		break;
 	case STP_KSITE_KRETPROBE:
@@ -627,6 +678,7 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 		stp_kmod_profile_stop(l);
 		break;
 	case STP_KSITE_PERF:
+	case STP_KSITE_HWBKPT:
 		stp_kmod_perf_stop(l);
 		break;
 	case STP_KSITE_UPROBE:
@@ -635,6 +687,7 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 		break;
 	case STP_KSITE_PROCFS_READ:
 	case STP_KSITE_PROCFS_WRITE:	/* the files: stp_kprocfs_stop() */
+	case STP_KSITE_PROC_EXISTING:
 		break;
 	case STP_KSITE_NETFILTER:	/* waits for the handlers running (synchronize_net) */
 		nf_unregister_net_hook(&init_net, &l->nfo);
@@ -752,10 +805,21 @@ static int stp_kmod_open(struct inode *inode, struct file *file)
 	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
 }
 
+/*
+ * pmstap maps the segment read-write; pmdastap read-only, and such a
+ * mapping stays so: mprotect() cannot make it writable (EACCES).
+ */
 static int stp_kmod_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	if (vma->vm_pgoff != 0 || vma->vm_end - vma->vm_start > PAGE_ALIGN(stp_km.size))
 		return -EINVAL;
+	if (!(vma->vm_flags & VM_WRITE)) {
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+		vm_flags_clear(vma, VM_MAYWRITE);
+#else
+		vma->vm_flags &= ~VM_MAYWRITE;
+#endif
+	}
 	return remap_vmalloc_range(vma, stp_km.mem, 0);
 }
 
@@ -777,10 +841,15 @@ static ssize_t stp_kmod_write(struct file *file, const char __user *buf, size_t 
 		return -EFAULT;
 	mutex_lock(&stp_km.lock);
 	stp_km.error[0] = '\0';
-	if (strcmp(strim(cmd), STP_KMOD_CMD_START) == 0)
+	if (strcmp(strim(cmd), STP_KMOD_CMD_START) == 0) {
 		err = stp_km.started ? -EBUSY : stp_kmod_start();
+		if (!err)
+			stp_kproc_note_runner();
+	}
 	else if (strcmp(strim(cmd), STP_KMOD_CMD_STOP) == 0)
 		stp_kmod_stop();
+	else if (strcmp(strim(cmd), STP_KMOD_CMD_EXISTING) == 0 && stp_km.started)
+		stp_kproc_existing();
 	else
 		err = -EINVAL;
 	mutex_unlock(&stp_km.lock);

@@ -4,7 +4,8 @@
  * Tracepoints through tracefs, raw tracepoints (raw_tp or tp_btf, as the
  * program's section says), perf events (timer.profile: cpu-clock on every
  * online CPU; perf.*: the event the metadata gives, with its sample
- * period), anything else as libbpf's section name says.  A probe that
+ * period; kernel.data: a breakpoint whose every hit is a sample),
+ * anything else as libbpf's section name says.  A probe that
  * cannot attach is reported with its point, its place in the script and
  * why; an optional one ('?') is skipped with a note at -v.
  */
@@ -25,6 +26,7 @@
 #include "script_int.h"
 #include "attach_kprobe.h"
 #include "attach_netfilter.h"
+#include "attach_rawtp.h"
 #include "proc_attach.h"
 #include "symbolize.h"
 
@@ -90,8 +92,41 @@ static uint64_t tick_ns(const struct stp_script *s)
 	return hz > 0 ? (uint64_t)(1000000000 / hz) : PROFILE_PERIOD_NS;
 }
 
-static void perf_attr(const struct stp_script *s, const struct stp_meta_probe *p,
-		      struct perf_event_attr *attr)
+/* SYMBOL's address in /proc/kallsyms; 0 when it is not there (or hidden: not root). */
+static uint64_t kallsyms_addr(const char *symbol)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], name[256];
+	unsigned long long addr;
+	uint64_t found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %*c %255s", &addr, name) == 2 && !strcmp(name, symbol))
+			found = addr;
+	fclose(f);
+	return found;
+}
+
+/*
+ * kernel.data: a breakpoint as the kernel's hw_breakpoint_init() makes
+ * one, whose every hit is a sample; a symbol is looked up now, as stap's
+ * module does when it registers the probe.
+ */
+static int bp_attr(const struct stp_meta_probe *p, struct perf_event_attr *attr)
+{
+	attr->bp_addr = p->bp_symbol ? kallsyms_addr(p->bp_symbol) : p->bp_addr;
+	if (!attr->bp_addr)
+		return -ENXIO;
+	attr->bp_type = p->bp_type;
+	attr->bp_len = p->bp_len;
+	attr->pinned = 1;
+	return 0;
+}
+
+static int perf_attr(const struct stp_script *s, const struct stp_meta_probe *p,
+		     struct perf_event_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
@@ -100,11 +135,12 @@ static void perf_attr(const struct stp_script *s, const struct stp_meta_probe *p
 		attr->config = PERF_COUNT_SW_CPU_CLOCK;
 		attr->sample_period = p->perf_sample ? p->perf_sample :
 				      p->interval_ns > 0 ? (uint64_t)p->interval_ns : tick_ns(s);
-	} else {
-		attr->type = p->perf_type;
-		attr->config = p->perf_config;
-		attr->sample_period = p->perf_sample ? p->perf_sample : PERF_DEFAULT_SAMPLE;
+		return 0;
 	}
+	attr->type = p->perf_type;
+	attr->config = p->perf_config;
+	attr->sample_period = p->perf_sample ? p->perf_sample : PERF_DEFAULT_SAMPLE;
+	return p->perf_type == PERF_TYPE_BREAKPOINT ? bp_attr(p, attr) : 0;
 }
 
 /* One perf event and link per online CPU. */
@@ -119,8 +155,8 @@ static int attach_perf(struct stp_script *s, int i, struct bpf_program *prog)
 		free(cpus);
 		return -ENOMEM;
 	}
-	perf_attr(s, &s->meta->probes[i], &attr);
-	n = online_cpus(cpus, ncpus);
+	err = perf_attr(s, &s->meta->probes[i], &attr);
+	n = err ? 0 : online_cpus(cpus, ncpus);
 	for (int c = 0; c < n && !err; c++) {
 		int fd = perf_open(&attr, cpus[c]);
 		struct bpf_link *link;
@@ -155,6 +191,36 @@ static struct bpf_link *attach_tracepoint(struct bpf_program *prog,
 	return bpf_program__attach_tracepoint_opts(prog, p->tp_system, p->tp_name, &opts);
 }
 
+/*
+ * Probe I's link FD, made with bpf(2) where libbpf 1.1 has no call for it
+ * (netfilter, raw tracepoints with a cookie), kept until the detach.
+ */
+int stp_keep_link_fd(struct stp_script *s, int i, int fd)
+{
+	if (!s->link_fds) {
+		s->link_fds = malloc((size_t)s->meta->nprobes * sizeof(*s->link_fds));
+		if (!s->link_fds) {
+			close(fd);
+			return -ENOMEM;
+		}
+		for (int j = 0; j < s->meta->nprobes; j++)
+			s->link_fds[j] = -1;
+	}
+	s->link_fds[i] = fd;
+	return 0;
+}
+
+/* A raw tracepoint link of its own, kept by its descriptor; no libbpf link. */
+static int attach_rawtp(struct stp_script *s, int i, struct bpf_program *prog)
+{
+	int err = stp_rtp_attach(s, i, prog);
+
+	if (err)
+		return err;
+	s->links[i] = calloc(1, sizeof(struct bpf_link *));
+	return s->links[i] ? 0 : -ENOMEM;
+}
+
 static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
 {
 	const struct stp_meta_probe *p = &s->meta->probes[i];
@@ -180,6 +246,10 @@ static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
 	else if (p->kind == STP_PROBE_KFUNC)
 		link = stp_attach_kprobe(p, prog);
 	else if (p->kind == STP_PROBE_RAW_TRACEPOINT &&
+		 bpf_program__type(prog) == BPF_PROG_TYPE_RAW_TRACEPOINT && p->tp_name &&
+		 stp_rtp_cookies())	/* cookie I: a merged program's probe */
+		return attach_rawtp(s, i, prog);
+	else if (p->kind == STP_PROBE_RAW_TRACEPOINT &&
 		 bpf_program__type(prog) == BPF_PROG_TYPE_RAW_TRACEPOINT && p->tp_name)
 		link = bpf_program__attach_raw_tracepoint(prog, p->tp_name);
 	else
@@ -196,10 +266,31 @@ static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
 	return 0;
 }
 
+/* Why a kernel.data breakpoint cannot be registered (ERR: a negative errno), in words; or NULL. */
+static const char *bp_reason(int err)
+{
+	if (err == -ENXIO)
+		return "no such symbol in /proc/kallsyms (a kernel built without "
+		       "CONFIG_KALLSYMS_ALL lists no data symbols)";
+	if (err == -ENOSPC)
+		return "no debug register is free for the breakpoint (a CPU has 4 on x86; "
+		       "each kernel.data probe takes one on every CPU, and so do other "
+		       "watchpoints, perf's mem: events and debuggers)";
+	if (err == -EINVAL)
+		return "the kernel refused the breakpoint: its address is not one it watches, "
+		       "or not aligned to its length";
+	if (err == -ENOENT || err == -EOPNOTSUPP)
+		return "this kernel has no hardware breakpoints (no CONFIG_HAVE_HW_BREAKPOINT)";
+	return NULL;
+}
+
 /* Why a perf event of TYPE cannot be opened here (ERR: a negative errno), in words; or NULL. */
 const char *stp_perf_reason(uint32_t type, int err)
 {
 	bool hw = type == PERF_TYPE_HARDWARE || type == PERF_TYPE_HW_CACHE;
+
+	if (type == PERF_TYPE_BREAKPOINT)
+		return bp_reason(err);
 
 	if (hw && (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV) &&
 	    access(PMU_DIR "/cpu", F_OK) != 0)
@@ -306,9 +397,10 @@ static double now_ms(void)
 /* The kernel attachments made: links, one per CPU for perf events, and the dispatchers. */
 static int count_links(const struct stp_script *s)
 {
-	int n = (s->sc_links[0] != NULL) + (s->sc_links[1] != NULL) + stp_nf_count(s) +
-		s->um_nfds;
+	int n = (s->sc_links[0] != NULL) + (s->sc_links[1] != NULL) + s->um_nfds;
 
+	for (int i = 0; i < s->meta->nprobes; i++)
+		n += s->link_fds && s->link_fds[i] >= 0;
 	for (int i = 0; i < s->meta->nprobes; i++)
 		for (int j = 0; s->links[i] && s->links[i][j]; j++)
 			n++;
@@ -326,11 +418,14 @@ void stp_detach_all(struct stp_script *s)
 		return;
 	n = count_links(s);
 	stp_sc_detach(s);
-	stp_nf_detach(s);
 	stp_um_detach(s);
 	for (int i = 0; i < s->meta->nprobes; i++) {
 		destroy_links(s->links[i]);
 		s->links[i] = NULL;
+		if (s->link_fds && s->link_fds[i] >= 0)
+			close(s->link_fds[i]);
+		if (s->link_fds)
+			s->link_fds[i] = -1;
 	}
 	if (s->opts.verbose && n)
 		stp_msg(s, "note", "detached %d kernel attachment%s in %.0f ms", n, n == 1 ? "" : "s",

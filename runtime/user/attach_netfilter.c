@@ -94,13 +94,6 @@ int stp_nf_attach(struct stp_script *s, int i, struct bpf_program *prog)
 		       p->nf_priority == INT_MAX ? INT_MAX - 1 : p->nf_priority;
 	int fd = -1;
 
-	if (!s->nf_fds) {
-		s->nf_fds = malloc((size_t)s->meta->nprobes * sizeof(*s->nf_fds));
-		if (!s->nf_fds)
-			return -ENOMEM;
-		for (int j = 0; j < s->meta->nprobes; j++)
-			s->nf_fds[j] = -1;
-	}
 	/* one BPF program per priority of a hook: the next free one above (see the top) */
 	for (int k = 0; k < NF_PRIORITY_TRIES; k++) {
 		attr.priority = base > INT_MAX - NF_PRIORITY_TRIES ? base - k : base + k;
@@ -108,10 +101,7 @@ int stp_nf_attach(struct stp_script *s, int i, struct bpf_program *prog)
 		if (fd >= 0 || errno != EBUSY)
 			break;
 	}
-	if (fd < 0)
-		return -errno;
-	s->nf_fds[i] = fd;
-	return 0;
+	return fd < 0 ? -errno : stp_keep_link_fd(s, i, fd);
 }
 
 const char *stp_nf_reason(int err)
@@ -125,23 +115,5 @@ const char *stp_nf_reason(int err)
 		return nf_available() ? NULL : "this kernel has no BPF netfilter links (Linux 6.4)";
 	default:
 		return NULL;
-	}
-}
-
-int stp_nf_count(const struct stp_script *s)
-{
-	int n = 0;
-
-	for (int i = 0; s->nf_fds && i < s->meta->nprobes; i++)
-		n += s->nf_fds[i] >= 0;
-	return n;
-}
-
-void stp_nf_detach(struct stp_script *s)
-{
-	for (int i = 0; s->nf_fds && i < s->meta->nprobes; i++) {
-		if (s->nf_fds[i] >= 0)
-			close(s->nf_fds[i]);
-		s->nf_fds[i] = -1;
 	}
 }

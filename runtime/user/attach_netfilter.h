@@ -17,8 +17,4 @@ int stp_nf_prepare(struct stp_script *s, int i, struct bpf_program *prog);
 int stp_nf_attach(struct stp_script *s, int i, struct bpf_program *prog);
 const char *stp_nf_reason(int err);
 
-/* The links made, and their end. */
-int stp_nf_count(const struct stp_script *s);
-void stp_nf_detach(struct stp_script *s);
-
 #endif

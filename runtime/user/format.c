@@ -18,38 +18,12 @@
 
 /* ---- output ---------------------------------------------------------- */
 
-void stp_out_write(struct stp_out *out, const char *p, size_t n)
-{
-	size_t room = out->size - out->len;
-
-	if (n > room) {
-		n = room;
-		out->truncated = true;
-	}
-	memcpy(out->buf + out->len, p, n);
-	out->len += n;
-}
-
 static void out_putc(struct stp_out *out, char c)
 {
 	if (out->len < out->size)
 		out->buf[out->len++] = c;
 	else
 		out->truncated = true;
-}
-
-void stp_out_fill(struct stp_out *out, char c, long n)
-{
-	size_t room = out->size - out->len;
-
-	if (n <= 0)
-		return;
-	if ((size_t)n > room) {
-		n = (long)room;
-		out->truncated = true;
-	}
-	memset(out->buf + out->len, c, (size_t)n);
-	out->len += (size_t)n;
 }
 
 /* stap clamps widths and precisions to the space left in its buffer. */

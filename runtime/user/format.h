@@ -38,6 +38,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* An output buffer owned by the caller.  Nothing is written past size. */
 struct stp_out {
@@ -55,9 +56,33 @@ static inline void stp_out_init(struct stp_out *out, char *buf, size_t size)
 	out->truncated = false;
 }
 
-/* Append n bytes, or n copies of c (nothing when n <= 0), up to out->size. */
-void stp_out_write(struct stp_out *out, const char *p, size_t n);
-void stp_out_fill(struct stp_out *out, char c, long n);
+/* Append n bytes, or n copies of c (nothing when n <= 0), up to out->size
+   (inline: the kernel runtime's modules print histograms with them too). */
+static inline void stp_out_write(struct stp_out *out, const char *p, size_t n)
+{
+	size_t room = out->size - out->len;
+
+	if (n > room) {
+		n = room;
+		out->truncated = true;
+	}
+	memcpy(out->buf + out->len, p, n);
+	out->len += n;
+}
+
+static inline void stp_out_fill(struct stp_out *out, char c, long n)
+{
+	size_t room = out->size - out->len;
+
+	if (n <= 0)
+		return;
+	if ((size_t)n > room) {
+		n = (long)room;
+		out->truncated = true;
+	}
+	memset(out->buf + out->len, c, (size_t)n);
+	out->len += (size_t)n;
+}
 
 /* Returned by the print functions when out->truncated is set. */
 #define STP_OUT_TRUNCATED 1

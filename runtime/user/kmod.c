@@ -205,16 +205,35 @@ static uint64_t device_status(int fd, char *err, size_t errlen)
 	return size;
 }
 
+/*
+ * The module maps a read-only mapping of its data for good (it clears
+ * VM_MAYWRITE): a reader checks that making it writable fails, so that
+ * no bug here can write the module's data.
+ */
+static bool stays_read_only(void *base, uint64_t size)
+{
+	if (mprotect(base, size, PROT_READ | PROT_WRITE) < 0)
+		return errno == EACCES;
+	mprotect(base, size, PROT_READ);
+	return false;
+}
+
 struct stp_dseg *stp_kmod_reader(int fd, unsigned int patience_us, char *err, size_t errlen)
 {
 	uint64_t size = device_status(fd, NULL, 0);
 	struct stp_dseg *seg;
 	void *base;
 
-	base = size ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+	base = size ? mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
 	if (base == MAP_FAILED) {
 		snprintf(err, errlen, "cannot map the module's data: %s",
 			 size ? strerror(errno) : "its device gives no size");
+		return NULL;
+	}
+	if (!stays_read_only(base, size)) {
+		snprintf(err, errlen, "the module's read-only mapping of its data could be made "
+			 "writable (a module of an older pmstap?)");
+		munmap(base, size);
 		return NULL;
 	}
 	seg = stp_dseg__attach_mem_reader(base, size, fd, patience_us, err, errlen);
@@ -368,9 +387,13 @@ int stp_kmod_start(struct stp_script *s)
 		int code = 0;
 		const char *e = strstr(why, "error ");
 
+		const struct stp_meta_probe *p = &s->meta->probes[probe];
+		const char *r;
+
 		if (e)
 			code = atoi(e + 6);
-		stp_msg(s, "error", "cannot attach probe %s: %s", s->meta->probes[probe].point,
+		r = p->kind == STP_PROBE_PERF ? stp_perf_reason(p->perf_type, -code) : NULL;
+		stp_msg(s, "error", "cannot attach probe %s: %s", p->point, r ? r :
 			code == ENOENT || code == EINVAL ? "the kernel has no such function or "
 			"tracepoint, or cannot probe it" : strerror(code ? code : err));
 	} else {
@@ -378,6 +401,14 @@ int stp_kmod_start(struct stp_script *s)
 			why[0] ? why : strerror(err));
 	}
 	return -err;
+}
+
+/* process.begin and thread.begin of the tasks that run already (runtime/kmod/proc.c). */
+int stp_kmod_existing(struct stp_script *s)
+{
+	if (write(s->kmod_fd, STP_KMOD_CMD_EXISTING, strlen(STP_KMOD_CMD_EXISTING)) < 0)
+		return -errno;
+	return 0;
 }
 
 void stp_kmod_close(struct stp_script *s)

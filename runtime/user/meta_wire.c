@@ -79,6 +79,7 @@ static const struct field probe_fields[] = {
 	P(W_BOOL, kprobe), P(W_BOOL, kprobe_return), P(W_STR, procfs_path),
 	P(W_BOOL, procfs_write), P(W_32, procfs_mode), P(W_64, procfs_maxsize),
 	P(W_32, nf_pf), P(W_32, nf_hook), P(W_32, nf_priority),
+	P(W_64, bp_addr), P(W_STR, bp_symbol), P(W_32, bp_type), P(W_32, bp_len),
 };
 
 static const struct field format_fields[] = {

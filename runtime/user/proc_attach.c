@@ -14,7 +14,8 @@
  * older kernels' loss only: without it the probe attaches to the rest.
  *
  * stp_proc_existing() runs the task iterators of process.begin and
- * thread.begin once, for the tasks that ran before the script.
+ * thread.begin once, for the tasks that ran before the script (the
+ * kernel runtime's module walks them itself when told).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -218,6 +219,15 @@ void stp_proc_existing(struct stp_script *s)
 {
 	char where[256];
 	int err;
+
+	if (s->kmod_fd >= 0) {	/* the module walks them, the tasks born from now on left out */
+		err = stp_proc_note_kmod(s);
+		err = err ? err : stp_kmod_existing(s);
+		if (err)
+			stp_msg(s, "warning", "the processes that ran already were not visited: %s",
+				strerror(-err));
+		return;
+	}
 
 	for (int i = 0; s->obj && i < s->meta->nprobes; i++) {
 		err = run_existing(s, i);

@@ -831,7 +831,7 @@ void stp_script__free(struct stp_script *s)
 	if (s->dl)
 		dlclose(s->dl);
 	free(s->links);
-	free(s->nf_fds);
+	free(s->link_fds);
 	free(s->dispatched);
 	free(s->skipped);
 	free(s->bpf_path);

@@ -71,7 +71,8 @@ struct stp_script {
 	struct bpf_link ***links;		/* NULL-terminated, one per CPU for perf */
 	bool *dispatched;			/* run by a syscall dispatcher (attach_syscall.c) */
 	struct bpf_link *sc_links[2];		/* the dispatchers on raw_syscalls, or NULL */
-	int *nf_fds;				/* netfilter links (attach_netfilter.c), -1: none */
+	int *link_fds;				/* links made with bpf(2), -1: none: netfilter
+						   (attach_netfilter.c), raw tracepoints (attach_rawtp.c) */
 	bool um_on;				/* uprobes on uprobe_multi links (attach_uprobe.c) */
 	int *um_fds, um_nfds;			/* those links */
 
@@ -143,6 +144,7 @@ const char *stp_file_attach_path(const struct stp_script *s, int i, char *buf, s
 struct bpf_program;
 struct bpf_link *stp_attach_uprobe(struct stp_script *s, const struct stp_meta_probe *p,
 				   struct bpf_program *prog);
+int stp_keep_link_fd(struct stp_script *s, int i, int fd);
 void stp_um_prepare(struct stp_script *s);
 void stp_um_attach(struct stp_script *s);
 int stp_um_attach_one(struct stp_script *s, int i);
@@ -176,6 +178,7 @@ void stp_target_child_signals(void);
 bool stp_kmod_is(const char *dir);
 int stp_kmod_open(struct stp_script *s);
 int stp_kmod_start(struct stp_script *s);
+int stp_kmod_existing(struct stp_script *s);
 void stp_kmod_close(struct stp_script *s);
 
 /* dyn.c */

@@ -1,4 +1,4 @@
-# 396: --runtime=kernel: print and println of @hist_log and @hist_linear
+# 396: --runtime=kernel: print, println, sprint and sprintln of @hist_log and @hist_linear
 # in a kernel probe, which BPF refuses: the module sends the buckets
 # merged over the CPUs, pmstap prints them as stap does; the output is
 # user context's.
@@ -15,3 +15,17 @@ _kctx hist 'global s, l, t' '
 	print(@hist_log(t[1]))
 	l <<< -5; l <<< 1000
 	print(@hist_linear(l, 0, 300, 50))'
+# sprint and sprintln: the histogram printed into a string in the module,
+# cut at MAXSTRINGLEN as user context cuts it
+_kctx hist_sprint 'global s, l' '
+	for (i = 1; i <= 6; i++) {
+		s <<< i * 3
+		l <<< i * 40
+	}
+	x = sprint(@hist_log(s))
+	printf("%d bytes\n%s", strlen(x), x)
+	printf("[%s]\n", sprintln(@hist_linear(l, 0, 300, 50)))
+	for (i = 1; i <= 100; i++)
+		s <<< i * 1000
+	y = sprint(@hist_log(s))
+	printf("%d bytes, cut: %s\n", strlen(y), substr(y, strlen(y) - 20, 20))'
