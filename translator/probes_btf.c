@@ -686,7 +686,11 @@ bool kfunc_target_type(const struct derived_probe *dp, struct expr *e, char **wh
 		return chain_type(ret, e, why, near);
 	}
 	if (!btf_ok) {
-		*why = dp->kind == PROBE_KSTATEMENT
+		*why = dp->module
+		       ? arena_printf("'%s' is not available at '%s': pmstap reads neither module "
+				      "%s's BTF nor its debuginfo (int_arg(), pointer_arg() and the "
+				      "like read the arguments)", e->name, dp->point, dp->module)
+		       : dp->kind == PROBE_KSTATEMENT
 		       ? arena_printf("'%s' is not available at '%s': the kernel's debuginfo "
 				      "gives a statement's variables, and there is none", e->name,
 				      dp->point)
