@@ -655,7 +655,7 @@ static bool probe_section(struct emitter *E, struct derived_probe *dp, struct se
 			diag_hint("--runtime=kernel probes it: a module's kprobe may be there");
 			return false;
 		}
-		if (dp->kind == PROBE_KFUNC && dp->kfunc) {
+		if ((dp->kind == PROBE_KFUNC || E->kmod) && dp->kfunc) {	/* a statement: kmod's */
 			/* addr(): where the function was hit */
 			sec->prologue = arena_printf("\tstp_func_note(ctx, %d);\n", dp->id);
 			return emit_kprobe_section(E, dp, &sec->sec, &sec->ctype, &sec->kind);

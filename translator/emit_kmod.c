@@ -91,7 +91,7 @@ static const char *site_kind(const struct derived_probe *dp)
 			return NULL;
 		return dp->is_return ? "STP_KSITE_URETPROBE" : "STP_KSITE_UPROBE";
 	case PCLASS_KPROBE:
-		if (dp->kind != PROBE_KFUNC || !dp->kfunc || dp->module)
+		if (!dp->kfunc)
 			return NULL;
 		if (dp->kfunc_kprobe)
 			return dp->is_return ? "STP_KSITE_KRETPROBE" : "STP_KSITE_KPROBE";
@@ -119,7 +119,8 @@ bool emit_kmod_supports(struct emitter *E, struct derived_probe *dp)
 	}
 	diag_error(dp->orig->loc, "probe point '%s' is not supported by the kernel runtime yet",
 		   dp->point);
-	diag_hint("kernel.trace, kernel.function, kprobe.function, timer.profile, perf.sw.*, "
+	diag_hint("kernel.trace, kernel.function/.statement, module(\"M\").function, "
+		  "kprobe.function, timer.profile, perf.sw.*, "
 		  "kernel.data, procfs, process(\"PATH\"/PID).function/.statement/.mark, "
 		  "process.begin/end, thread.begin/end and process.syscall probes run in the "
 		  "module; begin, end and timer probes in pmstap");

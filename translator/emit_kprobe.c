@@ -224,7 +224,8 @@ static const char *inline_target(struct emitter *E, struct expr *e)
 	const char *word, *why = "";
 	int id;
 
-	if (!kdwarf_param_btf(dp->kfunc_die, e->name + 1, &id, &why) ||
+	if (!kdwarf_param_btf(dp->kfunc_die, dp->kind == PROBE_KSTATEMENT ? dp->addr : 0,
+			      e->name + 1, &id, &why) ||
 	    !kdwarf_param_value(dp->kfunc_die, dp->addr, e->name + 1, "ctx", kernel_word, E, &word,
 				&why)) {
 		emit_unsupported(E, e->loc, arena_printf("'%s' at %s (%s)", e->name, dp->point, why),

@@ -26,6 +26,7 @@
 #include <gelf.h>
 #include <linux/btf.h>
 #include "arena.h"
+#include "diag.h"
 #include "hmap.h"
 #include "dwarf_read.h"
 #include "kdwarf.h"
@@ -232,6 +233,63 @@ bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *ou
 	return true;
 }
 
+/* Line L of source SRC is one that FILE_PAT (or, NULL, F's decl file) names. */
+static bool line_file(const struct kdwarf_func *f, const char *file_pat, const char *src)
+{
+	if (!src)
+		return false;
+	if (!file_pat)
+		return strcmp(src, f->file) == 0;
+	return fnmatch(file_pat, src, 0) == 0 ||
+	       fnmatch(arena_printf("*/%s", file_pat), src, 0) == 0;
+}
+
+void kdwarf_hint_install(void)
+{
+	const char *want, *kver = sysroot_kernel_release();
+
+	kdwarf_vmlinux(&want);
+	if (getenv("PMSTAP_VMLINUX") && *getenv("PMSTAP_VMLINUX"))
+		diag_hint("PMSTAP_VMLINUX names '%s', which is not this kernel's vmlinux with DWARF",
+			  want);
+	else
+		diag_hint("install %s (Debian's linux-image-%s-dbg has it)", want, kver);
+}
+
+bool kdwarf_line_pc(const struct kdwarf_func *f, const char *file_pat, int line, uint64_t *pc,
+		    int *below, int *above)
+{
+	Dwarf_Die die, cu;
+	Dwarf_Lines *lines;
+	size_t n;
+	bool found = false;
+
+	*below = *above = 0;
+	if (!dw || !dwarf_offdie(dw, f->die, &die) || !dwarf_diecu(&die, &cu, NULL, NULL) ||
+	    dwarf_getsrclines(&cu, &lines, &n) != 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr a;
+		int ln;
+		bool stmt;
+
+		if (!l || dwarf_lineno(l, &ln) != 0 || dwarf_lineaddr(l, &a) != 0 ||
+		    dwarf_linebeginstatement(l, &stmt) != 0 || !stmt || dwarf_haspc(&die, a) <= 0 ||
+		    !line_file(f, file_pat, dwarf_linesrc(l, NULL, NULL)))
+			continue;
+		if (ln < line && ln > *below)
+			*below = ln;
+		if (ln > line && (!*above || ln < *above))
+			*above = ln;
+		if (ln == line && (!found || a < *pc)) {
+			*pc = a;
+			found = true;
+		}
+	}
+	return found;
+}
+
 /* The name of vmlinux's allocated section that holds PC, or "". */
 static const char *section_of(uint64_t pc)
 {
@@ -270,12 +328,13 @@ static int by_addr(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* vmlinux's function symbols (.symtab), sorted by address, read once. */
-static void load_symbols(void)
+/* Each function symbol of ELF's .symtab: TAKE(ARG, it, its name). */
+static void each_function(Elf *elf, void (*take)(void *arg, const GElf_Sym *sym, const char *name),
+			  void *arg)
 {
 	Elf_Scn *scn = NULL;
 
-	while ((scn = elf_nextscn(dw_elf, scn))) {
+	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
 
@@ -283,19 +342,70 @@ static void load_symbols(void)
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
-			struct ksym *k;
 
-			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    !sym.st_value)
-				continue;
-			k = ARENA_NEW(struct ksym);
-			k->addr = sym.st_value;
-			k->size = sym.st_size;
-			k->name = elf_strptr(dw_elf, sh.sh_link, sym.st_name);
-			vec_push(&ksyms, k);
+			if (gelf_getsym(data, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC)
+				take(arg, &sym, elf_strptr(elf, sh.sh_link, sym.st_name));
 		}
 	}
+}
+
+static void take_ksym(void *arg, const GElf_Sym *sym, const char *name)
+{
+	struct ksym *k;
+
+	(void)arg;
+	if (!sym->st_value)
+		return;
+	k = ARENA_NEW(struct ksym);
+	k->addr = sym->st_value;
+	k->size = sym->st_size;
+	k->name = name;
+	vec_push(&ksyms, k);
+}
+
+/* vmlinux's function symbols (.symtab), sorted by address, read once. */
+static void load_symbols(void)
+{
+	each_function(dw_elf, take_ksym, NULL);
 	qsort(ksyms.items, (size_t)ksyms.len, sizeof(void *), by_addr);
+}
+
+struct ko_query {
+	Elf *elf;
+	size_t shstrndx;
+	struct vec *names;
+};
+
+/* A function of a module's .text (not .init.text, freed once loaded, nor .exit.text). */
+static void take_ko_function(void *arg, const GElf_Sym *sym, const char *name)
+{
+	struct ko_query *q = arg;
+	GElf_Shdr sh;
+	const char *sec;
+
+	if (!name || sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE ||
+	    !gelf_getshdr(elf_getscn(q->elf, sym->st_shndx), &sh) ||
+	    !(sec = elf_strptr(q->elf, q->shstrndx, sh.sh_name)) ||
+	    (strcmp(sec, ".text") != 0 && strncmp(sec, ".text.", 6) != 0))
+		return;
+	vec_push(q->names, arena_strdup(name));
+}
+
+bool kdwarf_ko_functions(const char *path, struct vec *names)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct ko_query q = { .names = names };
+
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	q.elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (q.elf && elf_getshdrstrndx(q.elf, &q.shstrndx) == 0)
+		each_function(q.elf, take_ko_function, &q);
+	if (q.elf)
+		elf_end(q.elf);
+	close(fd);
+	return true;
 }
 
 /* The function symbol whose code holds PC (the first of aliases), or NULL. */
@@ -408,8 +518,39 @@ bool kdwarf_blocklisted(const struct kdwarf_func *f, bool is_return)
 
 /* ---- the parameters of an inline instance ---- */
 
-/* Parameter NAME (or the I-th when NAME is NULL) of inline instance DIE_OFF. */
-static bool instance_param(uint64_t die_off, const char *name, int i, Dwarf_Die *param)
+/*
+ * Local variable NAME of SCOPE or of a block in it that holds PC (a
+ * statement's: kernel.statement), the outermost first.
+ */
+static bool scope_local(Dwarf_Die *scope, const char *name, uint64_t pc, Dwarf_Die *var)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(scope, &child) != 0)
+		return false;
+	do {
+		const char *n = dwarf_diename(&child);
+
+		if (dwarf_tag(&child) == DW_TAG_variable && n && strcmp(n, name) == 0) {
+			*var = child;
+			return true;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	dwarf_child(scope, &child);
+	do {
+		if (dwarf_tag(&child) == DW_TAG_lexical_block && dwarf_haspc(&child, pc) > 0 &&
+		    scope_local(&child, name, pc, var))
+			return true;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/*
+ * Parameter NAME (or the I-th when NAME is NULL) of inline instance DIE_OFF;
+ * by NAME also a local variable in scope at PC (0: the entry, none).
+ */
+static bool instance_param_at(uint64_t die_off, const char *name, int i, uint64_t pc,
+			      Dwarf_Die *param)
 {
 	Dwarf_Die inst;
 
@@ -422,7 +563,12 @@ static bool instance_param(uint64_t die_off, const char *name, int i, Dwarf_Die 
 		    (name ? strcmp(n, name) == 0 : i-- == 0))
 			return true;
 	} while (dwarf_siblingof(param, param) == 0);
-	return false;
+	return name && pc && scope_local(&inst, name, pc, param);
+}
+
+static bool instance_param(uint64_t die_off, const char *name, int i, Dwarf_Die *param)
+{
+	return instance_param_at(die_off, name, i, 0, param);
 }
 
 const char *kdwarf_param_names(uint64_t die)
@@ -435,13 +581,37 @@ const char *kdwarf_param_names(uint64_t die)
 	return s;
 }
 
-void kdwarf_param_vars(uint64_t die, struct vec *v)
+static char *var_text(Dwarf_Die *var)
 {
-	Dwarf_Die p, type;
+	Dwarf_Die type;
+
+	return arena_printf("$%s:%s", dwarf_diename(var),
+			    dwarf_type_of(var, &type) ? dwarf_type_text(&type) : "void");
+}
+
+/* The local variables of SCOPE and of the blocks in it that hold PC, into V, outermost first. */
+static void scope_locals(Dwarf_Die *scope, uint64_t pc, struct vec *v)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(scope, &child) != 0)
+		return;
+	do {
+		if (dwarf_tag(&child) == DW_TAG_variable && dwarf_diename(&child))
+			vec_push(v, var_text(&child));
+		else if (dwarf_tag(&child) == DW_TAG_lexical_block && dwarf_haspc(&child, pc) > 0)
+			scope_locals(&child, pc, v);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+void kdwarf_param_vars(uint64_t die, uint64_t pc, struct vec *v)
+{
+	Dwarf_Die p, inst;
 
 	for (int i = 0; instance_param(die, NULL, i, &p); i++)
-		vec_push(v, arena_printf("$%s:%s", dwarf_diename(&p),
-					 dwarf_type_of(&p, &type) ? dwarf_type_text(&type) : "void"));
+		vec_push(v, var_text(&p));
+	if (pc && dwarf_offdie(dw, die, &inst))
+		scope_locals(&inst, pc, v);
 }
 
 /* DWARF type TYPE (past typedefs and qualifiers) as a BTF type id; -1 if BTF has none. */
@@ -468,13 +638,16 @@ static int btf_of(Dwarf_Die *type)
 	}
 }
 
-bool kdwarf_param_btf(uint64_t die, const char *name, int *btf_id, const char **why)
+bool kdwarf_param_btf(uint64_t die, uint64_t pc, const char *name, int *btf_id,
+		      const char **why)
 {
 	Dwarf_Die p, type;
 
-	if (!instance_param(die, name, 0, &p)) {
-		*why = arena_printf("the inline instance has no parameter '%s' (its parameters: %s)",
-				    name, kdwarf_param_names(die));
+	if (!instance_param_at(die, name, 0, pc, &p)) {
+		*why = arena_printf("the %s has no parameter '%s'%s (its parameters: %s)",
+				    pc ? "function" : "inline instance", name,
+				    pc ? " nor a variable of that name in scope there" : "",
+				    kdwarf_param_names(die));
 		return false;
 	}
 	if (!dwarf_type_of(&p, &type) || (*btf_id = btf_of(&type)) < 0) {
@@ -497,7 +670,7 @@ bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char 
 	int64_t k;
 	int r;
 
-	if (!instance_param(die, name, 0, &p)) {
+	if (!instance_param_at(die, name, 0, pc, &p)) {
 		*why = arena_printf("no parameter '%s'", name);
 		return false;
 	}

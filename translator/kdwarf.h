@@ -43,19 +43,42 @@ const char *kdwarf_vmlinux(const char **want);
  */
 bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *out);
 
+/* The hint after an error for want of kdwarf_vmlinux(): which file to install. */
+void kdwarf_hint_install(void);
+
+/*
+ * kernel.statement("FUNC@FILE:LINE"): the lowest address in F (its code,
+ * or an inline instance's) that begins a statement of line LINE of a file
+ * FILE_PAT matches as kdwarf_functions() matches it (NULL: F's decl
+ * file), into *PC; false when F has no such line record.  *BELOW and
+ * *ABOVE get the nearest lines before and after LINE that F has (0: none).
+ */
+bool kdwarf_line_pc(const struct kdwarf_func *f, const char *file_pat, int line, uint64_t *pc,
+		    int *below, int *above);
+
 /* ---- the parameters of an inline instance (or of a function) DIE ---- */
 
 /* The names of the parameters of inline instance DIE: "rq, prev, next, rf". */
 const char *kdwarf_param_names(uint64_t die);
 
-/* Its parameters as -L lists them, into V (char *): "$prev:struct task_struct*". */
-void kdwarf_param_vars(uint64_t die, struct vec *v);
-
-/* Parameter NAME of inline instance DIE as a BTF type id (probes_btf.h); false with *WHY. */
-bool kdwarf_param_btf(uint64_t die, const char *name, int *btf_id, const char **why);
+/*
+ * Its parameters as -L lists them, into V (char *): "$prev:struct
+ * task_struct*"; PC non-zero (a statement's): then its local variables in
+ * scope at PC.
+ */
+void kdwarf_param_vars(uint64_t die, uint64_t pc, struct vec *v);
 
 /*
- * Parameter NAME's value at PC (the instance's entry) as a C expression
+ * Parameter NAME of inline instance DIE as a BTF type id (probes_btf.h);
+ * false with *WHY.  PC non-zero (a statement's): a local variable in scope
+ * at PC too.
+ */
+bool kdwarf_param_btf(uint64_t die, uint64_t pc, const char *name, int *btf_id,
+		      const char **why);
+
+/*
+ * Parameter NAME's value at PC (the instance's entry; a statement's: a
+ * local variable in scope there too) as a C expression
  * over the struct pt_regs pointer REGS: its DWARF location translated
  * (dwarf_read.h), DEREF(ARG, address, size) writing what reads kernel
  * memory; false with *WHY (optimized out, a location on the stack frame).
@@ -63,6 +86,12 @@ bool kdwarf_param_btf(uint64_t die, const char *name, int *btf_id, const char **
 bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char *regs,
 			const char *(*deref)(void *arg, const char *addr, int size), void *arg,
 			const char **c, const char **why);
+
+/*
+ * The functions of kernel module file PATH (a .ko), in its .text, into
+ * NAMES (char *), from its symbol table; false when it cannot be read.
+ */
+bool kdwarf_ko_functions(const char *path, struct vec *names);
 
 /* The name of vmlinux's function symbol at PC (a clone's: "foo.isra.0"), or NULL. */
 const char *kdwarf_symbol_at(uint64_t pc);

@@ -146,7 +146,7 @@ static struct vec probe_vars(const struct derived_probe *dp)
 		for (int i = 0; i <= 6; i++)
 			vec_push(&v, i ? arena_printf("$arg%d:long", i) : "$syscall:long");
 	else if (dp->kfunc_die)
-		kdwarf_param_vars(dp->kfunc_die, &v);
+		kdwarf_param_vars(dp->kfunc_die, dp->kind == PROBE_KSTATEMENT ? dp->addr : 0, &v);
 	else
 		listing_user_vars(dp, &v);
 	return v;

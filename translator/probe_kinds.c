@@ -26,7 +26,7 @@ static const struct probe_kind_info kinds[] = {
 			  ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_NONE) },
 	[PROBE_KFUNC] = { "kernel.function", PCLASS_KPROBE, TARGETS_KFUNC, true,
 			  ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_NONE) },
-	[PROBE_KSTATEMENT] = { "kernel.statement", PCLASS_KPROBE, TARGETS_DWARF, false,
+	[PROBE_KSTATEMENT] = { "kernel.statement", PCLASS_KPROBE, TARGETS_KFUNC, false,
 			       ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_NONE) },
 	[PROBE_PROCESS_BEGIN] = { "process.begin", PCLASS_PROC, TARGETS_NONE, false,
 				  ON(PCTX_KERNEL, PCTX_KERNEL, PCTX_TARGET) },

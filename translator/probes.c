@@ -26,6 +26,7 @@
 #include "probes_netfilter.h"
 #include "probes_counter.h"
 #include "probes_kdata.h"
+#include "probes_kstmt.h"
 #include "probes_procfs.h"
 #include "probes_sys.h"
 #include "probes_user.h"
@@ -543,11 +544,11 @@ static struct vec copy_comps(struct vec *comps)
 	return c;
 }
 
-/* The point with its function("...") argument replaced by NAME. */
-static struct vec function_comps(struct vec *comps, const char *name)
+/* The point with its WHICH("...") argument (function, statement) replaced by NAME. */
+static struct vec comps_with_arg(struct vec *comps, const char *which, const char *name)
 {
 	struct vec c = copy_comps(comps);
-	struct probe_comp *fc = probes_comp_named(&c, "function");
+	struct probe_comp *fc = probes_comp_named(&c, which);
 	struct expr *arg = ast_expr(EXPR_STRING, fc->arg->loc);
 
 	arg->str = name;
@@ -559,7 +560,7 @@ static struct vec function_comps(struct vec *comps, const char *name)
 static struct derived_probe *kfunc_probe(struct expand *x, struct vec *comps, const char *name,
 					 const char *spelled)
 {
-	struct vec c = spelled ? function_comps(comps, spelled) : *comps;
+	struct vec c = spelled ? comps_with_arg(comps, "function", spelled) : *comps;
 	const char *mod = str_arg(comps, "module");
 	struct derived_probe *dp = make_probe(x, &c, PROBE_KFUNC);
 	struct vec *params;
@@ -599,19 +600,13 @@ static int too_many(struct expand *x, struct vec *comps, const char *what, const
 static int no_kernel_debuginfo(struct expand *x, struct vec *comps)
 {
 	struct probe_comp *fc = probes_comp_named(comps, "function");
-	const char *want, *kver = sysroot_kernel_release();
 
-	kdwarf_vmlinux(&want);
 	if (x->optional)
 		return 0;
 	if (sema_error(file_part_loc(fc), x->sm, "a function's source file is known only from "
-		       "the kernel's debuginfo, and there is no vmlinux with DWARF for %s", kver)) {
-		if (getenv("PMSTAP_VMLINUX") && *getenv("PMSTAP_VMLINUX"))
-			diag_hint("PMSTAP_VMLINUX names '%s', which is not this kernel's vmlinux "
-				  "with DWARF", want);
-		else
-			diag_hint("install %s (Debian's linux-image-%s-dbg has it)", want, kver);
-	}
+		       "the kernel's debuginfo, and there is no vmlinux with DWARF for %s",
+		       sysroot_kernel_release()))
+		kdwarf_hint_install();
 	return -1;
 }
 
@@ -770,8 +765,9 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 			else if (similar)
 				diag_hint("did you mean '%s'?", similar);
 			else if (mod)
-				diag_hint("is module '%s' loaded? /proc/kallsyms lists its functions "
-					  "while it is", mod);
+				diag_hint("pmstap looks for module %s's functions in /proc/kallsyms "
+					  "(while it is loaded), then in its .ko under /lib/modules/%s",
+					  mod, sysroot_kernel_release());
 		}
 		return -1;
 	}
@@ -782,18 +778,37 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 	return n;
 }
 
-/* kernel.statement, module().statement, kprobe.statement: passed on as written. */
-static int build_function(struct expand *x, struct vec *comps, enum probe_kind k)
+/*
+ * kernel.statement, module().statement, kprobe.statement: a kprobe at
+ * each site (probes_kstmt.h), by its symbol and offset; a site DWARF
+ * found spelled "NAME@FILE:LINE" (the statement's line, or the
+ * function's), as stap 4.8 spells it in -p2, -l and pp().
+ */
+static int build_kstatement(struct expand *x, struct vec *comps)
 {
-	struct derived_probe *dp = make_probe(x, comps, k);
+	const char *spec = str_arg(comps, "statement");
+	struct vec sites = { 0 };
+	int n = probes_kstatement_sites(x->sm, comps, x->optional, &sites);
 
-	dp->function = str_arg(comps, "function");
-	dp->module = str_arg(comps, "module");
-	dp->statement = str_arg(comps, "statement");
-	dp->is_return = probes_comp_named(comps, "return") != NULL;
-	return 1;
+	for (int i = 0; i < n; i++) {
+		struct kdwarf_func *f = VEC_AT(&sites, i);
+		struct vec c = spec && f->file ? comps_with_arg(comps, "statement", arena_printf(
+							"%s@%s:%d", f->name, f->file, f->line))
+					       : *comps;
+		struct derived_probe *dp = make_probe(x, &c, PROBE_KSTATEMENT);
+
+		dp->module = str_arg(comps, "module");
+		dp->statement = spec;
+		dp->function = spec ? f->name : NULL;	/* an address: no $vars */
+		dp->kfunc = f->symbol;
+		dp->kfunc_offset = f->offset;
+		dp->kfunc_kprobe = true;
+		dp->kfunc_inline = f->inlined;
+		dp->kfunc_die = f->die;
+		dp->addr = f->entry;
+	}
+	return n;
 }
-
 
 /*
  * One process probe; PATH (the file it names, when it names one) replaces
@@ -922,7 +937,7 @@ static int build(struct expand *x, const struct pattern *p, struct vec *comps)
 			return -1;
 		if (p->kind == PROBE_KFUNC)
 			return build_kfunc(x, comps);
-		return build_function(x, comps, p->kind);
+		return build_kstatement(x, comps);
 	case PCLASS_PROC:
 	case PCLASS_UPROBE:
 		return build_process(x, comps, p->kind);

@@ -11,6 +11,7 @@
 #include <linux/btf.h>
 #include "diag.h"
 #include "kdwarf.h"
+#include "probe_kinds.h"
 #include "probes_btf.h"
 #include "sysroot.h"
 
@@ -578,7 +579,7 @@ const char *btf_type_c(int id)
 
 bool kfunc_targets_checkable(const struct derived_probe *dp)
 {
-	return dp->kind == PROBE_KFUNC && dp->kfunc;
+	return probe_class(dp) == PCLASS_KPROBE && dp->kfunc;
 }
 
 static char *param_list(const struct vec *params)
@@ -646,7 +647,8 @@ static bool inline_target_type(const struct derived_probe *dp, struct expr *e, c
 				    kdwarf_param_names(dp->kfunc_die));
 		return false;
 	}
-	if (!kdwarf_param_btf(dp->kfunc_die, e->name + 1, &id, &w)) {
+	if (!kdwarf_param_btf(dp->kfunc_die, dp->kind == PROBE_KSTATEMENT ? dp->addr : 0,
+			      e->name + 1, &id, &w)) {
 		*why = arena_printf("'%s' is not available at '%s': %s", e->name, dp->point, w);
 		return false;
 	}
@@ -684,7 +686,15 @@ bool kfunc_target_type(const struct derived_probe *dp, struct expr *e, char **wh
 		return chain_type(ret, e, why, near);
 	}
 	if (!btf_ok) {
-		*why = dp->kfunc_kprobe && !dp->module
+		*why = dp->module
+		       ? arena_printf("'%s' is not available at '%s': pmstap reads neither module "
+				      "%s's BTF nor its debuginfo (int_arg(), pointer_arg() and the "
+				      "like read the arguments)", e->name, dp->point, dp->module)
+		       : dp->kind == PROBE_KSTATEMENT
+		       ? arena_printf("'%s' is not available at '%s': the kernel's debuginfo "
+				      "gives a statement's variables, and there is none", e->name,
+				      dp->point)
+		       : dp->kfunc_kprobe && !dp->module
 		       ? arena_printf("'%s' is not available at '%s': kprobe.function probes "
 				      "have no target variables but $return", e->name, dp->point)
 		       : arena_printf("'%s' is not available at '%s': the kernel's BTF does not "

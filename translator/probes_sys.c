@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "diag.h"
+#include "kdwarf.h"
 #include "sema_int.h"
 #include "probes_btf.h"
 #include "probes_sys.h"
@@ -164,6 +165,7 @@ struct symset {
 	struct vec names;	/* char * */
 	struct hmap set;	/* name -> name */
 	struct hmap twice;	/* names added more than once (str_keys: set's) */
+	bool from_ko;		/* a module's, from its .ko: ftrace does not list them */
 };
 
 static void symset_add(struct symset *ss, const char *name)
@@ -308,19 +310,66 @@ bool sys_kernel_function_traceable(const char *name)
 	return !ok || hmap_get(ok, name);
 }
 
-/* The functions of MODULE, from /proc/kallsyms ("addr t name [module]"). */
+/* MODULE's file under /lib/modules/KVER, as modules.dep names it ('-' and '_' alike), or NULL. */
+static const char *module_file(const char *module)
+{
+	const char *dir = arena_printf("/lib/modules/%s", sysroot_kernel_release());
+	FILE *f = fopen(arena_printf("%s/modules.dep", dir), "r");
+	char line[4096];
+	const char *found = NULL;
+
+	if (!f)
+		return NULL;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *end = strstr(line, ".ko:"), *base;
+		size_t i;
+
+		if (!end)
+			continue;
+		*end = '\0';
+		base = strrchr(line, '/') ? strrchr(line, '/') + 1 : line;
+		for (i = 0; base[i] && module[i] && (base[i] == module[i] ||
+		     (strchr("-_", base[i]) && strchr("-_", module[i]))); i++)
+			;
+		if (!base[i] && !module[i])
+			found = arena_printf("%s/%s.ko", dir, line);
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * The functions of MODULE from its .ko when kallsyms has none (it was not
+ * loaded when the snapshot was taken): its function symbols in .text
+ * sections, not .init.text (freed once it is loaded) nor .exit.text.
+ */
+static void ko_functions(const char *module, struct symset *ss)
+{
+	const char *path = module_file(module);
+	struct vec names = { 0 };
+
+	if (path && kdwarf_ko_functions(path, &names))
+		for (int i = 0; i < names.len; i++)
+			symset_add(ss, VEC_AT(&names, i));
+}
+
+/* The functions of MODULE, from /proc/kallsyms ("addr t name [module]"), else its .ko. */
 static void module_functions(const char *module, struct symset *ss)
 {
 	FILE *f = fopen(sysroot_path("/proc/kallsyms"), "r");
 	char line[512], type, name[256], mod[128];
 
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%*s %c %255s [%127[^]]]", &type, name, mod) == 3 &&
-		    (type == 't' || type == 'T') && strcmp(mod, module) == 0)
-			symset_add(ss, arena_strdup(name));
-	fclose(f);
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%*s %c %255s [%127[^]]]", &type, name, mod) == 3 &&
+			    (type == 't' || type == 'T') && strcmp(mod, module) == 0)
+				symset_add(ss, arena_strdup(name));
+		fclose(f);
+	}
+	if (!ss->names.len) {
+		ko_functions(module, ss);
+		ss->from_ko = true;
+	}
 }
 
 /* The names of kallsyms' text symbols in [_sinittext, _einittext): two reads of the file. */
@@ -375,6 +424,8 @@ int sys_kernel_functions(const char *module, const char *pattern, struct vec *na
 	if (module) {
 		module_functions(module, &mods);
 		ss = &mods;
+		if (mods.from_ko)
+			ok = NULL;
 	} else {
 		ss = function_set(false);
 		if (!count_matches(ss, pattern))

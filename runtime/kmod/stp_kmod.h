@@ -135,7 +135,7 @@ struct stp_kmod_re_vm {
 
 enum stp_ksite_kind {
 	STP_KSITE_TRACEPOINT,	/* NAME: a tracepoint of the kernel; FN its typed probe */
-	STP_KSITE_KPROBE,	/* NAME+OFFSET: a kprobe */
+	STP_KSITE_KPROBE,	/* NAME+OFFSET: a kprobe; NAME "": at address OFFSET */
 	STP_KSITE_KRETPROBE,	/* NAME: a kretprobe */
 	STP_KSITE_KFUNC,	/* NAME's entry: its WORDS argument words, fentry's way */
 	STP_KSITE_KFUNC_RETURN,	/* NAME's return: its arguments, then the value, fexit's way */

@@ -603,8 +603,12 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 	case STP_KSITE_KPROBE:
 	case STP_KSITE_KFUNC:
 		memset(&l->kp, 0, sizeof(l->kp));
-		l->kp.symbol_name = site->name;
-		l->kp.offset = (unsigned int)site->offset;
+		if (site->name[0]) {
+			l->kp.symbol_name = site->name;	/* "M:F" for module M's function */
+			l->kp.offset = (unsigned int)site->offset;
+		} else {			/* statement(ADDR).absolute: OFFSET is ADDR */
+			l->kp.addr = (kprobe_opcode_t *)(uintptr_t)site->offset;
+		}
 		l->kp.pre_handler = site->kind == STP_KSITE_KFUNC ? stp_kmod_kfunc_hit
 								 : stp_kmod_kprobe_hit;
 		return register_kprobe(&l->kp);
@@ -707,6 +711,57 @@ static void stp_kmod_stop(void)
 	stp_km.started = false;
 }
 
+/* ---- a module's functions: probed while the module is loaded ---- */
+
+/* Is SITE a kprobe on a function of module MOD ("MOD:F"), or of any module (MOD NULL)? */
+static bool stp_kmod_module_site(const struct stp_ksite *site, const char *mod)
+{
+	const char *colon = strchr(site->name, ':');
+
+	if ((site->kind != STP_KSITE_KPROBE && site->kind != STP_KSITE_KRETPROBE) || !colon)
+		return false;
+	return !mod || (strlen(mod) == (size_t)(colon - site->name) &&
+			strncmp(site->name, mod, colon - site->name) == 0);
+}
+
+/*
+ * As stap's module does: a module's function not there at the start
+ * (the module not loaded: ENOENT) is probed when the module comes, and
+ * let go when it goes (kprobes has disarmed it by then).  The notifier
+ * is registered for the module's lifetime, outside stp_km.lock, which it
+ * takes: a start or stop and a module's coming take turns.
+ */
+static int stp_kmod_module_event(struct notifier_block *nb, unsigned long state, void *data)
+{
+	struct module *mod = data;
+
+	if (state != MODULE_STATE_COMING && state != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	mutex_lock(&stp_km.lock);
+	for (size_t i = 0; stp_km.started && i < STP_KMOD_NSITES; i++) {
+		struct stp_kprobe_live *l = &stp_km.live[i];
+
+		if (!stp_kmod_module_site(l->site, mod->name))
+			continue;
+		if (state == MODULE_STATE_COMING && !l->on)
+			l->on = stp_kmod_register(l) == 0;
+		else if (state == MODULE_STATE_GOING)
+			stp_kmod_unregister(l);
+	}
+	mutex_unlock(&stp_km.lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block stp_kmod_module_nb = { .notifier_call = stp_kmod_module_event };
+
+static bool stp_kmod_module_sites(void)
+{
+	for (size_t i = 0; i < STP_KMOD_NSITES; i++)
+		if (stp_kmod_module_site(&stp_kmod_sites[i], NULL))
+			return true;
+	return false;
+}
+
 /* Every probe registered, or none (the reason in stp_km.error). */
 static int stp_kmod_start(void)
 {
@@ -721,8 +776,8 @@ static int stp_kmod_start(void)
 			l->on = true;
 			continue;
 		}
-		if (l->site->optional)
-			continue;
+		if (l->site->optional || (err == -ENOENT && stp_kmod_module_site(l->site, NULL)))
+			continue;	/* a module's: when it comes (stp_kmod_module_event()) */
 		snprintf(stp_km.error, sizeof(stp_km.error), "probe %d %s: error %d",
 			 l->site->probe, l->site->name, -err);
 		stp_kmod_stop();
@@ -986,12 +1041,16 @@ static int __init stp_kmod_init(void)
 	if (err) {
 		stp_dseg__free(stp_km.seg);
 		vfree(stp_km.mem);
+	} else if (stp_kmod_module_sites()) {
+		register_module_notifier(&stp_kmod_module_nb);
 	}
 	return err;
 }
 
 static void __exit stp_kmod_exit(void)
 {
+	if (stp_kmod_module_sites())
+		unregister_module_notifier(&stp_kmod_module_nb);
 	misc_deregister(&stp_km.dev);
 	if (stp_km.started)
 		stp_kmod_stop();

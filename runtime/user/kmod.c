@@ -338,14 +338,49 @@ int stp_kmod_open(struct stp_script *s)
 	return map_segment(s);
 }
 
+/* The module probe I's point names ('module("M")'), into MOD; false for another probe. */
+static bool probe_module(const struct stp_script *s, int i, char *mod, size_t size)
+{
+	const char *p = strstr(s->meta->probes[i].point, "module(\""), *end;
+
+	if (!p || !(end = strchr(p + 8, '"')))
+		return false;
+	snprintf(mod, size, "%.*s", (int)(end - p - 8), p + 8);
+	return true;
+}
+
+/*
+ * A module's functions are probed while it is loaded, as stap's module
+ * does (stp_kmod_module_event()): say which modules the probes wait for.
+ */
+static void note_waiting(struct stp_script *s)
+{
+	char mod[64], other[64], path[128];
+
+	for (int i = 0; i < s->meta->nprobes; i++) {
+		bool said = false;
+
+		if (!probe_module(s, i, mod, sizeof(mod)))
+			continue;
+		for (int j = 0; j < i && !said; j++)
+			said = probe_module(s, j, other, sizeof(other)) && strcmp(mod, other) == 0;
+		snprintf(path, sizeof(path), "/sys/module/%s", mod);
+		if (!said && access(path, F_OK) != 0)
+			stp_msg(s, "warning", "module '%s' is not loaded: its probes wait until it is",
+				mod);
+	}
+}
+
 /* The probes go in: every one, or none and the error. */
 int stp_kmod_start(struct stp_script *s)
 {
 	char why[256] = "";
 	int probe = -1, err = 0;
 
-	if (write(s->kmod_fd, STP_KMOD_CMD_START, strlen(STP_KMOD_CMD_START)) >= 0)
+	if (write(s->kmod_fd, STP_KMOD_CMD_START, strlen(STP_KMOD_CMD_START)) >= 0) {
+		note_waiting(s);
 		return 0;
+	}
 	err = errno;
 	device_status(s->kmod_fd, why, sizeof(why));
 	if (sscanf(why, "probe %d", &probe) == 1 && probe >= 0 && probe < s->meta->nprobes) {

@@ -1,0 +1,234 @@
+/*
+ * probes_kstmt.c - kernel.statement("FUNC@FILE:LINE"), ("FUNC"),
+ * (ADDR) and (ADDR).absolute, module("M").statement("FUNC") and
+ * kprobe.statement(ADDR).absolute: where each puts its kprobe.
+ *
+ * A line is found as stap 4.8 finds it: in the line table of the
+ * function's CU (the kernel's DWARF, kdwarf.h), the records of that line
+ * and file inside the function (or inline instance) that begin a
+ * statement; the lowest address of them is the probe's.  The kprobe is
+ * put by the name of the symbol holding it and the offset there, so KASLR
+ * does not matter; an .absolute address is the running kernel's.
+ *
+ *	statement-spec = FUNC [ "@" FILE [ ":" LINE ] ]
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include "arena.h"
+#include "diag.h"
+#include "kdwarf.h"
+#include "probes.h"
+#include "probes_kstmt.h"
+#include "probes_sys.h"
+#include "sema_int.h"
+#include "sysroot.h"
+
+struct spec {
+	const char *func, *file;	/* FILE NULL: none */
+	int line;			/* 0: none (the functions' entries) */
+};
+
+/* "FUNC[@FILE[:LINE]]" into S; false (reported) for what pmstap does not take. */
+static bool parse_spec(struct sema *sm, struct probe_comp *sc, struct spec *s)
+{
+	const char *t = sc->arg->str, *at = strchr(t, '@'), *colon;
+
+	*s = (struct spec){ arena_strndup(t, strcspn(t, "@:")), NULL, 0 };
+	colon = strchr(at ? at : t, ':');
+	if (at)
+		s->file = arena_strndup(at + 1, strcspn(at + 1, ":"));
+	if (!colon)
+		return true;
+	for (const char *p = colon + 1; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			colon = NULL;
+	if (!colon || !at || !colon[1] || !(s->line = atoi(colon + 1))) {
+		if (sema_error(sc->arg->loc, sm, "'%s': pmstap takes a statement as "
+			       "\"FUNC@FILE:LINE\" with one line number", t))
+			diag_hint("kernel.statement(\"FUNC\") probes FUNC's entry");
+		return false;
+	}
+	return true;
+}
+
+static struct kdwarf_func *site(const char *name, const char *symbol, uint64_t offset)
+{
+	struct kdwarf_func *f = ARENA_NEW(struct kdwarf_func);
+
+	f->name = name;
+	f->symbol = symbol;
+	f->offset = offset;
+	return f;
+}
+
+/* ADDR.absolute: the running kernel's address; ADDR: vmlinux's, by its symbol. */
+static int address_site(struct sema *sm, struct vec *comps, bool optional, struct vec *out)
+{
+	struct probe_comp *sc = probes_comp_named(comps, "statement");
+	uint64_t addr = (uint64_t)sc->arg->num, off = 0;
+	const char *want, *sym;
+	bool have;
+
+	if (probes_comp_named(comps, "absolute")) {
+		vec_push(out, site(NULL, "", addr));
+		return 1;
+	}
+	have = kdwarf_vmlinux(&want) != NULL;
+	sym = have ? kdwarf_symbol_holding(addr, &off) : NULL;
+	if (!sym || !sys_kernel_function_unique(sym)) {
+		if (!optional && sema_error(sc->arg->loc, sm, "no kernel function holds address "
+					    "%#llx%s", (unsigned long long)addr, !have
+					    ? arena_printf(" that pmstap can tell without %s", want)
+					    : sym ? arena_printf(" but '%s', which kallsyms has more "
+								 "than once", sym) : ""))
+			diag_hint("kernel.statement(ADDR).absolute (pmstap -g) takes an address of "
+				  "the running kernel");
+		return optional ? 0 : -1;
+	}
+	vec_push(out, site(NULL, sym, off));
+	((struct kdwarf_func *)VEC_AT(out, out->len - 1))->entry = addr;
+	return 1;
+}
+
+/* Without debuginfo (or for a module): FUNC's entries by name, from kallsyms or M.ko. */
+static int symbol_sites(struct sema *sm, struct vec *comps, const struct spec *s, bool optional,
+			struct vec *out)
+{
+	const char *mod = NULL, *similar = NULL;
+	struct probe_comp *mc = probes_comp_named(comps, "module");
+	struct vec names = { 0 };
+	int n;
+
+	if (mc && mc->arg && mc->arg->kind == EXPR_STRING)
+		mod = mc->arg->str;
+	n = sys_kernel_functions(mod, s->func, &names, &similar);
+	for (int i = 0; i < n; i++) {
+		const char *name = VEC_AT(&names, i);
+
+		vec_push(out, site(name, mod ? arena_printf("%s:%s", mod, name) : name, 0));
+	}
+	if (!n && !optional) {
+		struct probe_comp *sc = probes_comp_named(comps, "statement");
+
+		if (sema_error(sc->arg->loc, sm, "no match for probe point '%s'",
+			       probes_point_text(comps))) {
+			if (similar)
+				diag_hint("did you mean '%s'?", similar);
+			else if (mod)
+				diag_hint("no function '%s' in module '%s' (loaded, or its .ko under "
+					  "/lib/modules/%s)", s->func, mod, sysroot_kernel_release());
+		}
+	}
+	return n ? n : optional ? 0 : -1;
+}
+
+/* No vmlinux with DWARF, which a FILE or LINE needs: say which file to install. */
+static int no_debuginfo(struct sema *sm, struct probe_comp *sc, bool optional)
+{
+	if (optional)
+		return 0;
+	if (sema_error(sc->arg->loc, sm, "a statement's file and line are known only from the "
+		       "kernel's debuginfo, and there is no vmlinux with DWARF for %s",
+		       sysroot_kernel_release()))
+		kdwarf_hint_install();
+	return -1;
+}
+
+/* F's site: its entry, or LINE's address; false when F has not the line. */
+static bool line_site(struct kdwarf_func *f, const struct spec *s, int *below, int *above)
+{
+	uint64_t pc = f->entry;
+	int b, a;
+
+	if (s->line) {
+		if (!kdwarf_line_pc(f, s->file, s->line, &pc, &b, &a)) {
+			if (b > *below)
+				*below = b;
+			if (a && (!*above || a < *above))
+				*above = a;
+			return false;
+		}
+	}
+	f->symbol = kdwarf_symbol_holding(pc, &f->offset);
+	f->entry = pc;
+	if (s->line)
+		f->line = s->line;	/* else the function's decl line */
+	return f->symbol && sys_kernel_function_unique(f->symbol);
+}
+
+/* The functions DWARF finds, at their entries or at LINE: stap's blocklist outside guru mode. */
+static int dwarf_sites(struct sema *sm, struct vec *comps, const struct spec *s, bool optional,
+		       struct vec *out)
+{
+	struct probe_comp *sc = probes_comp_named(comps, "statement");
+	struct vec funcs = { 0 };
+	struct hmap seen = { 0 };
+	int below = 0, above = 0, n = 0;
+
+	kdwarf_functions(s->func, s->file, &funcs);
+	for (int i = 0; i < funcs.len; i++) {
+		struct kdwarf_func *f = VEC_AT(&funcs, i);
+
+		if ((!sm->s->guru && kdwarf_blocklisted(f, false)) ||
+		    !line_site(f, s, &below, &above) || hmap_get(&seen, (void *)(uintptr_t)f->entry))
+			continue;
+		hmap_put(&seen, (void *)(uintptr_t)f->entry, (void *)1);
+		vec_push(out, f);
+		n++;
+	}
+	if (!funcs.len && !s->file)	/* not in DWARF (assembly): by its symbol */
+		return symbol_sites(sm, comps, s, optional, out);
+	if (n || optional)
+		return n;
+	if (!s->line || !funcs.len) {
+		sema_error(sc->arg->loc, sm, "no match for probe point 'kernel.statement(\"%s\")'",
+			   sc->arg->str);
+		return -1;
+	}
+	/* stap 4.8's words, and its hint of the lines there are */
+	if (sema_error(sc->arg->loc, sm, "no line records for %s:%d", s->file, s->line) &&
+	    (below || above))
+		diag_hint("try %s%s%s", below ? arena_printf(":%d", below) : "",
+			  below && above ? " or " : "", above ? arena_printf(":%d", above) : "");
+	return -1;
+}
+
+/* N sites, or -1 (reported) when a pattern stands for too many. */
+static int not_too_many(struct sema *sm, struct vec *comps, int n)
+{
+	struct probe_comp *sc = probes_comp_named(comps, "statement");
+
+	if (n <= KFUNC_MAX_EXPANSION)
+		return n;
+	if (sema_error(sc->arg->loc, sm, "'%s' matches more than the %d statements one probe "
+		       "point may stand for", sc->arg->str, KFUNC_MAX_EXPANSION))
+		diag_hint("narrow the pattern; pmstap -l '%s' lists what it matches",
+			  probes_point_text(comps));
+	return -1;
+}
+
+int probes_kstatement_sites(struct sema *sm, struct vec *comps, bool optional, struct vec *out)
+{
+	struct probe_comp *sc = probes_comp_named(comps, "statement");
+	const char *want;
+	struct spec s;
+
+	if (sc->arg->kind == EXPR_NUMBER)
+		return address_site(sm, comps, optional, out);
+	if (!parse_spec(sm, sc, &s))
+		return -1;
+	if (probes_comp_named(comps, "module")) {
+		if (!s.file)
+			return symbol_sites(sm, comps, &s, optional, out);
+		if (!optional)
+			sema_error(sc->arg->loc, sm, "a module's statement by file and line needs the "
+				   "module's debuginfo, which pmstap does not read: "
+				   "module(\"M\").statement(\"FUNC\") probes FUNC's entry");
+		return optional ? 0 : -1;
+	}
+	if (!kdwarf_vmlinux(&want))
+		return s.file ? no_debuginfo(sm, sc, optional)
+			      : not_too_many(sm, comps, symbol_sites(sm, comps, &s, optional, out));
+	return not_too_many(sm, comps, dwarf_sites(sm, comps, &s, optional, out));
+}
