@@ -40,7 +40,7 @@ static struct tp_field *tp_field(const struct tracepoint *tp, const char *name)
 	return NULL;
 }
 
-static int tp_arg_index(const struct tracepoint *tp, const char *name)
+int emit_tp_arg_index(const struct tracepoint *tp, const char *name)
 {
 	for (int i = 0; i < tp->args.len; i++)
 		if (strcmp(((struct tp_arg *)VEC_AT(&tp->args, i))->name, name) == 0)
@@ -75,10 +75,13 @@ static void find_tp_uses(struct expr *e, void *arg)
 		return;
 	u->any = true;
 	field = e->name[1] == '$' || tp_field(u->tp, e->name + 1);
-	targ = e->name[1] != '$' && tp_arg_index(u->tp, e->name + 1) >= 0;
+	targ = e->name[1] != '$' && emit_tp_arg_index(u->tp, e->name + 1) >= 0;
 	if (field && !targ && !u->field)
 		u->field = e;
 	if (targ && !field && !u->arg)
+		u->arg = e;
+	/* both, with members: only the argument is typed ($timer->function) */
+	if (targ && field && e->comps.len && !u->arg)
 		u->arg = e;
 }
 
@@ -349,7 +352,7 @@ static const char *tp_target(struct emitter *E, struct expr *e, const struct tra
 	E->cf->uses_ctx = true;
 	if (e->name[1] == '$')
 		return dollars(E, e, tp);
-	a = tp_arg_index(tp, e->name + 1);
+	a = emit_tp_arg_index(tp, e->name + 1);
 	if (E->raw_args && a >= 0)
 		return raw_arg(E, e, a);
 	f = tp_field(tp, e->name + 1);

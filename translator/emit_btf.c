@@ -338,7 +338,84 @@ static bool constant_offset(const struct expr *e, uint32_t cur, uint64_t *off)
 	return true;
 }
 
-/* @cast(addr, "type"[, "module"])->member... in kernel context; &... of no memory anywhere. */
+/* The integer of SIZE bytes at kernel address ADDR, read from user context. */
+static const char *user_read(struct emitter *E, struct expr *e, const char *addr, uint64_t size,
+			     bool sgn)
+{
+	const char *t = emit_long_temp(E);
+
+	emit_line(E, "%s = stp_read_kernel_int(c, %s, %llu, %d);", t, addr,
+		  (unsigned long long)size, sgn);
+	emit_check(E, emit_error_site(E, e->loc, "kernel memory read fault"));
+	return t;
+}
+
+/*
+ * @cast(addr, "type")->member... in user context (begin, end, timers):
+ * the offsets from BTF now, each pointer on the way and the value read
+ * then through the kernel-memory reader (runtime/user/kread.c), as
+ * kernel_long() reads.  What is an array or a struct gives its address.
+ */
+static const char *user_chain(struct emitter *E, struct expr *e, uint32_t cur)
+{
+	const char *addr = emit_snapshot(E, emit_expr(E, e->left), TYPE_LONG);
+	bool lv = false;
+
+	for (int i = 0; i < e->comps.len; i++) {
+		const struct target_comp *tc = VEC_AT(&e->comps, i);
+		bool through = lv && btf_kind(cur) == BTF_KIND_PTR;
+
+		if (through) {
+			addr = user_read(E, e, addr, 8, false);
+			cur = btf_strip(type_at(cur)->type);
+		}
+		if (tc->kind == COMP_MEMBER) {
+			uint64_t bits;
+			uint32_t width, m = is_record(cur) ? btf_member_at(cur, tc->member, &bits,
+									     &width) : 0;
+			int shift = (int)(bits % 8);
+
+			if (!m) {
+				diag_error(tc->loc, "cannot read '->%s': the type has no such member",
+					   tc->member);
+				return "0";
+			}
+			cur = btf_strip(m);
+			if (width && (i + 1 < e->comps.len || e->addr_of || e->pretty)) {
+				emit_unsupported(E, tc->loc, "a bit field's members or address", NULL);
+				return "0";
+			}
+			if (width)
+				return emit_bits_of(user_read(E, e, arena_printf("%s + %llu", addr,
+										  (unsigned long long)(bits / 8)),
+							      (uint64_t)emit_bytes_for(shift + (int)width), false),
+						    shift, (int)width, btf_is_signed(cur));
+			addr = arena_printf("(%s + %llu)", addr, (unsigned long long)(bits / 8));
+		} else {
+			const char *n = tc->kind == COMP_INDEX ? emit_number(tc->index)
+				: emit_snapshot(E, emit_expr(E, tc->index_expr), TYPE_LONG);
+
+			if (lv && !through && btf_kind(cur) == BTF_KIND_ARRAY)
+				cur = btf_strip(((const struct btf_array *)(type_at(cur) + 1))->type);
+			else if (lv && !through) {
+				diag_error(tc->loc, "cannot index: the value is not an array or a pointer");
+				return "0";
+			}
+			addr = arena_printf("(%s + %s * %llu)", addr, n,
+					    (unsigned long long)type_size(cur, 0));
+		}
+		lv = true;
+	}
+	if (e->pretty) {
+		emit_unsupported(E, e->loc, "pretty printing a @cast in user context", NULL);
+		return "\"\"";
+	}
+	if (e->addr_of || !lv || btf_kind(cur) == BTF_KIND_ARRAY || is_record(cur))
+		return arena_printf("(int64_t)%s", addr);
+	return user_read(E, e, addr, type_size(cur, 0), btf_is_signed(cur));
+}
+
+/* @cast(addr, "type"[, "module"])->member...: in kernel context, or read from user context. */
 const char *emit_btf_cast(struct emitter *E, struct expr *e)
 {
 	struct walk w = { 0 };
@@ -347,13 +424,14 @@ const char *emit_btf_cast(struct emitter *E, struct expr *e)
 	uint64_t off;
 
 	if (E->ctx != ECTX_KERNEL) {
-		if (e->addr_of && btf_index_load() && (t = btf_find_named(e->str, &cname)) &&
-		    constant_offset(e, btf_strip(t), &off))
+		if (!btf_index_load() || !(t = btf_find_named(e->str, &cname))) {
+			diag_error(e->loc, "@cast: no type '%s' in the kernel's BTF", e->str);
+			return "0";
+		}
+		if (e->addr_of && constant_offset(e, btf_strip(t), &off))
 			return arena_printf("((int64_t)%s + %llu)", emit_expr(E, e->left),
 					    (unsigned long long)off);
-		emit_unsupported(E, e->loc, "@cast in user context",
-				 "kernel memory can be read in kernel-context probes only");
-		return "0";
+		return user_chain(E, e, btf_strip(t));
 	}
 	if (!btf_index_load() || !(t = btf_find_named(e->str, &cname))) {
 		diag_error(e->loc, "@cast: no type '%s' in the kernel's BTF", e->str);
@@ -368,21 +446,48 @@ const char *emit_btf_cast(struct emitter *E, struct expr *e)
 }
 
 /*
- * @defined(E) where pass 2 could not tell (a @cast chain): 1 or 0 from the
- * kernel's BTF, -1 when this cannot tell either.
+ * Where E's chain starts in BTF: a @cast's type, or a tracepoint
+ * argument's pointee (*LV false: the first member is read through the
+ * pointer) or the argument itself; 0: no such type; -1: not E's kind.
  */
-int emit_btf_defined(struct expr *e)
+static int64_t chain_start(const struct emitter *E, const struct expr *e, bool *lv)
 {
 	const char *cname;
-	uint32_t cur;
-	bool lv = false;
+	uint32_t t;
+	int i;
 
-	if (e->kind != EXPR_CAST || !btf_index_load())
+	*lv = false;
+	if (e->kind == EXPR_CAST) {
+		t = btf_find_named(e->str, &cname);
+		return t ? btf_strip(t) : 0;
+	}
+	if (e->kind != EXPR_TARGET || e->name[1] == '$' || !E->dp || !E->dp->tp ||
+	    (i = emit_tp_arg_index(E->dp->tp, e->name + 1)) < 0 || !E->dp->tp->args.len)
 		return -1;
-	cur = btf_find_named(e->str, &cname);
-	if (!cur)
+	t = btf_strip(((const struct tp_arg *)VEC_AT(&E->dp->tp->args, i))->btf_id);
+	if (btf_kind(t) == BTF_KIND_PTR)
+		return btf_strip(type_at(t)->type);
+	*lv = true;
+	return t;
+}
+
+/*
+ * @defined(E) where pass 2 could not tell (a @cast chain, a tracepoint
+ * argument's members): 1 or 0 from the kernel's BTF, -1 when this cannot
+ * tell either.
+ */
+int emit_btf_defined(struct emitter *E, struct expr *e)
+{
+	int64_t start;
+	uint32_t cur;
+	bool lv;
+
+	if ((e->kind != EXPR_CAST && e->kind != EXPR_TARGET) || !btf_index_load() ||
+	    (start = chain_start(E, e, &lv)) < 0)
+		return -1;
+	if (!start)
 		return 0;
-	cur = btf_strip(cur);
+	cur = (uint32_t)start;
 	for (int i = 0; i < e->comps.len; i++) {
 		const struct target_comp *tc = VEC_AT(&e->comps, i);
 

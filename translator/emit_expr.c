@@ -402,7 +402,7 @@ static const char *ternary(struct emitter *E, struct expr *e)
 	int known = e->cond->kind == EXPR_DEFINED ? emit_dwarf_defined(E, e->cond->left) : -1;
 
 	if (known < 0 && e->cond->kind == EXPR_DEFINED)
-		known = emit_btf_defined(e->cond->left);
+		known = emit_btf_defined(E, e->cond->left);
 	if (known >= 0)		/* @defined(@cast(...)->member) ? ... : ... */
 		return emit_expr(E, known ? e->left : e->right);
 	const char *c, *a, *b, *t;
@@ -481,8 +481,8 @@ static const char *expr(struct emitter *E, struct expr *e, bool used)
 	case EXPR_DEFINED:
 		if (emit_dwarf_defined(E, e->left) >= 0)
 			return emit_dwarf_defined(E, e->left) ? "1LL" : "0LL";
-		if (emit_btf_defined(e->left) >= 0)
-			return emit_btf_defined(e->left) ? "1LL" : "0LL";
+		if (emit_btf_defined(E, e->left) >= 0)
+			return emit_btf_defined(E, e->left) ? "1LL" : "0LL";
 		emit_unsupported(E, e->loc, "@defined on debuginfo", NULL);
 		break;
 	case EXPR_ENTRY: emit_unsupported(E, e->loc, "@entry", NULL); break;

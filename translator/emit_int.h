@@ -326,7 +326,9 @@ const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_ar
 const char *emit_btf_chain_at(struct emitter *E, struct expr *e, const struct tp_arg *a,
 			      const char *word);
 const char *emit_btf_cast(struct emitter *E, struct expr *e);
-int emit_btf_defined(struct expr *e);
+int emit_btf_defined(struct emitter *E, struct expr *e);
+/* The index of tracepoint TP's argument NAME ("prev"), or -1. */
+int emit_tp_arg_index(const struct tracepoint *tp, const char *name);
 
 /* emit_user.c */
 int emit_user_file(struct emitter *E, FILE *out);

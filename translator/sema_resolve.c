@@ -625,8 +625,9 @@ static void resolve_trace_target(struct scope *sc, struct expr *e, struct tracep
 		return;
 	}
 	f = tp_field_named(tp, e->name + 1);
-	a = f ? NULL : tp_arg_named(tp, e->name + 1);
-	if (a) {
+	a = tp_arg_named(tp, e->name + 1);
+	/* a field, unless members follow: only the argument of that name is typed */
+	if (a && (!f || e->comps.len)) {
 		resolve_trace_arg(sc, e, a);
 		return;
 	}
