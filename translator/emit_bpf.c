@@ -551,7 +551,7 @@ static bool foreach_ok(struct emitter *E, struct stmt *s)
 	if (s->array->decl->type == TYPE_STATS && s->value)
 		return emit_unsupported(E, s->value->loc,
 					"a value variable in foreach over statistics", NULL);
-	if (s->sort_by_stat && s->sort_stat == STAT_VARIANCE)
+	if (s->sort_by_stat && s->sort_stat == STAT_VARIANCE && !E->kmod)
 		return emit_unsupported(E, s->loc, "sorting on @variance", hint);
 	return true;
 }

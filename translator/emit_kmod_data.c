@@ -11,7 +11,8 @@
  * each, up to the limit (stp_kmod_foreach, runtime/bpf/stp_context.bpf.h).
  * Foreach over a slice collects only its elements (slice_match_a,
  * emit_data.c).  Statistics sort on
- * their aggregate over the CPUs (@count unless the loop names one).
+ * their aggregate over the CPUs (@count unless the loop names one,
+ * @variance as user context merges it).
  */
 #include "emit_int.h"
 
@@ -22,8 +23,10 @@ static const char *compare(struct eglobal *g, int i, int stat, const char *a, co
 	const char *x, *y;
 
 	if (!i && g->stats) {
-		x = arena_printf("stp_kmod_stat(&g_%s, %s->key, %d)", g->cname, a, stat);
-		y = arena_printf("stp_kmod_stat(&g_%s, %s->key, %d)", g->cname, b, stat);
+		x = arena_printf("stp_kmod_stat(&g_%s, %s->key, %d, &cfg_%s)", g->cname, a, stat,
+				 g->cname);
+		y = arena_printf("stp_kmod_stat(&g_%s, %s->key, %d, &cfg_%s)", g->cname, b, stat,
+				 g->cname);
 		str = false;
 	} else if (i) {
 		x = arena_printf("((const struct key_%s *)%s->key)->k%d", g->cname, a, i);

@@ -143,13 +143,17 @@ static __always_inline int64_t stp_map_stat_bucket_read(struct context *c, void 
 }
 
 #ifdef STP_KMOD
-/* @OP of MAP[KEY] for sorting a foreach (not @variance): 0 for an empty aggregate. */
-static __always_inline int64_t stp_kmod_stat(void *map, const void *key, int op)
+/* @OP of MAP[KEY] (configured by CFG) for sorting a foreach: 0 for an empty aggregate. */
+static __always_inline int64_t stp_kmod_stat(void *map, const void *key, int op,
+					     const struct stp_stat_cfg *cfg)
 {
 	struct stp_stat_total t;
 
 	stp_stat_total(map, key, &t);
-	return t.count ? stp_stat_pick(&t, op) : 0;
+	if (!t.count)
+		return 0;
+	return op == STP_STAT_READ_VARIANCE ? stp_stat_total_variance(map, key, cfg, &t)
+					    : stp_stat_pick(&t, op);
 }
 
 /* The NB buckets of MAP[KEY] summed over the CPUs into H. */

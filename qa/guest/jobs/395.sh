@@ -1,7 +1,7 @@
 # 395: --runtime=kernel: foreach with sorting and a limit in a kernel
 # probe (by value and by key, ascending and descending, multi-key, a value
 # variable, a limit expression, nested sorted loops, break and continue;
-# over statistics, sorted on @count and @sum, and over slices),
+# over statistics, sorted on @count, @sum and @variance, and over slices),
 # which BPF refuses: the module sorts; the output is user context's.
 . "$REPO/qa/guest/kctx.rc"
 _kctx foreach 'global a, b' '
