@@ -1,5 +1,8 @@
 /* diag.c - print diagnostics; count errors and warnings. */
 #include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "diag.h"
 
@@ -63,12 +66,54 @@ void diag_error(struct srcloc loc, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * Has this warning (place and text) been given already?  A probe body
+ * that an alias or a wildcard copies into many probes is checked once per
+ * copy; stap, as here, says each warning once.
+ */
+static bool seen_before(struct srcloc loc, const char *fmt, va_list ap)
+{
+	static uint64_t *seen;
+	static size_t n, cap;
+	char text[512];
+	uint64_t h = 1469598103934665603ULL;
+
+	vsnprintf(text, sizeof(text), fmt, ap);
+	for (const char *p = loc.src ? loc.src->name : ""; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	h = (h ^ (uint64_t)loc.line * 65599 ^ (uint64_t)loc.col) * 1099511628211ULL;
+	for (const char *p = text; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	if (!n_warnings && !n_errors)
+		n = 0;		/* a new translation (or diag_reset) */
+	for (size_t i = 0; i < n; i++)
+		if (seen[i] == h)
+			return true;
+	if (n == cap) {
+		uint64_t *more = realloc(seen, (cap ? cap * 2 : 64) * sizeof(*seen));
+
+		if (!more)
+			return false;
+		seen = more;
+		cap = cap ? cap * 2 : 64;
+	}
+	seen[n++] = h;
+	return false;
+}
+
 void diag_warning(struct srcloc loc, const char *fmt, ...)
 {
 	va_list ap;
+	bool again;
 
 	last_suppressed = warnings_off;
 	if (warnings_off)
+		return;
+	va_start(ap, fmt);
+	again = seen_before(loc, fmt, ap);
+	va_end(ap);
+	last_suppressed = again;
+	if (again)
 		return;
 	if (warnings_fatal)
 		n_errors++;
