@@ -37,6 +37,7 @@ struct mhandler {
 /* Handlers whose text is the same but for those literals. */
 struct mgroup {
 	struct vec members;	/* struct mhandler *, by index */
+	struct hmap points;	/* the members' points (their text) -> themselves */
 };
 
 struct merge {
@@ -204,19 +205,20 @@ static struct merge *merge_state(struct emitter *E)
 	return E->merge;
 }
 
-/* Does a member of G attach where probe INDEX does (the same point)? */
+/* Probe INDEX's point (its text). */
+static const char *point_of(const struct emitter *E, int index)
+{
+	return ((const struct derived_probe *)VEC_AT(&E->prog->probes, index))->point;
+}
+
+/*
+ * Does a member of G attach where probe INDEX does (the same point)?  A
+ * map, not a scan of the members: a group of N handlers (2,000 uprobes of
+ * one wildcard) cost N squared string compares (issue 15).
+ */
 static bool attaches_there(const struct emitter *E, const struct mgroup *g, int index)
 {
-	const struct derived_probe *dp = VEC_AT(&E->prog->probes, index);
-
-	for (int i = 0; i < g->members.len; i++) {
-		const struct mhandler *h = VEC_AT(&g->members, i);
-
-		if (!strcmp(((struct derived_probe *)VEC_AT(&E->prog->probes, h->index))->point,
-			    dp->point))
-			return true;
-	}
-	return false;
+	return hmap_get(&g->points, point_of(E, index)) != NULL;
 }
 
 /*
@@ -257,11 +259,13 @@ void emit_merge_add(struct emitter *E, int index, const char *text, const char *
 	if (!g) {
 		g = arena_alloc(sizeof(*g));
 		memset(g, 0, sizeof(*g));
+		g->points.str_keys = true;
 		hmap_put(&m->groups, key, g);
 		vec_push(&m->order, g);
 		vec_push(&m->solos, NULL);
 	}
 	vec_push(&g->members, h);
+	hmap_put(&g->points, point_of(E, index), g);
 }
 
 /* Does the K-th literal differ between the group's members? */
