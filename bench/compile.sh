@@ -32,7 +32,14 @@ set -u
 if [ "${1:-}" = --load ]; then	# (internal) the runs that load, under the lock
 	load_only=$2
 	shift 2
+elif [ "${1:-}" = --figures ]; then	# (internal) the figures' runs that load
+	figures_only=1
+	shift
+elif [ "${1:-}" = --table ]; then	# the last run's figures table again
+	table_only=1
+	shift
 fi
+here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
 case $build in /*) ;; *) build=$(pwd)/$build ;; esac
 build2=${2:-}
@@ -52,6 +59,32 @@ for t in strace flock; do
 done
 echo 'global counts; probe syscall.* { counts[name]++ }' >"$work/oneliner.stp"
 cp "$examples/strace.stp" "$examples/errsnoop.stp" "$work/"
+fig_scripts="strace errsnoop oneliner u2000"
+# u2000: a uprobe on each of 2,000 functions of a program made here (as
+# qa/src/many_funcs.c's, -g -O0)
+if [ -z "${figures_only:-}${table_only:-}" ]; then
+	awk 'BEGIN {
+		print "#define N __attribute__((noinline))\nvolatile long s;"
+		for (i = 0; i < 2000; i++) printf("N long f_%d(long x) { s += x; return x + %d; }\n", i, i)
+		print "int main(int c, char **v) {\n\tlong r = 0;\n"
+		for (i = 0; i < 2000; i++) printf("\tr += f_%d(c);\n", i)
+		print "\treturn r == 0;\n}" }' >"$work/funcs2000.c"
+	cc -std=gnu11 -g -O0 -o "$work/funcs2000" "$work/funcs2000.c" ||
+		{ echo "bench/compile.sh: cannot build funcs2000" >&2; exit 2; }
+	echo "global n; probe process(\"$work/funcs2000\").function(\"f_*\") { n[ppfunc()]++ }" \
+		>"$work/u2000.stp"
+	# the figures' copies: a begin probe that prints once all is attached
+	for s in $fig_scripts; do
+		{ cat "$work/$s.stp"; echo 'probe begin { printf("bench: begun\n") }'; } >"$work/fig-$s.stp"
+	done
+	if ! command -v bpftrace >/dev/null; then
+		echo "bench: bpftrace is missing: apt-get install -y bpftrace" >&2
+		apt-get install -y bpftrace >"$work/apt.log" 2>&1 ||
+			echo "bench: apt-get install bpftrace failed (see $work/apt.log)" >&2
+	fi
+	[ -x /usr/bin/time ] || apt-get install -y time >>"$work/apt.log" 2>&1 ||
+		{ echo "bench/compile.sh: needs GNU time (apt-get install -y time)" >&2; exit 2; }
+fi
 
 now() { date +%s.%N; }
 
@@ -157,6 +190,178 @@ if [ -n "${load_only:-}" ]; then
 	exit
 fi
 
+# ---- the figures: pmstap, stap and bpftrace side by side (issue 15) ----
+
+# vpass N FILE: pass N's milliseconds in FILE, pmstap's -v ("... in 123 ms.")
+# or stap's -v ("... in 10usr/2sys/123real ms."); "-" when FILE has none.
+vpass() {
+	awk -v p="Pass $1:" 'index($0, p) == 1 && / in [0-9][0-9a-z\/]* ms\.?$/ {
+		t = $0; sub(/ ms\.?$/, "", t); sub(/.* /, "", t); sub(/.*\//, "", t)
+		sub(/real/, "", t); v = t }
+	END { print v == "" ? "-" : v }' "$2"
+}
+
+# first PMSTAP CACHE SCRIPT: "first_ms attach_ms rss_kb p2 p3 p4" of a
+# `pmstap -v -T 1` run with PMSTAP_CACHE=CACHE: the time from the exec of
+# pmstap to its first line of output (the begin probe the script copies
+# here end with: begin probes run once every probe is attached), attach
+# time as -v says it, peak RSS (GNU time: the largest of pmstap and the
+# compilers it waits for) and passes 2-4 (pass 4 "-" when cached).
+first() {
+	local t0 t1
+
+	rm -f "$work/first.t"
+	t0=$(now)
+	PMSTAP_CACHE=$2 /usr/bin/time -f %M -o "$work/first.rss" "$1" -v -T 1 "$3" \
+		2>"$work/first.err" | { IFS= read -r _ && now >"$work/first.t"; cat >/dev/null; }
+	t1=$(cat "$work/first.t" 2>/dev/null)
+	awk -v a="$t0" -v b="${t1:-$t0}" -v ok="${t1:+1}" \
+		'BEGIN { if (ok) printf("%.0f ", (b - a) * 1000); else printf("- ") }'
+	awk '/attached [0-9]* kernel probe.* kernel attachments? in/ { a = $(NF - 1) }
+	END { printf("%s ", a == "" ? "-" : a) }' "$work/first.err"
+	echo "$(tail -1 "$work/first.rss") $(vpass 2 "$work/first.err") $(vpass 3 "$work/first.err")" \
+		"$(vpass 4 "$work/first.err")"
+}
+
+# pmstap_figures PMSTAP: for each script, a cold run (PMSTAP_CACHE empty:
+# headers, tapset object and script compiled) and a cached one, into
+# $work/fig.pmstap.  Under the BPF lock.
+pmstap_figures() {
+	local s
+
+	for s in $fig_scripts; do
+		rm -rf "$work/fig-cache"
+		mkdir -p "$work/fig-cache"
+		echo "$s cold $(first "$1" "$work/fig-cache" "$work/fig-$s.stp")"
+		echo "$s cached $(first "$1" "$work/fig-cache" "$work/fig-$s.stp")"
+	done >"$work/fig.pmstap"
+}
+
+# stap_figures: stap -r KVER -p4 of each script (the module built, not
+# loaded: this host loads no modules), into $work/fig.stap: strace first
+# in an empty SYSTEMTAP_DIR (stapconf, tracepoint queries and module
+# built: cold), then each script with those cached and its module not.
+stap_figures() {
+	local kver s dir=$work/stap-home ms
+
+	: >"$work/fig.stap"
+	rm -f "$work/fig.stap.cold" "$work/fig.stap.why"
+	. "$here/../qa/guest/stap.rc"
+	stap_peer_find >/dev/null 2>&1 || { echo "stap: $stap_missing" >"$work/fig.stap.why"; return; }
+	kver=$(ls -d /lib/modules/*-amd64 2>/dev/null | sed 's|.*/||' | sort -V | tail -1)
+	[ -n "$kver" ] && [ -d "/lib/modules/$kver/build" ] ||
+		{ echo "stap: no /lib/modules/*-amd64/build to build against" >"$work/fig.stap.why"; return; }
+	echo "$kver" >"$work/fig.stap.kver"
+	stap_peer_runtime "$work"
+	rm -rf "$dir"
+	for s in strace $fig_scripts; do
+		[ -d "$dir" ] && rm -f "$dir"/cache/*/stap_*	# the module, not stapconf
+		(cd "$work" && SYSTEMTAP_DIR=$dir /usr/bin/time -f %M -o "$work/stap.rss" "$stap" -v \
+			-r "$kver" -R "$work/runtime" --suppress-handler-errors --skip-badvars -p4 \
+			-m "bench_$s" "$work/$s.stp" >/dev/null 2>"$work/stap.err") ||
+			{ echo "$s - - - - - failed: $(grep -m1 -i error "$work/stap.err")" >>"$work/fig.stap"; continue; }
+		[ -f "$work/fig.stap.cold" ] && ms=warm || { ms=cold; touch "$work/fig.stap.cold"; }
+		echo "$s $ms $(vpass 2 "$work/stap.err") $(vpass 3 "$work/stap.err")" \
+			"$(vpass 4 "$work/stap.err") $(tail -1 "$work/stap.rss") $(vpass 1 "$work/stap.err")" \
+			>>"$work/fig.stap"
+	done
+	rm -f "$work/fig.stap.cold"
+}
+
+# bpftrace_first NAME PROGRAM: "first_ms total_ms rss_kb" of bpftrace
+# PROGRAM (its probes, and a BEGIN that prints "attached" and exits: the
+# printf reaches stdout through bpftrace's perf buffer, which it reads
+# only once every probe is attached), into $work/fig.bpftrace.
+bpftrace_first() {
+	local t0 t1 t2
+
+	rm -f "$work/first.t"
+	t0=$(now)
+	BPFTRACE_MAX_PROBES=10000 /usr/bin/time -f %M -o "$work/bt.rss" bpftrace -e "$2"' BEGIN { printf("attached\n"); exit(); }' \
+		2>"$work/bt.err" | { grep -q '^attached' && now >"$work/first.t"; cat >/dev/null; }
+	t2=$(now)
+	t1=$(cat "$work/first.t" 2>/dev/null)
+	awk -v n="$1" -v a="$t0" -v b="${t1:-$t0}" -v c="$t2" -v ok="${t1:+1}" -v r="$(tail -1 "$work/bt.rss")" \
+		'BEGIN { if (ok) printf("%s %.0f %.0f %s\n", n, (b - a) * 1000, (c - a) * 1000, r)
+			 else printf("%s - - -\n", n) }' >>"$work/fig.bpftrace"
+}
+
+# bpftrace_figures: bpftrace's attach of the tracepoints the scripts use
+# (every syscalls:sys_enter_* and sys_exit_*; sys_enter_* alone for the
+# one-liner) and of the 2,000 functions, under the BPF lock.
+bpftrace_figures() {
+	: >"$work/fig.bpftrace"
+	command -v bpftrace >/dev/null || return
+	bpftrace_first strace 'tracepoint:syscalls:sys_enter_*, tracepoint:syscalls:sys_exit_* { @n = count(); }'
+	bpftrace_first oneliner 'tracepoint:syscalls:sys_enter_* { @c[probe] = count(); }'
+	bpftrace_first u2000 "uprobe:$work/funcs2000:f_* { @c[func] = count(); }"
+}
+
+if [ -n "${figures_only:-}" ]; then
+	pmstap_figures "$build/bin/pmstap"
+	bpftrace_figures
+	exit
+fi
+
+# one hold of the BPF lock for the figures' runs that load programs
+if [ -z "${table_only:-}" ]; then
+	flock -o /tmp/bpf.lock "$0" --figures "$build"
+	stap_figures
+fi
+
+# secs N: N milliseconds as seconds; msu N: as milliseconds, or seconds
+# from 1000 on ("-" stays)
+secs() { awk -v v="$1" 'BEGIN { if (v ~ /^[0-9.]+$/) printf("%.2f s", v / 1000); else printf("%s", v) }'; }
+mb() { awk -v v="$1" 'BEGIN { if (v ~ /^[0-9]+$/) printf("%.0f MB", v / 1024); else printf("%s", v) }'; }
+msu() { case $1 in [0-9][0-9][0-9][0-9]*) secs "$1" ;; [0-9]*) echo "$1 ms" ;; *) echo "$1" ;; esac; }
+
+{
+	echo "# bench/compile.sh on $(uname -r), $(nproc) CPUs ($(cat /proc/loadavg | cut -d' ' -f1-3) load), $(date -u '+%F %H:%M') UTC"
+	echo
+	echo "| script | tool, cache | pass 2 | pass 3 | pass 4 | start to first output | attach (-v) | peak RSS |"
+	echo "|---|---|---|---|---|---|---|---|"
+	for s in $fig_scripts; do
+		case $s in
+		oneliner) name='`probe syscall.* { counts[name]++ }`' ;;
+		u2000) name="2,000 uprobes (\`process(\"funcs2000\").function(\"f_*\")\`)" ;;
+		*) name=$s.stp ;;
+		esac
+		grep "^$s " "$work/fig.pmstap" | while read -r _ how first att rss p2 p3 p4; do
+			[ "$how" = cold ] && how="cold (empty PMSTAP_CACHE)" || how="cached"
+			[ "$p3" = - ] && p3=cached || p3=$(msu "$p3")
+			[ "$p4" = - ] && p4=cached || p4=$(secs "$p4")
+			printf "| %s | pmstap, %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$how" \
+				"$(msu "$p2")" "$p3" "$p4" "$(secs "$first")" "$(msu "$att")" "$(mb "$rss")"
+			name=
+		done
+		grep "^$s " "$work/fig.stap" | while read -r _ how p2 p3 p4 rss why; do
+			case $how in
+			cold) how="cold (empty SYSTEMTAP_DIR: stapconf, tracepoint queries built)" ;;
+			warm) how="stapconf cached, module not" ;;
+			*) how="$rss $why" rss=- why=- ;;
+			esac
+			# passes 1-4: the least its start could take (the module not loaded)
+			tot=$(awk -v a="$why" -v b="$p2" -v c="$p3" -v d="$p4" \
+				'BEGIN { if (d ~ /^[0-9]+$/) printf("%d", a + b + c + d); else printf("-") }')
+			printf "| | stap -r %s -p4, %s | %s | %s | %s | > %s (passes 1-4; the module is not loaded here) | | %s |\n" \
+				"$(cat "$work/fig.stap.kver")" "$how" "$(msu "$p2")" "$(msu "$p3")" \
+				"$(secs "$p4")" "$(secs "$tot")" "$(mb "$rss")"
+		done
+		[ "$s" = errsnoop ] && b=strace || b=$s
+		grep "^$b " "$work/fig.bpftrace" | while read -r _ first total rss; do
+			printf "| | bpftrace %s (BEGIN after attach; exit %s) | | | | %s | | %s |\n" \
+				"$(bpftrace --version 2>/dev/null | sed 's/.* v*//')" "$(secs "$total")" \
+				"$(secs "$first")" "$(mb "$rss")"
+		done
+	done
+	[ -s "$work/fig.stap.why" ] && cat "$work/fig.stap.why"
+	command -v bpftrace >/dev/null || echo "bpftrace: not installed"
+} | tee "$out"
+
+# the programs, verifier and pass 4 details, and a before/after table of
+# two builds: with BENCH_BEFORE (a second argument) or BENCH_COMPILE_DETAIL=1
+[ -z "${table_only:-}" ] || exit 0
+[ -n "$build2" ] || [ -n "${BENCH_COMPILE_DETAIL:-}" ] || exit 0
 labels=$(basename "$build")
 [ -n "$build2" ] && labels="$(basename "$build2") $labels"
 builds=$build
@@ -184,4 +389,4 @@ flock -o /tmp/bpf.lock bash -c "for b in $builds; do \"$0\" --load \"\$b\" \"$bu
 		printf "| %s, PMSTAP_NO_DISPATCH=1 | %s | | | | | | %s | %s ms | %s ms |\n" \
 			"$l" "$s" "$na" "$ams" "$dms"
 	done
-} | tee "$out"
+} | tee -a "$out"

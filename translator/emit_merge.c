@@ -37,6 +37,7 @@ struct mhandler {
 /* Handlers whose text is the same but for those literals. */
 struct mgroup {
 	struct vec members;	/* struct mhandler *, by index */
+	struct hmap points;	/* where the members attach (place_of) -> the group */
 };
 
 struct merge {
@@ -205,30 +206,28 @@ static struct merge *merge_state(struct emitter *E)
 }
 
 /*
- * Do A and B attach at the same place?  A uprobe's is its file and offset
- * (static functions of one name in several files are points of one text
- * at different addresses), a tracepoint's its point.
+ * Where probe INDEX attaches, as a key: a uprobe's file and offset (static
+ * functions of one name in several files are one point text at many
+ * addresses), a tracepoint's point.
  */
-static bool same_place(const struct derived_probe *a, const struct derived_probe *b)
-{
-	if (a->elf_path && b->elf_path)
-		return a->offset == b->offset && a->is_return == b->is_return &&
-		       !strcmp(a->elf_path, b->elf_path);
-	return !strcmp(a->point, b->point);
-}
-
-/* Does a member of G attach where probe INDEX does? */
-static bool attaches_there(const struct emitter *E, const struct mgroup *g, int index)
+static const char *place_of(const struct emitter *E, int index)
 {
 	const struct derived_probe *dp = VEC_AT(&E->prog->probes, index);
 
-	for (int i = 0; i < g->members.len; i++) {
-		const struct mhandler *h = VEC_AT(&g->members, i);
+	if (dp->elf_path)
+		return arena_printf("%s\n%#llx\n%d", dp->elf_path, (unsigned long long)dp->offset,
+				    dp->is_return);
+	return dp->point;
+}
 
-		if (same_place(VEC_AT(&E->prog->probes, h->index), dp))
-			return true;
-	}
-	return false;
+/*
+ * Does a member of G attach where probe INDEX does?  A map, not a scan of
+ * the members: a group of N handlers (2,000 uprobes of one wildcard) cost
+ * N squared string compares (issue 15).
+ */
+static bool attaches_there(const struct emitter *E, const struct mgroup *g, int index)
+{
+	return hmap_get(&g->points, place_of(E, index)) != NULL;
 }
 
 /*
@@ -269,11 +268,13 @@ void emit_merge_add(struct emitter *E, int index, const char *text, const char *
 	if (!g) {
 		g = arena_alloc(sizeof(*g));
 		memset(g, 0, sizeof(*g));
+		g->points.str_keys = true;
 		hmap_put(&m->groups, key, g);
 		vec_push(&m->order, g);
 		vec_push(&m->solos, NULL);
 	}
 	vec_push(&g->members, h);
+	hmap_put(&g->points, place_of(E, index), g);
 }
 
 /* Does the K-th literal differ between the group's members? */

@@ -407,6 +407,28 @@ static bool gcc_older_than(struct uelf *ue, Dwarf_Off cu_off, int major, int min
 }
 
 /*
+ * The first of the N records of LINES at ADDR or after (N: none), by
+ * bisection: libdw sorts a unit's records by address, and a scan from
+ * the first record for each function of a unit made a wildcard over a
+ * unit's N functions cost N squared (issue 15).
+ */
+static size_t first_line_at(Dwarf_Lines *lines, size_t n, Dwarf_Addr addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		Dwarf_Addr a = 0;
+
+		if (dwarf_lineaddr(dwarf_onesrcline(lines, mid), &a) == 0 && a < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
  * Where F's body starts, found as stap 4.8 finds it
  * (dwflpp::resolve_prologue_endings): from the line record at F's entry,
  * the next record, unless the entry's own record is marked prologue_end,
@@ -422,10 +444,8 @@ static uint64_t after_prologue(struct uelf *ue, const struct ufunc *f)
 
 	if (lines_of(ue, f->cu, &lines, &n) != 0)
 		return f->lowpc;
-	for (e = 0; e < n; e++)		/* the records are sorted by address */
-		if (dwarf_lineaddr(dwarf_onesrcline(lines, e), &a) == 0 && a >= f->lowpc)
-			break;
-	if (e == n || a != f->lowpc)
+	e = first_line_at(lines, n, f->lowpc);
+	if (e == n || dwarf_lineaddr(dwarf_onesrcline(lines, e), &a) != 0 || a != f->lowpc)
 		return f->lowpc;
 	for (i = e; i < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
