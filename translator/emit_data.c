@@ -891,6 +891,12 @@ static void delete_scalar(struct emitter *E, struct vardecl *d)
 	struct eglobal *g = d->scope == VAR_GLOBAL ? emit_global(E, d) : NULL;
 
 	if (g && (g->array || g->stats)) {
+		if (E->ctx == ECTX_KERNEL && g->stats && !g->array && E->kmod) {
+			/* a module reaches every CPU's partial */
+			emit_line(E, "stp_kmod_stat_clear(&g_%s, STP_KEY0, sizeof(struct stat_%s));",
+				  g->cname, g->cname);
+			return;
+		}
 		if (E->ctx == ECTX_KERNEL && g->stats && !g->array) {
 			emit_unsupported(E, d->loc, "deleting scalar statistics",
 					 "delete them in an end or timer probe");
