@@ -196,9 +196,14 @@ static const char *pretty(struct emitter *E, struct expr *e, const struct walk *
 	return emit_bpf_snprintf(E, &pieces);
 }
 
+static const char *offset_chain(struct emitter *E, struct expr *e, const char *addr,
+				uint32_t cur);
+
 /* Follow E's ->member and [i] from W; the value, its address (&), or its text ($). */
 static const char *walk_chain(struct emitter *E, struct expr *e, struct walk *w)
 {
+	if (E->kmod && !e->pretty && !w->lv)	/* a module: offsets, not its headers' types */
+		return offset_chain(E, e, arena_printf("(int64_t)(%s)", w->val), w->type);
 	for (int i = 0; i < e->comps.len; i++) {
 		const struct target_comp *tc = VEC_AT(&e->comps, i);
 
@@ -338,12 +343,21 @@ static bool constant_offset(const struct expr *e, uint32_t cur, uint64_t *off)
 	return true;
 }
 
-/* The integer of SIZE bytes at kernel address ADDR, read from user context. */
-static const char *user_read(struct emitter *E, struct expr *e, const char *addr, uint64_t size,
-			     bool sgn)
+/*
+ * The integer of SIZE bytes at kernel address ADDR: in user context
+ * through the kernel-memory reader (an error if it faults), in a module
+ * through its fault-safe copy (0 if it faults, as a BPF program's read).
+ */
+static const char *chain_read(struct emitter *E, struct expr *e, const char *addr, uint64_t size,
+			      bool sgn)
 {
 	const char *t = emit_long_temp(E);
 
+	if (E->ctx == ECTX_KERNEL) {
+		emit_line(E, "%s = stp_kread_int((const void *)(long)(%s), %llu, %d);", t, addr,
+			  (unsigned long long)size, sgn);
+		return t;
+	}
 	emit_line(E, "%s = stp_read_kernel_int(c, %s, %llu, %d);", t, addr,
 		  (unsigned long long)size, sgn);
 	emit_check(E, emit_error_site(E, e->loc, "kernel memory read fault"));
@@ -351,14 +365,15 @@ static const char *user_read(struct emitter *E, struct expr *e, const char *addr
 }
 
 /*
- * @cast(addr, "type")->member... in user context (begin, end, timers):
- * the offsets from BTF now, each pointer on the way and the value read
- * then through the kernel-memory reader (runtime/user/kread.c), as
- * kernel_long() reads.  What is an array or a struct gives its address.
+ * E's chain from ADDR, the address of a CUR (a @cast's pointer, a
+ * tracepoint argument's pointee), with the offsets BTF gives now: each
+ * pointer on the way and the value read at its address.  User context
+ * (begin, end, timers) reads kernel memory so, and a module so reaches
+ * what its kernel's headers do not declare (struct audit_buffer is
+ * kernel/audit.c's own).  What is an array or a struct gives its address.
  */
-static const char *user_chain(struct emitter *E, struct expr *e, uint32_t cur)
+static const char *offset_chain(struct emitter *E, struct expr *e, const char *addr, uint32_t cur)
 {
-	const char *addr = emit_snapshot(E, emit_expr(E, e->left), TYPE_LONG);
 	bool lv = false;
 
 	for (int i = 0; i < e->comps.len; i++) {
@@ -366,7 +381,7 @@ static const char *user_chain(struct emitter *E, struct expr *e, uint32_t cur)
 		bool through = lv && btf_kind(cur) == BTF_KIND_PTR;
 
 		if (through) {
-			addr = user_read(E, e, addr, 8, false);
+			addr = chain_read(E, e, addr, 8, false);
 			cur = btf_strip(type_at(cur)->type);
 		}
 		if (tc->kind == COMP_MEMBER) {
@@ -386,9 +401,9 @@ static const char *user_chain(struct emitter *E, struct expr *e, uint32_t cur)
 				return "0";
 			}
 			if (width)
-				return emit_bits_of(user_read(E, e, arena_printf("%s + %llu", addr,
+				return emit_bits_of(chain_read(E, e, arena_printf("%s + %llu", addr,
 										  (unsigned long long)(bits / 8)),
-							      (uint64_t)emit_bytes_for(shift + (int)width), false),
+							       (uint64_t)emit_bytes_for(shift + (int)width), false),
 						    shift, (int)width, btf_is_signed(cur));
 			addr = arena_printf("(%s + %llu)", addr, (unsigned long long)(bits / 8));
 		} else {
@@ -412,7 +427,7 @@ static const char *user_chain(struct emitter *E, struct expr *e, uint32_t cur)
 	}
 	if (e->addr_of || !lv || btf_kind(cur) == BTF_KIND_ARRAY || is_record(cur))
 		return arena_printf("(int64_t)%s", addr);
-	return user_read(E, e, addr, type_size(cur, 0), btf_is_signed(cur));
+	return chain_read(E, e, addr, type_size(cur, 0), btf_is_signed(cur));
 }
 
 /* @cast(addr, "type"[, "module"])->member...: in kernel context, or read from user context. */
@@ -431,7 +446,8 @@ const char *emit_btf_cast(struct emitter *E, struct expr *e)
 		if (e->addr_of && constant_offset(e, btf_strip(t), &off))
 			return arena_printf("((int64_t)%s + %llu)", emit_expr(E, e->left),
 					    (unsigned long long)off);
-		return user_chain(E, e, btf_strip(t));
+		return offset_chain(E, e, emit_snapshot(E, emit_expr(E, e->left), TYPE_LONG),
+				    btf_strip(t));
 	}
 	if (!btf_index_load() || !(t = btf_find_named(e->str, &cname))) {
 		diag_error(e->loc, "@cast: no type '%s' in the kernel's BTF", e->str);

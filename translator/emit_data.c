@@ -298,6 +298,7 @@ static const char *describe(struct eglobal *g)
 
 static void decl_scalars(struct emitter *E, FILE *out)
 {
+	/* v_NAME: a script name may be a macro of the kernel's headers (ATTR_MODE, current) */
 	fprintf(out, "/* the scalar globals: the value of map stp_globals */\n");
 	fprintf(out, "struct stp_globals {\n");
 	for (int i = 0; i < E->globals.len; i++) {
@@ -305,7 +306,7 @@ static void decl_scalars(struct emitter *E, FILE *out)
 
 		if (g->array || g->stats)
 			continue;
-		fprintf(out, "\t%s %s%s;\n", ctype_of(g->d->type), g->cname,
+		fprintf(out, "\t%s v_%s%s;\n", ctype_of(g->d->type), g->cname,
 			g->d->type == TYPE_STRING ? "[MAXSTRINGLEN]" : "");
 	}
 	fprintf(out, "};\n\n");
@@ -407,7 +408,7 @@ const char *emit_var_ref(struct emitter *E, struct vardecl *d)
 		return arena_printf("f->l_%s", d->name);
 	g = emit_global(E, d);
 	E->cf->uses_g = true;
-	return arena_printf("g->%s", g->cname);
+	return arena_printf("g->v_%s", g->cname);
 }
 
 /* What stap 4.8 says when an array is full (translate.cxx's words). */
@@ -890,6 +891,12 @@ static void delete_scalar(struct emitter *E, struct vardecl *d)
 	struct eglobal *g = d->scope == VAR_GLOBAL ? emit_global(E, d) : NULL;
 
 	if (g && (g->array || g->stats)) {
+		if (E->ctx == ECTX_KERNEL && g->stats && !g->array && E->kmod) {
+			/* a module reaches every CPU's partial */
+			emit_line(E, "stp_kmod_stat_clear(&g_%s, STP_KEY0, sizeof(struct stat_%s));",
+				  g->cname, g->cname);
+			return;
+		}
 		if (E->ctx == ECTX_KERNEL && g->stats && !g->array) {
 			emit_unsupported(E, d->loc, "deleting scalar statistics",
 					 "delete them in an end or timer probe");

@@ -22,9 +22,14 @@
 /* The guru header and the top-level blocks, in the script's order. */
 void emit_guru_prelude(struct emitter *E, FILE *out)
 {
+	const char *v = E->s->compatible ? E->s->compatible : PMSTAP_STAP_COMPAT;
+	int major = 0, minor = 0;
+
 	if (!E->s->guru)
 		return;
-	fprintf(out, "#include \"kmod/stp_guru.h\"\n\n");
+	fprintf(out, "#include \"kmod/stp_guru.h\"\n");
+	sscanf(v, "%d.%d", &major, &minor);	/* --compatible, as stap's STAP_COMPAT_VERSION */
+	fprintf(out, "#define STAP_COMPAT_VERSION STAP_VERSION(%d, %d)\n\n", major, minor);
 	for (int i = 0; i < E->prog->embeds.len; i++) {
 		const struct embed *em = VEC_AT(&E->prog->embeds, i);
 

@@ -58,7 +58,7 @@ static void global_layout(FILE *out, struct eglobal *g)
 
 	if (!g->array && !g->stats) {
 		fprintf(out, "\t\t.map = \"stp_globals\",\n");
-		fprintf(out, "\t\t.offset = offsetof(struct stp_globals, %s),\n", g->cname);
+		fprintf(out, "\t\t.offset = offsetof(struct stp_globals, v_%s),\n", g->cname);
 		fprintf(out, "\t\t.value_size = sizeof(%s),\n\t\t.max_entries = 1,\n", vt);
 		return;
 	}

@@ -245,10 +245,10 @@ static void globals_init(struct emitter *E, FILE *out)
 			if (g->array || g->stats || !init)
 				continue;
 			if (init->kind == EXPR_STRING)
-				fprintf(out, "\tsnprintf(g->%s, MAXSTRINGLEN, \"%%s\", %s);\n", g->cname,
+				fprintf(out, "\tsnprintf(g->v_%s, MAXSTRINGLEN, \"%%s\", %s);\n", g->cname,
 					emit_c_literal(init->str));
 			else if (init->kind == EXPR_NUMBER)
-				fprintf(out, "\tg->%s = %s;\n", g->cname, emit_number(init->num));
+				fprintf(out, "\tg->v_%s = %s;\n", g->cname, emit_number(init->num));
 		}
 	}
 	fprintf(out, "\treturn 0;\n}\n\n");

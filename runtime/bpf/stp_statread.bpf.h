@@ -156,6 +156,18 @@ static __always_inline int64_t stp_kmod_stat(void *map, const void *key, int op,
 					    : stp_stat_pick(&t, op);
 }
 
+/* delete of a scalar statistic in a module: every CPU's partial of SIZE bytes zeroed. */
+static __always_inline void stp_kmod_stat_clear(void *map, const void *key, uint32_t size)
+{
+	for (uint32_t cpu = 0; cpu < STP_NCPUS; cpu++) {
+		void *p = bpf_map_lookup_percpu_elem(map, key, cpu);
+
+		if (!p)
+			break;
+		memset(p, 0, size);
+	}
+}
+
 /* The NB buckets of MAP[KEY] summed over the CPUs into H. */
 static __always_inline void stp_kmod_hist_sum(void *map, const void *key, uint32_t nb, int64_t *h)
 {

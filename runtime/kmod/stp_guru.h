@@ -15,6 +15,7 @@
  *   STAP_RETURN(v)   set the result, leave the function
  *   STAP_ERROR(...)  a soft error whose message is the printf-style
  *                    arguments, raised at the call's location; leaves
+ *   STAP_COMPAT_VERSION  STAP_VERSION(4, 8), or --compatible's
  *   CONTEXT          pmstap's struct context (not stap's: no regs,
  *                    last_error or probe_point members)
  *
@@ -70,6 +71,9 @@ static inline int stp_guru_read_string(char *dst, const char *src, size_t n)
 }
 
 /* stap 4.8's messages (its STAP_MSG_LOC2C_0N) */
+/* stap's version test for embedded C: #if STAP_COMPAT_VERSION >= STAP_VERSION(1, 8) */
+#define STAP_VERSION(a, b) (((a) << 8) + (b))
+
 #define STP_GURU_READ_FAULT "read fault [man error::fault] at 0x%llx"
 #define STP_GURU_WRITE_FAULT "write fault [man error::fault] at 0x%llx"
 #define STP_GURU_STRING_FAULT "kernel string copy fault at 0x%llx [man error::fault]"

@@ -29,3 +29,11 @@ _kctx hist_sprint 'global s, l' '
 		s <<< i * 1000
 	y = sprint(@hist_log(s))
 	printf("%d bytes, cut: %s\n", strlen(y), substr(y, strlen(y) - 20, 20))'
+# delete of a scalar statistic in a kernel probe: every CPU's partial
+_kctx stat_delete 'global s' '
+	s <<< 3; s <<< 5
+	printf("%d %d\n", @count(s), @sum(s))
+	delete s
+	printf("%d %d\n", @count(s), @sum(s))
+	s <<< 7
+	printf("%d %d %d\n", @count(s), @min(s), @max(s))'
