@@ -206,8 +206,27 @@ STP_SERVICE void stp_pn(struct context *c, char *out)
 }
 #endif
 
+/*
+ * probefunc(): the probe point's function; in the module, as stap 4.8's
+ * symname(addr()), the kernel's name of the function the registers stop
+ * in where a kprobe (or a sample) has them: in a .return the caller's
+ * (a kretprobe's registers are at the return address), in an inline
+ * instance the function it is inlined into.
+ */
 STP_SERVICE void stp_probefunc(struct context *c, char *out)
 {
+#ifdef STP_KMOD
+	struct pt_regs *r = stp_kmod_kregs();
+	char *sp;
+
+	if (r && !user_mode(r)) {
+		snprintf(out, MAXSTRINGLEN, "%ps", (void *)instruction_pointer(r));
+		sp = strchr(out, ' ');	/* "sym [module]": the symbol */
+		if (sp)
+			*sp = '\0';
+		return;
+	}
+#endif
 	stp_pp(c, out);
 	stp__pp_function(out);
 }
