@@ -37,6 +37,7 @@
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>	/* LINUX_VERSION_CODE, KERNEL_VERSION(): stap's embedded C tests them */
 
 /* A soft error with a formatted message, as stap's STAP_ERROR() raises. */
 static __printf(2, 3) void stp_guru_raise(struct context *c, const char *fmt, ...)
