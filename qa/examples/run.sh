@@ -120,8 +120,9 @@ refusal_of() {
 # cache, emptied first, so passes 3 and 4 really run.  With
 # EXAMPLES_LOCK=FILE (a machine where BPF loads take turns), each script
 # is first built (-p4, no lock, no time limit but 300 s), then run under
-# flock FILE.  EXAMPLES_ONLY=REGEX runs only the scripts whose path
-# (such as process/strace.stp) it matches, in both modes.
+# flock FILE.  EXAMPLES_ONLY=REGEX runs again only the scripts whose path
+# (such as process/strace.stp) it matches, in both modes; the report
+# keeps the last run's results of the others.
 
 rundir=${rundir:-$build/tmp/qa-examples-run}
 
@@ -249,8 +250,18 @@ report() {
 	}'
 }
 
-if [ "$mode" = run ]; then
+# A fresh run, or with EXAMPLES_ONLY a new result for the scripts it
+# names, the others' kept from the last run (the report covers all).
+fresh_rundir() {
+	if [ -n "${EXAMPLES_ONLY:-}" ] && [ -d "$rundir/res" ]; then
+		rm -rf "$rundir/jobs" "$rundir"/lines*
+		return
+	fi
 	rm -rf "$rundir"
+}
+
+if [ "$mode" = run ]; then
+	fresh_rundir
 	mkdir -p "$rundir/res" "$rundir/w" "$rundir/cache"
 	listed=$(grep -v '^#' "$refusals" | awk -F' *\\| *' 'NF > 1 { print $1 }')
 	(cd "$examples" && find . -name '*.stp' | sed 's|^\./||' | LC_ALL=C sort) |
@@ -282,7 +293,7 @@ if [ "$mode" = run-kernel ]; then
 	}
 	export PMSTAP_SYSROOT BUILD=$build
 	rundir=$build/tmp/qa-examples-kernel
-	rm -rf "$rundir"
+	fresh_rundir
 	mkdir -p "$rundir/res" "$rundir/jobs"
 	listed=$(grep -v '^#' "$refusals" | awk -F' *\\| *' 'NF > 1 { print $1 }')
 	(cd "$examples" && find . -name '*.stp' | sed 's|^\./||' | LC_ALL=C sort) |
