@@ -255,7 +255,8 @@ static void check_assignment(const char *arg, bool value_required, const char *o
 static void ignored_option(struct session *s, const char *name)
 {
 	if (s->verbose)
-		fprintf(stderr, "pmstap: option %s has no effect with the bpf runtime\n", name);
+		fprintf(stderr, "pmstap: option %s has no effect: it tunes stap's module runtime\n",
+			name);
 }
 
 /* -m NAME: stap's rule, letters, digits and '_' (it names a folder). */
