@@ -939,8 +939,9 @@ static bool cast_resolve(struct dctx *d, struct emitter *E, struct expr *e, stru
 	if (!module_setup(d, E, e, cast_path(E, e), arena_printf("@cast to '%s'", e->str)))
 		return false;
 	if (!dwarf_find_type(d->f, e->str, &v->type))
-		return derr(d, e->loc, "@cast: no type '%s' in the debuginfo of '%s'", e->str,
-			    cast_path(E, e));
+		return derr(d, e->loc, cast_path(E, e)[0] == '<'
+			    ? "@cast: no type '%s' in the headers \"%s\""
+			    : "@cast: no type '%s' in the debuginfo of '%s'", e->str, cast_path(E, e));
 	v->in_mem = true;
 	v->has_type = dwarf_type_strip(&v->type);
 	v->c = d->dry ? "0" : emit_snapshot(E, emit_expr(E, e->left), TYPE_LONG);
