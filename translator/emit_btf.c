@@ -303,47 +303,6 @@ static uint64_t type_size(uint32_t id, int depth)
 }
 
 /*
- * &@cast(ADDR, "T")->m[2].n with no pointer followed on the way and
- * constant indexes: ADDR plus an offset known now, in *OFF (@offsetof,
- * @cast_sizeof); false when the address needs memory read.
- */
-static bool constant_offset(const struct expr *e, uint32_t cur, uint64_t *off)
-{
-	bool lv = false;
-
-	*off = 0;
-	for (int i = 0; i < e->comps.len; i++) {
-		const struct target_comp *tc = VEC_AT(&e->comps, i);
-
-		if (lv && btf_kind(cur) == BTF_KIND_PTR)
-			return false;
-		if (tc->kind == COMP_MEMBER) {
-			uint64_t bits;
-			uint32_t width, m = btf_member_at(cur, tc->member, &bits, &width);
-
-			if (!m || width || bits % 8)
-				return false;
-			*off += bits / 8;
-			cur = btf_strip(m);
-		} else if (tc->kind != COMP_INDEX) {
-			return false;
-		} else if (!lv) {
-			*off += (uint64_t)tc->index * type_size(cur, 0);	/* ((T *)addr)[i] */
-		} else {
-			const struct btf_array *a;
-
-			if (btf_kind(cur) != BTF_KIND_ARRAY)
-				return false;
-			a = (const struct btf_array *)(type_at(cur) + 1);
-			*off += (uint64_t)tc->index * type_size(a->type, 0);
-			cur = btf_strip(a->type);
-		}
-		lv = true;
-	}
-	return true;
-}
-
-/*
  * The integer of SIZE bytes at kernel address ADDR: in user context
  * through the kernel-memory reader (an error if it faults), in a module
  * through its fault-safe copy (0 if it faults, as a BPF program's read).
@@ -436,23 +395,14 @@ const char *emit_btf_cast(struct emitter *E, struct expr *e)
 	struct walk w = { 0 };
 	const char *cname;
 	uint32_t t;
-	uint64_t off;
 
-	if (E->ctx != ECTX_KERNEL) {
-		if (!btf_index_load() || !(t = btf_find_named(e->str, &cname))) {
-			diag_error(e->loc, "@cast: no type '%s' in the kernel's BTF", e->str);
-			return "0";
-		}
-		if (e->addr_of && constant_offset(e, btf_strip(t), &off))
-			return arena_printf("((int64_t)%s + %llu)", emit_expr(E, e->left),
-					    (unsigned long long)off);
-		return offset_chain(E, e, emit_snapshot(E, emit_expr(E, e->left), TYPE_LONG),
-				    btf_strip(t));
-	}
 	if (!btf_index_load() || !(t = btf_find_named(e->str, &cname))) {
 		diag_error(e->loc, "@cast: no type '%s' in the kernel's BTF", e->str);
 		return "0";
 	}
+	if (E->ctx != ECTX_KERNEL)	/* &...->m that reads nothing is ADDR plus offsets */
+		return offset_chain(E, e, emit_snapshot(E, emit_expr(E, e->left), TYPE_LONG),
+				    btf_strip(t));
 	w.val = emit_snapshot(E, emit_expr(E, e->left), TYPE_LONG);
 	w.ctype = arena_printf("%s *", cname);
 	w.type = btf_strip(t);
