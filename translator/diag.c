@@ -71,10 +71,11 @@ void diag_error(struct srcloc loc, const char *fmt, ...)
  * that an alias or a wildcard copies into many probes is checked once per
  * copy; stap, as here, says each warning once.
  */
+static uint64_t *seen;		/* the warnings given: hashes of place and text */
+static size_t n_seen, cap_seen;
+
 static bool seen_before(struct srcloc loc, const char *fmt, va_list ap)
 {
-	static uint64_t *seen;
-	static size_t n, cap;
 	char text[512];
 	uint64_t h = 1469598103934665603ULL;
 
@@ -84,20 +85,18 @@ static bool seen_before(struct srcloc loc, const char *fmt, va_list ap)
 	h = (h ^ (uint64_t)loc.line * 65599 ^ (uint64_t)loc.col) * 1099511628211ULL;
 	for (const char *p = text; *p; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	if (!n_warnings && !n_errors)
-		n = 0;		/* a new translation (or diag_reset) */
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n_seen; i++)
 		if (seen[i] == h)
 			return true;
-	if (n == cap) {
-		uint64_t *more = realloc(seen, (cap ? cap * 2 : 64) * sizeof(*seen));
+	if (n_seen == cap_seen) {
+		uint64_t *more = realloc(seen, (cap_seen ? cap_seen * 2 : 64) * sizeof(*seen));
 
 		if (!more)
 			return false;
 		seen = more;
-		cap = cap ? cap * 2 : 64;
+		cap_seen = cap_seen ? cap_seen * 2 : 64;
 	}
-	seen[n++] = h;
+	seen[n_seen++] = h;
 	return false;
 }
 
@@ -184,6 +183,7 @@ void diag_demote_errors(int since)
 void diag_reset(void)
 {
 	n_errors = n_warnings = 0;
+	n_seen = 0;
 	last_suppressed = false;
 }
 
