@@ -279,10 +279,12 @@ fi
 # to BUILD/examples-run-kernel.txt.  Compiling about 130 modules takes
 # half an hour on 2 cores; the build cache is the guest's, kept.
 if [ "$mode" = run-kernel-one ]; then	# (internal) one script's line of the job
+	name=$(printf '%s' "$4" | tr / _)
 	if run_words "$4" --runtime=kernel; then
 		printf "r '%s' '%s' %s\n" "$4" "$dir" "$words"
+		printf '%s\n%s\n' "$p4" "$words" >"$rundir/words/$name"	# for its result
 	else
-		echo "$3|not-p2||" >"$rundir/res/$(printf '%s' "$4" | tr / _)"
+		echo "$4|not-p2||" >"$rundir/res/$name"
 	fi
 	exit 0
 fi
@@ -294,7 +296,7 @@ if [ "$mode" = run-kernel ]; then
 	export PMSTAP_SYSROOT BUILD=$build
 	rundir=$build/tmp/qa-examples-kernel
 	fresh_rundir
-	mkdir -p "$rundir/res" "$rundir/jobs"
+	mkdir -p "$rundir/res" "$rundir/jobs" "$rundir/words"
 	listed=$(grep -v '^#' "$refusals" | awk -F' *\\| *' 'NF > 1 { print $1 }')
 	(cd "$examples" && find . -name '*.stp' | sed 's|^\./||' | LC_ALL=C sort) |
 		grep -vxF "$listed" | grep -E "${EXAMPLES_ONLY:-.}" |
@@ -340,7 +342,7 @@ END
 		}
 		while IFS='|' read -r rel rc last msg; do
 			[ -n "$rc" ] || continue
-			run_words "$rel" --runtime=kernel
+			{ IFS= read -r p4; IFS= read -r words; } <"$rundir/words/$(printf '%s' "$rel" | tr / _)"
 			result "$rel" "$rc" "$last" "$msg"
 		done <"$out"
 	done
