@@ -4,6 +4,7 @@
 # part of make check: it takes minutes; see "--run:" below).
 # qa/examples/run.sh BUILD --run-kernel - the same with --runtime=kernel,
 # in the qa guest (see "--run-kernel:" below).
+# qa/examples/run.sh BUILD --both - the two runs' results side by side.
 #
 # The examples come from Debian's systemtap-doc, extracted into
 # BUILD/systemtap-doc (downloaded with apt-get only when not there yet).
@@ -34,8 +35,9 @@ case $#:$2 in
 4:--run-kernel-one) mode=run-kernel-one; rundir=$3 ;;
 2:--run) mode=run ;;
 2:--run-kernel) mode=run-kernel ;;
+2:--both) mode=both ;;
 3:--run-one) mode=run-one ;;
-*) echo "usage: $0 BUILD [--run | --run-kernel]" >&2; exit 2 ;;
+*) echo "usage: $0 BUILD [--run | --run-kernel | --both]" >&2; exit 2 ;;
 esac
 build=$1
 case $build in /*) ;; *) build=$(pwd)/$build ;; esac
@@ -132,7 +134,7 @@ rundir=${rundir:-$build/tmp/qa-examples-run}
 run_words() {
 	rel=$1 dir=$examples/${1%/*} base=${1##*/}
 	expand_words "$(test_check "$examples/$rel")"
-	case " $words " in *"'$base'"*) ;; *) words="'$base'$words" ;; esac
+	case " $words " in *"'$base'"*) ;; *) words=" '$base'$words" ;; esac
 	[ -n "${2:-}" ] && words=" '$2'$words"
 	(cd "$dir" && eval "\"\$pmstap\" -p2 $words" >/dev/null 2>&1) || return 1
 	cmd=$(test_installcheck "$examples/$rel")
@@ -140,7 +142,7 @@ run_words() {
 		keep_p=1
 		expand_words "$cmd"
 		keep_p=
-		case " $words " in *"'$base'"*) ;; *) words="'$base'$words" ;; esac
+		case " $words " in *"'$base'"*) ;; *) words=" '$base'$words" ;; esac
 		[ -n "${2:-}" ] && words=" '$2'$words"
 	fi
 	case " $words " in *" '-T' "*) ;; *) words="$words '-T' '2'" ;; esac
@@ -250,6 +252,45 @@ report() {
 	}'
 }
 
+# both: once both reports exist, BUILD/examples-run-both.txt puts each
+# script's result on this host (--run, the BPF runtime) beside its result
+# in the qa guest (--run-kernel), and counts the scripts that run
+# unchanged on either: what this machine runs of SystemTap's examples.
+both() {
+	host=$build/examples-run.txt guest=$build/examples-run-kernel.txt
+	[ -f "$host" ] && [ -f "$guest" ] || return 0
+	awk '
+	FNR == 1 { side++ }
+	/^[^ ].*\.stp: / {
+		s = $1; sub(/:$/, "", s)
+		c = $2; sub(/:$/, "", c)
+		if (!(s in seen)) { seen[s] = 1; order[++n] = s }
+		res[s, side] = c
+	}
+	END {
+		for (i = 1; i <= n; i++) {
+			s = order[i]; h = res[s, 1]; g = res[s, 2]
+			if (h == "") h = "not-p2"
+			if (g == "") g = "not-p2"
+			if (h == "runs" || g == "runs") runs++
+			else if (h == "compiles-p4" || g == "compiles-p4") p4++
+			if (h == "runs") host++
+			if (g == "runs" && h != "runs") guest++
+			printf "%s: host %s, guest %s\n", s, h, g
+		}
+		printf "qa/examples: %d elaborate on this host or for the guest; %d run unchanged " \
+			"(%d on this host with the BPF runtime, %d more only with --runtime=kernel " \
+			"in the qa guest); %d more compile with -p4 as their .meta says\n",
+			n, runs, host, guest, p4 > "/dev/stderr"
+	}' "$host" "$guest" 2>&1 >"$build/examples-run-both.txt" |
+		tee -a "$build/examples-run-both.txt"
+}
+
+if [ "$mode" = both ]; then
+	both
+	exit 0
+fi
+
 # A fresh run, or with EXAMPLES_ONLY a new result for the scripts it
 # names, the others' kept from the last run (the report covers all).
 fresh_rundir() {
@@ -268,6 +309,7 @@ if [ "$mode" = run ]; then
 		grep -vxF "$listed" | grep -E "${EXAMPLES_ONLY:-.}" |
 		xargs -P 2 -n 1 sh "$here/run.sh" "$build" --run-one
 	report "$build/examples-run.txt"
+	both
 	exit 0
 fi
 
@@ -347,6 +389,7 @@ END
 		done <"$out"
 	done
 	report "$build/examples-run-kernel.txt"
+	both
 	exit 0
 fi
 
@@ -364,7 +407,7 @@ fail() {
 check() {
 	rel=$1 dir=$examples/${1%/*} base=${1##*/}
 	expand_words "$(test_check "$examples/$rel")"
-	case " $words " in *"'$base'"*) ;; *) words="'$base'$words" ;; esac
+	case " $words " in *"'$base'"*) ;; *) words=" '$base'$words" ;; esac
 	refusal=$(refusal_of "$rel")
 	(cd "$dir" && eval "\"\$pmstap\" -p1 $words" >"$tmp/out.stp" 2>"$tmp/err")
 	rc=$?
