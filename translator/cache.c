@@ -531,7 +531,8 @@ static int older_first(const void *a, const void *b)
 /*
  * The pieces builds share (compile_int.h: bpf-*.h, bpf-*.pch, tapset-*.c,
  * tapset-*.o) are touched when used: unused for a week, they go, as do
- * their temporaries (.bpf-*, .tapset-*) left for a day by a killed run.
+ * their temporaries (.bpf-*, .tapset-*) left for a day by a killed run,
+ * and a day after its piece, the piece's lock (PIECE.lock).
  */
 static void prune_shared(const char *root, const char *name, const struct stat *st)
 {
@@ -550,8 +551,12 @@ static void prune_shared(const char *root, const char *name, const struct stat *
 		unlink(arena_printf("%s/%s", root, name));
 		unlink(arena_printf("%s/%.*s.c", root, (int)(n - 2), name));
 	} else if ((strncmp(name, ".bpf-", 5) == 0 || strncmp(name, ".tapset-", 8) == 0) &&
-		 st->st_mtime < now - 24 * 3600)
+		 st->st_mtime < now - 24 * 3600) {
 		unlink(arena_printf("%s/%s", root, name));
+	} else if (has_suffix(name, ".lock") && st->st_mtime < now - 24 * 3600 &&
+		   access(arena_printf("%s/%.*s", root, (int)(n - 5), name), F_OK) != 0) {
+		unlink(arena_printf("%s/%s", root, name));
+	}
 }
 
 /* Entries of ROOT but KEEP; failed or abandoned builds over a day old go now. */

@@ -151,29 +151,29 @@ static bool dump_btf(const char *bpftool, const char *tmp, const char *errlog)
 
 /*
  * Written under a temporary name and renamed: another pmstap never sees
- * half a file, and if two make it at once, both copies are whole.
+ * half a file.  Made under its lock, so that builds started together
+ * (pmdastap's scripts) make it once: one made anew would be a new file,
+ * and a new PCH for every build that saw it.
  */
-const char *compile_vmlinux_h(const char *root)
+static bool make_vmlinux_h(const char *path, char *tmp)
 {
-	const char *path = arena_printf("%s/vmlinux-%s.h", root, kernel_release());
-	char *tmp = arena_printf("%s/.vmlinux-%s.h.XXXXXX", root, kernel_release());
 	const char *bpftool, *errlog;
 	int fd;
 	bool ok;
 
-	if (!compile_empty_file(path))
-		return path;
+	if (!compile_empty_file(path))	/* made while this build waited */
+		return true;
 	if (access(sysroot_path(KERNEL_BTF), R_OK) != 0) {
 		diag_error((struct srcloc){ 0 }, "cannot read the kernel's types from %s: %s",
 			   sysroot_path(KERNEL_BTF), strerror(errno));
 		diag_hint("pmstap needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
-		return NULL;
+		return false;
 	}
 	if (!(bpftool = find_tool(NULL, "bpftool")))
-		return NULL;
+		return false;
 	if ((fd = mkstemp(tmp)) < 0) {
 		diag_error((struct srcloc){ 0 }, "cannot create %s: %s", tmp, strerror(errno));
-		return NULL;
+		return false;
 	}
 	close(fd);
 	errlog = arena_printf("%s.err", tmp);
@@ -185,6 +185,20 @@ const char *compile_vmlinux_h(const char *root)
 	unlink(errlog);
 	if (!ok)
 		unlink(tmp);
+	return ok;
+}
+
+const char *compile_vmlinux_h(const char *root)
+{
+	const char *path = arena_printf("%s/vmlinux-%s.h", root, kernel_release());
+	int lock;
+	bool ok;
+
+	if (!compile_empty_file(path))
+		return path;
+	lock = compile_piece_lock(path);
+	ok = make_vmlinux_h(path, arena_printf("%s/.vmlinux-%s.h.XXXXXX", root, kernel_release()));
+	compile_piece_unlock(&lock);
 	return ok ? path : NULL;
 }
 
@@ -461,12 +475,17 @@ int compile_program(struct session *s, const char *dir, const char *root)
 		compile_tool_finish(&bpf);
 		return -1;
 	}
+	/* the shared pieces first: builds waiting for them go on at once */
+	if (p.building)
+		compile_pch_finish(&p);
+	if (ts.building && !user_start_after(s, dir, cc, &ts, &user)) {
+		compile_tool_finish(&bpf);
+		return -1;
+	}
 	if (!bpf_finish(s, dir, root, clang, pch, &bpf, &dropped))
 		failed[nfailed++] = &bpf;
 	if (dropped)	/* made anew now, for the next build */
 		compile_pch_prepare(s, root, vmlinux, clang, &p);
-	if (ts.building && !user_start_after(s, dir, cc, &ts, &user))
-		return -1;
 	if (!user_finish(s, dir, cc, &ts, &user))
 		failed[nfailed++] = &user;
 	if (p.building)

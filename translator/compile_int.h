@@ -11,7 +11,10 @@
  *
  * Each is named by a hash of what it is made from (the compiler, its
  * flags, the limits, the runtime's files) and written under a temporary
- * name then renamed, like vmlinux.h.  Clang checks a PCH's inputs (size
+ * name then renamed, like vmlinux.h.  Builds that run at once (pmdastap
+ * starts all its scripts together) make each piece once: the one that
+ * takes <piece>.lock first makes it, the others wait for that lock and
+ * use what it made (compile_piece_lock).  Clang checks a PCH's inputs (size
  * and time of every header) when it is used; a PCH that is missing, not
  * a PCH, or refused by clang is rebuilt, never used.
  */
@@ -42,6 +45,16 @@ bool compile_tool_log_has(const struct tool *t, const char *text);
 bool compile_empty_file(const char *path);
 void compile_show_file(const char *path);
 
+/*
+ * Take PATH.lock before making the shared piece PATH: held until PATH is
+ * in place or its making failed (the kernel lets go if the build dies), so
+ * that a build running at the same time waits here, then finds PATH made
+ * and uses it.  The lock's fd, or -1 when it cannot be had (a cache this
+ * user cannot write): then every build makes its own, as without it.
+ */
+int compile_piece_lock(const char *path);
+void compile_piece_unlock(int *lock);	/* and *lock = -1 */
+
 /* The flags both the PCH and the script's clang run use, before -D/-I. */
 void compile_bpf_flags(struct tool *t);
 
@@ -55,6 +68,7 @@ struct compile_pch {
 	bool building;		/* job below makes it (not to be used this time) */
 	struct tool job;
 	const char *tmp;	/* the job's output, renamed to path when done */
+	int lock;		/* path's lock while building, else -1 */
 };
 
 /*
@@ -74,6 +88,7 @@ struct compile_tapset {
 	bool building;
 	struct tool job;
 	const char *tmp;
+	int lock;		/* object's lock while building, else -1 */
 };
 
 /*

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -102,6 +103,25 @@ static bool job_done(struct tool *job, const char *tmp, const char *path, const 
 	return ok;
 }
 
+int compile_piece_lock(const char *path)
+{
+	int fd = open(arena_printf("%s.lock", path), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+
+	while (fd >= 0 && flock(fd, LOCK_EX) != 0)
+		if (errno != EINTR) {
+			close(fd);
+			fd = -1;
+		}
+	return fd;
+}
+
+void compile_piece_unlock(int *lock)
+{
+	if (*lock >= 0)
+		close(*lock);
+	*lock = -1;
+}
+
 static const char *kernel_release(void)
 {
 	return sysroot_kernel_release();	/* PMSTAP_SYSROOT's, if set */
@@ -159,7 +179,7 @@ bool compile_pch_prepare(struct session *s, const char *root, const char *vmlinu
 	const char *text = prefix_text(vmlinux), *items[4], *base, *header;
 	struct tool *t = &p->job;
 
-	*p = (struct compile_pch){ 0 };
+	*p = (struct compile_pch){ .lock = -1 };
 	if (!pch_usable(s))
 		return false;
 	pch_command(t, s, root, clang);
@@ -170,15 +190,20 @@ bool compile_pch_prepare(struct session *s, const char *root, const char *vmlinu
 	base = arena_printf("%s/bpf-%s-%s", root, kernel_release(), short_hash(items, 4));
 	header = arena_printf("%s.h", base);
 	p->path = arena_printf("%s.pch", base);
-	if (starts_with(p->path, "CPCH", 4)) {
+	if (!starts_with(p->path, "CPCH", 4))
+		p->lock = compile_piece_lock(p->path);
+	if (starts_with(p->path, "CPCH", 4)) {	/* there, or made while this build waited */
+		compile_piece_unlock(&p->lock);
 		if (s->verbose >= 2)
 			fprintf(stderr, "Pass 4: using the precompiled kernel headers %s\n", p->path);
 		p->ready = true;
 		utimensat(AT_FDCWD, p->path, NULL, 0);	/* used: kept by the cleanup */
 		return true;
 	}
-	if (!write_once(header, text) || !(p->tmp = temp_beside(p->path)))
+	if (!write_once(header, text) || !(p->tmp = temp_beside(p->path))) {
+		compile_piece_unlock(&p->lock);
 		return false;
+	}
 	compile_tool_arg(t, header);
 	compile_tool_arg(t, "-o");
 	compile_tool_arg(t, p->tmp);
@@ -186,15 +211,19 @@ bool compile_pch_prepare(struct session *s, const char *root, const char *vmlinu
 	if (s->verbose >= 2)
 		fprintf(stderr, "Pass 4: precompiling the kernel headers into %s\n", p->path);
 	p->building = compile_tool_start(t);
-	if (!p->building)
+	if (!p->building) {
 		unlink(p->tmp);
+		compile_piece_unlock(&p->lock);
+	}
 	return p->building;
 }
 
 void compile_pch_finish(struct compile_pch *p)
 {
-	if (p->building)
+	if (p->building) {
 		job_done(&p->job, p->tmp, p->path, "CPCH");
+		compile_piece_unlock(&p->lock);
+	}
 	p->building = false;
 }
 
@@ -263,7 +292,7 @@ bool compile_tapset_prepare(struct session *s, const char *dir, const char *root
 	const char *defines = script_defines(dir), *items[4], *base, *source;
 	struct tool *t = &ts->job;
 
-	*ts = (struct compile_tapset){ 0 };
+	*ts = (struct compile_tapset){ .lock = -1 };
 	if (s->guru || !defines || getenv("PMSTAP_NO_TAPSET_OBJECT"))
 		return false;
 	tapset_command(t, s, cc);
@@ -275,7 +304,10 @@ bool compile_tapset_prepare(struct session *s, const char *dir, const char *root
 	ts->object = arena_printf("%s.o", base);
 	if (!stand_in(dir, ts->object))
 		goto whole;
-	if (starts_with(ts->object, "\177ELF", 4)) {
+	if (!starts_with(ts->object, "\177ELF", 4))
+		ts->lock = compile_piece_lock(ts->object);
+	if (starts_with(ts->object, "\177ELF", 4)) {	/* there, or made while this build waited */
+		compile_piece_unlock(&ts->lock);
 		utimensat(AT_FDCWD, ts->object, NULL, 0);
 		return true;
 	}
@@ -294,8 +326,9 @@ bool compile_tapset_prepare(struct session *s, const char *dir, const char *root
 		return true;
 	unlink(ts->tmp);
 whole:
+	compile_piece_unlock(&ts->lock);
 	compile_tapset_undo(dir);
-	*ts = (struct compile_tapset){ 0 };
+	*ts = (struct compile_tapset){ .lock = -1 };
 	return false;
 }
 
@@ -303,6 +336,7 @@ bool compile_tapset_finish(struct compile_tapset *ts)
 {
 	bool ok = !ts->building || job_done(&ts->job, ts->tmp, ts->object, "\177ELF");
 
+	compile_piece_unlock(&ts->lock);
 	ts->building = false;
 	return ok;
 }

@@ -8,7 +8,8 @@
 # pmstaps compiling one script at once both succeed with one entry.  The
 # kernel headers' PCH and the tapset object are made once and used by the
 # next build, give the same code as a build without them, and are made
-# anew when missing or damaged, never used so.  The
+# anew when missing or damaged, never used so; builds started at once
+# make each of them once.  The
 # totals "PASSED FAILED SKIPPED" go to BUILD/results/cache.
 
 [ $# -eq 1 ] || { echo "usage: $0 BUILD" >&2; exit 2; }
@@ -193,6 +194,28 @@ if p4v2 t.stp 6 && grep -q '^Pass 4: cc compiled script.c in' "$tmp/err" && [ ! 
 	ok
 else
 	bad "a damaged tapset object was not replaced"
+fi
+
+# 12. builds started at once (pmdastap starts its scripts together) into
+# an empty cache make vmlinux.h, the PCH and the tapset object once:
+# the others wait for them and use them
+together=$tmp/together
+mkdir -p "$together"
+for i in 1 2 3 4 5 6; do
+	PMSTAP_CACHE=$together/cache "$pmstap" -vv -p4 -I "$tmp/tapset" "$tmp/t.stp" $((100 + i)) \
+		>"$together/$i.out" 2>"$together/$i.err" &
+done
+wait
+made=$(cat "$together"/*.err | grep -c '^Pass 4: precompiling the kernel headers')
+used=$(cat "$together"/*.err | grep -c '^Pass 4: clang compiled script.bpf.c with the PCH')
+linked=$(cat "$together"/*.err | grep -c 'linked the tapset object')
+npch=$(find "$together/cache" -maxdepth 1 -name 'bpf-*.pch' | wc -l)
+ntso=$(find "$together/cache" -maxdepth 1 -name 'tapset-*.o' | wc -l)
+if [ "$made" -eq 1 ] && [ "$used" -eq 5 ] && [ "$linked" -eq 6 ] && [ "$npch" -eq 1 ] &&
+	[ "$ntso" -eq 1 ] && [ "$(cat "$together"/*.out | wc -l)" -eq 12 ]; then
+	ok
+else
+	bad "6 builds at once: $made made the PCH, $used used it, $linked linked the tapset object; $npch PCHs, $ntso tapset objects"
 fi
 
 finish
