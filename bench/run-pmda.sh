@@ -55,21 +55,12 @@ for fd in /proc/$$/fd/*; do
 	[ "$n" -gt 2 ] && [ "$(readlink "$fd")" = /tmp/pmcd.lock ] && eval "exec $n>&-"
 done
 
-[ "$(id -u)" -eq 0 ] || die "needs root (pmcd.conf, pmdas)"
-[ -f /etc/pcp.env ] || die "PCP is not installed"
-set +u
-. /etc/pcp.env
-set -u
-pmprobe pmcd.version >/dev/null 2>&1 || die "pmcd is not running"
+. "$src/pmda/agent.rc"
+agent_preamble
 floor64=$build/bench/floor64
 for b in "$fetchlat" "$floor64" "$pmstap" "$pmdastap"; do
 	[ -x "$b" ] || die "$b is not built (make all bench-pmda-bins)"
 done
-stapdir=$PCP_PMDAS_DIR/stap
-conf=$PCP_PMCDCONF_PATH
-grep -q '^stap[ 	]' "$conf" || die "pmdastap is not installed (make pmda-install)"
-grep -q '^stap[ 	].* -c ' "$conf" &&
-	die "pmdastap runs on a private configuration (is qa/check -g pmda running?): $(grep '^stap' "$conf")"
 
 rm -rf "$work"
 mkdir -p "$work/auto" "$work/state"
@@ -83,49 +74,6 @@ chmod 644 "$work/auto/pmdabench.stp"
 sample_installed=false
 bt_installed=false
 conf_saved=false
-
-agent_pid() {
-	local parents
-
-	parents=$(pgrep -x pmdaroot | tr '\n' ',')$(pgrep -x pmcd | tr '\n' ',')
-	pgrep -n -x -P "${parents%,}" pmdastap
-}
-
-# wait_for SECONDS CMD...: until CMD succeeds
-wait_for() {
-	local end=$((SECONDS + $1))
-
-	shift
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.2
-	done
-}
-
-ready() {
-	pmprobe stap.info.version 2>/dev/null | grep -q ' 1$'
-}
-
-gone() {
-	[ -z "$1" ] || ! kill -0 "$1" 2>/dev/null ||
-		[ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" = Z ]
-}
-
-new_pid() {
-	local p=$(agent_pid)
-
-	[ -n "$p" ] && [ "$p" != "$1" ]
-}
-
-# restart the agent on pmcd.conf as it is
-restart_agent() {
-	local old=$(agent_pid)
-
-	[ -n "$old" ] && kill -TERM "$old"
-	wait_for 30 gone "$old"
-	$PCP_BINADM_DIR/pmsignal -a -s HUP pmcd >/dev/null 2>&1
-	wait_for 30 new_pid "$old" && wait_for 120 ready
-}
 
 cleanup() {
 	if $conf_saved; then
