@@ -327,7 +327,11 @@ static inline struct pt_regs *bpf_task_pt_regs(struct task_struct *t)
 	return task_pt_regs(t);
 }
 
-/* The probed address: the kprobe's (a .return's: its function's), set by the wrappers. */
+/*
+ * The probe's address, set by the wrappers: the kprobe's; in a .return the
+ * return address, as stap's addr() (the kretprobe trampoline has put it in
+ * regs->ip by then).
+ */
 DECLARE_PER_CPU(uint64_t, stp_kmod_func_ip);
 
 static inline uint64_t bpf_get_func_ip(void *ctx)

@@ -161,8 +161,9 @@ static int stp_kmod_kretprobe_hit(struct kretprobe_instance *ri, struct pt_regs 
 {
 	struct stp_kprobe_live *l = stp_kmod_live_of(ri);
 
+	/* addr(): the return address, where the trampoline left regs->ip, as stap's */
 	if (l)
-		stp_kmod_hit(l->site, l->krp.kp.addr, regs, regs);
+		stp_kmod_hit(l->site, (void *)instruction_pointer(regs), regs, regs);
 	return 0;
 }
 
@@ -215,7 +216,7 @@ static int stp_kmod_kfunc_return_hit(struct kretprobe_instance *ri, struct pt_re
 	words = min(l->site->words, STP_KSITE_MAX_WORDS);
 	memcpy(args, ri->data, sizeof(uint64_t) * words);
 	args[words] = regs_return_value(regs);
-	stp_kmod_hit(l->site, l->krp.kp.addr, regs, args);
+	stp_kmod_hit(l->site, (void *)instruction_pointer(regs), regs, args);
 	return 0;
 }
 
