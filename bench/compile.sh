@@ -1,10 +1,15 @@
 #!/bin/bash
-# bench/compile.sh BUILD [BUILD2] - scripts that probe every syscall (issue 15):
-# programs, instructions, verifier time and pass 4 time.
+# bench/compile.sh [--detail] BUILD [BUILD2] - scripts that probe every
+# syscall (issue 15): programs, instructions, verifier time and pass 4 time.
 #
 # The scripts: SystemTap's process/strace.stp and process/errsnoop.stp
 # (from systemtap-doc, unpacked into BUILD/systemtap-doc by qa/examples/run.sh
-# or by this script), and the one-liner `probe syscall.* { counts[name]++ }`
+# or by this script), and the one-liner `probe syscall.* { counts[name]++ }`;
+# in the details table also process/ltrace.stp (`-c ls`, its .meta's run
+# line: 312 uprobes on the plt returns of ls and its libraries, each
+# handler with a foreach).  --detail: that table alone, not the figures;
+# BENCH_COMPILE_SCRIPTS="NAME..." (strace errsnoop oneliner ltrace) limits
+# it to those.
 # For each, with BUILD's pmstap (and BUILD2's, another build of another
 # commit, in the same run, for a before/after table):
 #
@@ -12,7 +17,8 @@
 #             programs that succeeded, counted by strace)
 #   insns     instructions the verifier processed, summed over them
 #             (verified_insns in /proc/PID/fdinfo of pmstap's program
-#             descriptors, while the script runs)
+#             descriptors, while the script runs), or pmstap -v's count
+#             where it gives one
 #   verifier  time in those BPF_PROG_LOAD calls, summed (strace -T): the
 #             kernel's verification and JIT
 #   pass 4    pmstap -p4 wall time with PMSTAP_CACHE an empty directory
@@ -38,6 +44,9 @@ elif [ "${1:-}" = --figures ]; then	# (internal) the figures' runs that load
 elif [ "${1:-}" = --table ]; then	# the last run's figures table again
 	table_only=1
 	shift
+elif [ "${1:-}" = --detail ]; then	# the details table alone
+	detail_only=1
+	shift
 fi
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
@@ -58,11 +67,16 @@ for t in strace flock; do
 	command -v $t >/dev/null || { echo "bench/compile.sh: needs $t" >&2; exit 2; }
 done
 echo 'global counts; probe syscall.* { counts[name]++ }' >"$work/oneliner.stp"
-cp "$examples/strace.stp" "$examples/errsnoop.stp" "$work/"
+cp "$examples/strace.stp" "$examples/errsnoop.stp" "$examples/ltrace.stp" "$work/"
 fig_scripts="strace errsnoop oneliner u2000"
+detail_scripts=${BENCH_COMPILE_SCRIPTS:-strace errsnoop oneliner ltrace}
+# sargs NAME: the options a script of the details table runs with
+sargs() {
+	[ "$1" = ltrace ] && echo "-c ls"
+}
 # u2000: a uprobe on each of 2,000 functions of a program made here (as
 # qa/src/many_funcs.c's, -g -O0)
-if [ -z "${figures_only:-}${table_only:-}" ]; then
+if [ -z "${figures_only:-}${table_only:-}${detail_only:-}" ]; then
 	awk 'BEGIN {
 		print "#define N __attribute__((noinline))\nvolatile long s;"
 		for (i = 0; i < 2000; i++) printf("N long f_%d(long x) { s += x; return x + %d; }\n", i, i)
@@ -93,7 +107,9 @@ pass4() {
 	local t0 t1
 
 	t0=$(now)
-	PMSTAP_CACHE=$2 "$1" -w -p4 "$3" >/dev/null 2>"$work/p4.err" || {
+	# shellcheck disable=SC2046	# sargs' words
+	PMSTAP_CACHE=$2 "$1" -w -p4 $(sargs "$(basename "$3" .stp)") "$3" >/dev/null \
+		2>"$work/p4.err" || {
 		echo "pass 4 of $3 failed: $(tail -3 "$work/p4.err")" >&2
 		echo "-"
 		return
@@ -109,15 +125,18 @@ insns() {
 	awk '/^prog_type:/ { n++ } /^verified_insns:/ { v += $2 } END { print v + 0, n + 0 }'
 }
 
-# run PMSTAP CACHE SCRIPT: "programs insns verifier_ms" of a short run.
+# run PMSTAP CACHE SCRIPT: "programs insns verifier_ms" of a short run
+# (insns: -v's "N instructions verified" where pmstap says it, else read
+# while it runs: ltrace's run ends with ls, before they can be read).
 run() {
-	local pid n i=0 c prev=0 vi np
+	local pid n i=0 c prev=0 vi np v
 
-	PMSTAP_CACHE=$2 strace -f -T -e trace=bpf -o "$work/strace.out" "$1" -T 1 "$3" \
-		>/dev/null 2>&1 &
+	# shellcheck disable=SC2046	# sargs' words
+	PMSTAP_CACHE=$2 strace -f -T -e trace=bpf -o "$work/strace.out" "$1" -v -T 1 \
+		$(sargs "$(basename "$3" .stp)") "$3" >/dev/null 2>"$work/run.err" &
 	pid=$!
 	# pmstap (strace's child): its programs, once their number stops growing
-	while [ $i -lt 600 ]; do
+	while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do
 		i=$((i + 1))
 		sleep 0.2
 		n=$(pgrep -P $pid | head -1)
@@ -128,6 +147,9 @@ run() {
 	done
 	read -r vi np < <(insns "$n")
 	wait $pid
+	v=$(sed -n 's/.*loaded [0-9]* BPF programs*: \([0-9]*\) instructions verified.*/\1/p' \
+		"$work/run.err")
+	[ -n "$v" ] && vi=$v
 	awk -v vi="$vi" '
 	/BPF_PROG_LOAD/ && /prog_name="probe_/ && !/= -1/ {
 		n++
@@ -139,7 +161,9 @@ run() {
 # attach PMSTAP CACHE SCRIPT: "attachments attach_ms detach_ms" of a short
 # run (pmstap -v; "- - -" from a build whose -v does not say).
 attach() {
-	"$1" -v -T 1 "$3" >/dev/null 2>"$work/attach.err"
+	# shellcheck disable=SC2046	# sargs' words
+	PMSTAP_CACHE=$2 "$1" -v -T 1 $(sargs "$(basename "$3" .stp)") "$3" >/dev/null \
+		2>"$work/attach.err"
 	awk '
 	/attached [0-9]* kernel probe.* kernel attachments? in/ {
 		for (i = 1; i <= NF; i++) if ($i == "with") n = $(i + 1)
@@ -154,7 +178,7 @@ attach() {
 compile() {
 	local pmstap=$2/bin/pmstap s cold warm
 
-	for s in strace errsnoop oneliner; do
+	for s in $detail_scripts; do
 		rm -rf "$work/cold" "$work/warm"
 		mkdir -p "$work/cold" "$work/warm"
 		cold=$(pass4 "$pmstap" "$work/cold" "$work/$s.stp")
@@ -166,7 +190,7 @@ compile() {
 	done >"$work/$1.p4"
 	# the objects that load() runs, made here, outside the lock
 	rm -rf "$work/load-$1"
-	for s in strace errsnoop oneliner; do
+	for s in $detail_scripts; do
 		pass4 "$pmstap" "$work/load-$1" "$work/$s.stp" >/dev/null
 	done
 }
@@ -175,12 +199,13 @@ compile() {
 load() {
 	local pmstap=$2/bin/pmstap s
 
-	for s in strace errsnoop oneliner; do
+	for s in $detail_scripts; do
 		echo "$s $(run "$pmstap" "$work/load-$1" "$work/$s.stp")" \
 			"$(attach "$pmstap" "$work/load-$1" "$work/$s.stp")"
 	done >"$work/$1.load"
 	[ "$2" = "$3" ] || return 0	# the old attach too, with this build
-	for s in strace errsnoop oneliner; do
+	for s in $detail_scripts; do
+		[ "$s" = ltrace ] && continue	# no syscall probes
 		echo "$s $(PMSTAP_NO_DISPATCH=1 attach "$pmstap" "$work/load-$1" "$work/$s.stp")"
 	done >"$work/$1.nodispatch"
 }
@@ -304,7 +329,7 @@ if [ -n "${figures_only:-}" ]; then
 fi
 
 # one hold of the BPF lock for the figures' runs that load programs
-if [ -z "${table_only:-}" ]; then
+if [ -z "${table_only:-}${detail_only:-}" ]; then
 	flock -o /tmp/bpf.lock "$0" --figures "$build"
 	stap_figures
 fi
@@ -315,7 +340,7 @@ secs() { awk -v v="$1" 'BEGIN { if (v ~ /^[0-9.]+$/) printf("%.2f s", v / 1000);
 mb() { awk -v v="$1" 'BEGIN { if (v ~ /^[0-9]+$/) printf("%.0f MB", v / 1024); else printf("%s", v) }'; }
 msu() { case $1 in [0-9][0-9][0-9][0-9]*) secs "$1" ;; [0-9]*) echo "$1 ms" ;; *) echo "$1" ;; esac; }
 
-{
+[ -n "${detail_only:-}" ] || {
 	echo "# bench/compile.sh on $(uname -r), $(nproc) CPUs ($(cat /proc/loadavg | cut -d' ' -f1-3) load), $(date -u '+%F %H:%M') UTC"
 	echo
 	echo "| script | tool, cache | pass 2 | pass 3 | pass 4 | start to first output | attach (-v) | peak RSS |"
@@ -361,7 +386,7 @@ msu() { case $1 in [0-9][0-9][0-9][0-9]*) secs "$1" ;; [0-9]*) echo "$1 ms" ;; *
 # the programs, verifier and pass 4 details, and a before/after table of
 # two builds: with BENCH_BEFORE (a second argument) or BENCH_COMPILE_DETAIL=1
 [ -z "${table_only:-}" ] || exit 0
-[ -n "$build2" ] || [ -n "${BENCH_COMPILE_DETAIL:-}" ] || exit 0
+[ -n "$build2" ] || [ -n "${BENCH_COMPILE_DETAIL:-}${detail_only:-}" ] || exit 0
 labels=$(basename "$build")
 [ -n "$build2" ] && labels="$(basename "$build2") $labels"
 builds=$build

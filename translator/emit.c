@@ -63,6 +63,30 @@ bool emit_is_kernel(const struct emitter *E)
 	return E->ctx == ECTX_KERNEL;
 }
 
+/*
+ * A number for a label or a loop callback: in a kernel handler, counted
+ * within it, so that handlers alike come out as the same C but for their
+ * index (emit_merge.c); elsewhere counted in the file.
+ */
+int emit_seq(struct emitter *E)
+{
+	return E->hprobe >= 0 ? ++E->hseq : ++E->seq;
+}
+
+/* Callback KIND number N (emit_seq's): probe_I_KIND_N in handler I, unique in the file. */
+const char *emit_callback_name(const struct emitter *E, const char *kind, int n)
+{
+	if (E->hprobe >= 0)
+		return arena_printf("probe_%d_%s_%d", E->hprobe, kind, n);
+	return arena_printf("%s_%d", kind, n);
+}
+
+/* Where a callback's definition goes: with its handler's program, or the file's definitions. */
+FILE *emit_callback_out(const struct emitter *E)
+{
+	return E->hdefs ? E->hdefs : E->defs;
+}
+
 /* ---- C text ---------------------------------------------------------------- */
 
 /* A string literal's body (escapes as written) as its bytes; their count. */
@@ -356,7 +380,7 @@ static int emit_files(struct session *s, struct program *prog, const char *dir,
 		      enum runtime_id rt)
 {
 	struct emitter E = { .s = s, .prog = prog, .dyninst = rt == RUNTIME_DYNINST,
-			     .kmod = rt == RUNTIME_KERNEL };
+			     .kmod = rt == RUNTIME_KERNEL, .hprobe = -1 };
 	const char *kernel_side = E.dyninst ? "script.dyn.c" : E.kmod ? "script.kmod.c" :
 							  "script.bpf.c";
 	int errors = diag_error_count();

@@ -152,16 +152,19 @@ int emit_body_locals(struct derived_probe *dp, struct stmt *inner, struct vec *o
 }
 
 /*
- * Probe INDEX's body program TEXT, and its frame's declaration DECL (NULL:
- * none); bodies whose C is the same are one program.
+ * Probe INDEX's body program TEXT, its loop callbacks CBS (NULL: none) and
+ * its frame's declaration DECL (NULL: none); bodies whose C is the same are
+ * one program, with the callbacks of the first.
  */
-void emit_body_add(struct emitter *E, int index, const char *text, const char *decl)
+void emit_body_add(struct emitter *E, int index, const char *text, const char *cbs,
+		   const char *decl)
 {
 	struct body_state *st = body_state(E);
 	struct vec lits = { 0 };
 	char *key = emit_merge_canonical(text, index, &lits);
 	struct ebody *b;
 
+	key = arena_printf("%s\n%s", key, emit_merge_callbacks(cbs, index, &lits));
 	for (int i = 0; i < lits.len; i++)
 		key = arena_printf("%s\n%s", key, (const char *)VEC_AT(&lits, i));
 	if (decl)
@@ -170,7 +173,7 @@ void emit_body_add(struct emitter *E, int index, const char *text, const char *d
 	if (!b) {
 		b = arena_alloc(sizeof(*b));
 		b->lead = index;
-		b->text = text;
+		b->text = cbs ? arena_printf("%s%s", cbs, text) : text;
 		b->slot = st->bodies.len;
 		vec_push(&st->bodies, b);
 		hmap_put(&st->by_text, key, b);

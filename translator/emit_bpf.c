@@ -412,7 +412,7 @@ static const char *env_ref(struct emitter *E)
 static void callback_out(struct emitter *E, struct cfunc *cf, const char *sig, const char *head,
 			 char *body)
 {
-	FILE *out = E->defs;
+	FILE *out = emit_callback_out(E);
 
 	fprintf(out, "%s\n{\n", sig);
 	fprintf(out, "%s", head);
@@ -487,7 +487,8 @@ static void loop_body(struct emitter *E, struct stmt *s)
  */
 void emit_bpf_loop(struct emitter *E, struct stmt *s)
 {
-	int n = ++E->seq, mark, *keys;
+	const char *name = emit_callback_name(E, "loop", emit_seq(E));
+	int mark, *keys;
 	struct cfunc *cf;
 	char *body;
 
@@ -499,11 +500,11 @@ void emit_bpf_loop(struct emitter *E, struct stmt *s)
 	cf = callback_begin(E);
 	loop_body(E, s);
 	emit_cfunc_end(E, cf, &body);
-	fprintf(E->defs, "/* %s at %s */\n", s->kind == STMT_FOR ? "for" : "while",
+	fprintf(emit_callback_out(E), "/* %s at %s */\n", s->kind == STMT_FOR ? "for" : "while",
 		emit_loc_text(s->loc));
-	callback_out(E, cf, arena_printf("static long loop_%d(uint64_t i, void *data)", n),
+	callback_out(E, cf, arena_printf("static long %s(uint64_t i, void *data)", name),
 		     "\tstruct stp_env *e = data;\n", body);
-	emit_line(E, "bpf_loop(%lld, loop_%d, %s, 0);", (long long)E->maxaction + 1, n,
+	emit_line(E, "bpf_loop(%lld, %s, %s, 0);", (long long)E->maxaction + 1, name,
 		  env_ref(E));
 	after_loop(E);
 }
@@ -562,7 +563,8 @@ static bool foreach_ok(struct emitter *E, struct stmt *s)
  */
 void emit_bpf_foreach(struct emitter *E, struct stmt *s)
 {
-	int n = ++E->seq, site;
+	int n = emit_seq(E), site;
+	const char *name = emit_callback_name(E, "foreach", n);
 	struct eglobal *g;
 	struct cfunc *cf;
 	char *body;
@@ -586,13 +588,13 @@ void emit_bpf_foreach(struct emitter *E, struct stmt *s)
 		vt = "uint32_t *val";	/* the slot of the value */
 	if (g->stats)
 		vt = "void *val";	/* this CPU's partial: read through @count(a[k])... */
-	fprintf(E->defs, "/* foreach at %s */\n", emit_loc_text(s->loc));
-	callback_out(E, cf, arena_printf("static long foreach_%d(void *map, const struct key_%s *key, "
-					 "%s, struct stp_env *e)", n, g->cname, vt), "", body);
+	fprintf(emit_callback_out(E), "/* foreach at %s */\n", emit_loc_text(s->loc));
+	callback_out(E, cf, arena_printf("static long %s(void *map, const struct key_%s *key, "
+					 "%s, struct stp_env *e)", name, g->cname, vt), "", body);
 	if (s->sort_dir || s->limit || want || g->stats)
 		emit_kmod_foreach(E, s, g, n, env_ref(E), want);
 	else
-		emit_line(E, "bpf_for_each_map_elem(&g_%s, foreach_%d, %s, 0);", g->cname, n,
+		emit_line(E, "bpf_for_each_map_elem(&g_%s, %s, %s, 0);", g->cname, name,
 			  env_ref(E));
 	after_loop(E);
 }
@@ -779,22 +781,51 @@ static int split_prologue(struct emitter *E, struct derived_probe *dp, struct st
 	return shared;
 }
 
+/*
+ * Collect the loop callbacks of the code written until callbacks_end():
+ * they go with their program, which emit_merge.c may write for others too
+ * or drop.  Only for BPF programs, which alone are merged.
+ */
+static void callbacks_begin(struct emitter *E, int index, char **buf, size_t *len)
+{
+	if (E->kmod || E->dyninst)
+		return;
+	E->hprobe = index;
+	E->hdefs = open_memstream(buf, len);
+}
+
+/* The callbacks collected (NULL: none); BUF and LEN are callbacks_begin()'s. */
+static const char *callbacks_end(struct emitter *E, char **buf, size_t *len)
+{
+	const char *cbs;
+
+	if (!E->hdefs)
+		return NULL;
+	fclose(E->hdefs);
+	E->hdefs = NULL;
+	cbs = *len ? arena_strndup(*buf, *len) : NULL;
+	free(*buf);
+	return cbs;
+}
+
 /* INNER as probe INDEX's body program, over the first SHARED locals of ORDERED. */
 static void body_program(struct emitter *E, struct derived_probe *dp, int index,
 			 struct stmt *inner, struct vec *ordered, int shared)
 {
 	struct cfunc *cf;
-	const char *decl;
-	char *body, *text;
-	size_t len;
+	const char *decl, *cbs;
+	char *body, *text, *cbuf = NULL;
+	size_t len, clen = 0;
 	FILE *out;
 
+	callbacks_begin(E, index, &cbuf, &clen);
 	E->frame = emit_frame_new(E, arena_printf("frame_probe_%d_body", index));
 	for (int i = 0; i < shared; i++)
 		emit_frame_local(E, E->frame, VEC_AT(ordered, i));
 	cf = emit_cfunc_begin(E);
 	emit_stmt(E, inner);
 	emit_cfunc_end(E, cf, &body);
+	cbs = callbacks_end(E, &cbuf, &clen);
 	emit_drop_final_jump(body);
 	decl = frame_decl(E, E->frame);
 	out = open_memstream(&text, &len);
@@ -806,7 +837,7 @@ static void body_program(struct emitter *E, struct derived_probe *dp, int index,
 	program_tail(out, NULL);
 	fclose(out);
 	free(body);
-	emit_body_add(E, index, arena_strndup(text, len), decl);
+	emit_body_add(E, index, arena_strndup(text, len), cbs, decl);
 	free(text);
 }
 
@@ -816,15 +847,17 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 	struct vec ordered = { 0 }, prologue = { 0 };
 	struct stmt *inner;
 	struct cfunc *cf;
-	const char *decl;
-	char *body, *text;
-	size_t len;
+	const char *decl, *cbs;
+	char *body, *text, *cbuf = NULL;
+	size_t len, clen = 0;
 	int shared = 0;
 	FILE *out;
 
 	if (!probe_section(E, dp, &sec))
 		return;
 	E->dp = dp;
+	E->hseq = 0;
+	callbacks_begin(E, index, &cbuf, &clen);
 	E->ctx_ctype = sec.ctype;
 	E->probe_kinds[index] = sec.kind;
 	if (splittable(E, dp, &sec) && strcmp(dp->tp->system, "syscalls") == 0)
@@ -837,6 +870,7 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 	else
 		probe_body(E, dp);
 	emit_cfunc_end(E, cf, &body);
+	cbs = callbacks_end(E, &cbuf, &clen);
 	if (!inner)
 		emit_drop_final_jump(body);
 	decl = frame_decl(E, E->frame);
@@ -858,11 +892,12 @@ static void bpf_probe(struct emitter *E, struct derived_probe *dp, int index)
 	if (emit_proc_existing(E, dp))
 		emit_proc_programs(out, sec.sec, index);
 	fclose(out);
-	emit_merge_add(E, index, arena_strndup(text, len), decl, merge_family(E, dp, &sec));
+	emit_merge_add(E, index, arena_strndup(text, len), cbs, decl, merge_family(E, dp, &sec));
 	free(text);
 	if (inner)
 		body_program(E, dp, index, inner, &ordered, shared);
 	E->dp = NULL;
+	E->hprobe = -1;
 }
 
 /* ---- the file ------------------------------------------------------------------------------------ */

@@ -879,10 +879,10 @@ const char *emit_hist_index(struct emitter *E, struct expr *e)
 /* delete a, a slotted array in the kernel: a callback frees each key's slot. */
 static void clear_slots(struct emitter *E, struct eglobal *g)
 {
-	int n = ++E->seq;
+	const char *name = emit_callback_name(E, "clear", emit_seq(E));
 
-	fprintf(E->defs, "STP_SLOT_CLEARER(clear_%d, %s)\n\n", n, g->cname);
-	emit_line(E, "bpf_for_each_map_elem(&g_%s, clear_%d, NULL, 0);", g->cname, n);
+	fprintf(emit_callback_out(E), "STP_SLOT_CLEARER(%s, %s)\n\n", name, g->cname);
+	emit_line(E, "bpf_for_each_map_elem(&g_%s, %s, NULL, 0);", g->cname, name);
 }
 
 static void delete_scalar(struct emitter *E, struct vardecl *d)

@@ -162,6 +162,9 @@ struct emitter {
 
 	/* what is being written */
 	struct derived_probe *dp;	/* the handler being written */
+	int hprobe;			/* its index, where its callbacks are its own; else -1 */
+	int hseq;			/* its labels and callbacks, numbered within it (emit_seq) */
+	FILE *hdefs;			/* its callbacks' definitions, written with its program */
 	const char *ctx_ctype;		/* kernel: the type of its program's context */
 	bool raw_args;			/* kernel.trace: a raw_tp program, $vars are arguments */
 	bool *kernel_probe;		/* per probe: runs in the kernel (dyninst: in the probed process) */
@@ -219,6 +222,9 @@ void emit_drop_final_jump(char *body);
 struct cfunc *emit_cfunc_begin(struct emitter *E);
 void emit_cfunc_end(struct emitter *E, struct cfunc *cf, char **text);
 bool emit_is_kernel(const struct emitter *E);
+int emit_seq(struct emitter *E);
+const char *emit_callback_name(const struct emitter *E, const char *kind, int n);
+FILE *emit_callback_out(const struct emitter *E);
 
 /* emit_data.c */
 void emit_data_setup(struct emitter *E);
@@ -305,17 +311,20 @@ bool emit_uses_pn(const struct emitter *E);
 const char *emit_string_const(struct emitter *E, const char *s);
 
 /* emit_merge.c */
-void emit_merge_add(struct emitter *E, int index, const char *text, const char *decl,
-		    const char *family);
+void emit_merge_add(struct emitter *E, int index, const char *text, const char *cbs,
+		    const char *decl, const char *family);
 void emit_merge_flush(struct emitter *E, FILE *out);
 /* TEXT without its first two lines, comments, INDEX and copied literals (into LITS). */
 char *emit_merge_canonical(const char *text, int index, struct vec *lits);
+/* Loop callbacks CBS (NULL: none) of handler INDEX, canonical as it is; "" for none. */
+char *emit_merge_callbacks(const char *cbs, int index, struct vec *lits);
 
 /* emit_body.c */
 struct stmt *emit_body_inner(struct emitter *E, struct derived_probe *dp, int index,
 			     struct vec *prologue);
 int emit_body_locals(struct derived_probe *dp, struct stmt *inner, struct vec *ordered);
-void emit_body_add(struct emitter *E, int index, const char *text, const char *decl);
+void emit_body_add(struct emitter *E, int index, const char *text, const char *cbs,
+		   const char *decl);
 void emit_body_decls(struct emitter *E, FILE *out);
 void emit_body_programs(struct emitter *E, FILE *out);
 bool emit_body_has_frame(struct emitter *E, int index);

@@ -22,6 +22,12 @@
  * Strings that are the same in every member stay constants, so the
  * verifier sees what it saw before; numbers are never parameterised (a
  * constant lets the verifier prune the branches it decides).
+ *
+ * A handler's loops are callbacks (bpf_loop, bpf_for_each_map_elem) that
+ * come with its text, named by its index (probe_I_loop_K): they are part
+ * of its key, the group's program calls the lead's, and the others' are
+ * not written.  A callback learns the probe from the context (c->probe,
+ * which stp_enter() set from the cookie) where it reads a table.
  */
 #include <string.h>
 #include "arena.h"
@@ -31,7 +37,10 @@
 struct mhandler {
 	int index;
 	const char *text;	/* the C function */
-	struct vec lits;	/* the parameterisable literals, in order (const char *) */
+	const char *cbs;	/* its loop callbacks' C (NULL: none), which come before it */
+	struct vec lits;	/* the parameterisable literals, in order (const char *): the
+				   function's, then its callbacks' */
+	int text_lits;		/* how many are the function's */
 };
 
 /* Handlers whose text is the same but for those literals. */
@@ -85,17 +94,14 @@ static size_t index_at(const char *q, const char *num)
 }
 
 /*
- * TEXT without its first two lines (the comment and SEC), its comments,
- * its index (after "probe_" and in "stp_enter(") and the literals that
- * copy_source() accepts, which go to LITS.  The key of its group.
+ * TEXT from P on without its comments, its index (after "probe_" and in
+ * "stp_enter(") and the literals that copy_source() accepts, which go to
+ * LITS.
  */
-char *emit_merge_canonical(const char *text, int index, struct vec *lits)
+static char *canonical_from(const char *text, const char *p, int index, struct vec *lits)
 {
 	char num[16], *out, *o;
-	const char *p = strchr(text, '\n');
 
-	p = p ? strchr(p + 1, '\n') : NULL;
-	p = p ? p + 1 : text;
 	snprintf(num, sizeof(num), "%d", index);
 	o = out = arena_alloc(strlen(p) + 1);
 	while (*p) {
@@ -136,6 +142,21 @@ char *emit_merge_canonical(const char *text, int index, struct vec *lits)
 	}
 	*o = '\0';
 	return out;
+}
+
+/* TEXT without its first two lines (the comment and SEC), canonical: the key of its group. */
+char *emit_merge_canonical(const char *text, int index, struct vec *lits)
+{
+	const char *p = strchr(text, '\n');
+
+	p = p ? strchr(p + 1, '\n') : NULL;
+	return canonical_from(text, p ? p + 1 : text, index, lits);
+}
+
+/* Loop callbacks CBS (NULL: none), canonical as their handler is (their literals follow its). */
+char *emit_merge_callbacks(const char *cbs, int index, struct vec *lits)
+{
+	return cbs ? canonical_from(cbs, cbs, index, lits) : "";
 }
 
 static bool ident_char(char ch)
@@ -231,13 +252,15 @@ static bool attaches_there(const struct emitter *E, const struct mgroup *g, int 
 }
 
 /*
- * Handler INDEX's program TEXT, and its frame's declaration DECL (NULL: it
- * has none).  FAMILY: the section of a program that a cookie can tell
- * apart (a uprobe's and a uretprobe's C can be the same, but their
- * programs attach differently); NULL: a program of its own.
+ * Handler INDEX's program TEXT, its loop callbacks CBS (NULL: none; named
+ * probe_INDEX_..., emit_callback_name()) and its frame's declaration DECL
+ * (NULL: it has none).  FAMILY: the section of a program that a cookie can
+ * tell apart (a uprobe's and a uretprobe's C can be the same, but their
+ * programs attach differently); NULL: a program of its own.  A group's
+ * program calls its lead's callbacks; the others' are dropped.
  */
-void emit_merge_add(struct emitter *E, int index, const char *text, const char *decl,
-		    const char *family)
+void emit_merge_add(struct emitter *E, int index, const char *text, const char *cbs,
+		    const char *decl, const char *family)
 {
 	struct merge *m = merge_state(E);
 	struct mhandler *h = arena_alloc(sizeof(*h));
@@ -247,12 +270,15 @@ void emit_merge_add(struct emitter *E, int index, const char *text, const char *
 	memset(h, 0, sizeof(*h));
 	h->index = index;
 	h->text = text;
+	h->cbs = cbs;
 	if (!family) {
 		vec_push(&m->order, h);
 		vec_push(&m->solos, (void *)1);
 		return;
 	}
 	key = emit_merge_canonical(text, index, &h->lits);
+	h->text_lits = h->lits.len;
+	key = arena_printf("%s\n%s", key, emit_merge_callbacks(cbs, index, &h->lits));
 	if (decl) {
 		struct vec names = { 0 };
 
@@ -329,21 +355,22 @@ static void literal_table(FILE *out, const struct mgroup *g, int lead, int k)
 	fprintf(out, "\n};\n\n");
 }
 
-/* The lead's text with its index from the cookie and the varying literals from the tables. */
-static void merged_text(struct emitter *E, FILE *out, const struct mgroup *g, const bool *varies,
-			bool tables)
+/*
+ * The lead's C from P on (in SRC, its text or its callbacks), its K-th
+ * literal on: its index from the cookie (the handler) or the context (a
+ * callback), the literals that vary from the tables by the probe's row
+ * (TABLES: some do in this C).  Returns the number of the next literal.
+ */
+static int merged_code(struct emitter *E, FILE *out, const struct mgroup *g, const bool *varies,
+		       bool tables, const char *src, const char *p, int k)
 {
 	const struct mhandler *lead = VEC_AT(&g->members, 0);
-	const char *p = lead->text, *body = strstr(p, "{\n");
 	static const char check[] = "\tif (!c)\n\t\treturn 0;\n";
+	static const char callback[] = "\tstruct context *c = e->c;\n";
 	char enter[32];
-	int k = 0;
 
 	snprintf(enter, sizeof(enter), "stp_enter(%d)", lead->index);
-	fwrite(p, 1, (size_t)(body + 2 - p), out);
-	fprintf(out, "\tuint32_t stp_p = %s%s;\n", E->sc_dispatch ? "stp_probe_cookie(ctx)" :
-		"(uint32_t)bpf_get_attach_cookie(ctx)", tables ? ", stp_m" : "");
-	for (p = body + 2; *p; ) {
+	while (*p) {
 		if (p[0] == '/' && p[1] == '*') {
 			const char *e = strstr(p + 2, "*/");
 
@@ -366,21 +393,54 @@ static void merged_text(struct emitter *E, FILE *out, const struct mgroup *g, co
 		} else if (*p == '"') {
 			const char *e = literal_end(p);
 
-			if (copy_source(lead->text, p) && varies[k])
+			if (copy_source(src, p) && varies[k])
 				fprintf(out, "stp_mstr_%d_%d[stp_m]", lead->index, k);
 			else
 				fwrite(p, 1, (size_t)(e - p), out);
-			k += copy_source(lead->text, p);
+			k += copy_source(src, p);
 			p = e;
 		} else if (tables && strncmp(p, check, sizeof(check) - 1) == 0) {
 			fprintf(out, "%s\tstp_m = stp_p < STP_NPROBES ? stp_member[stp_p] : %d;\n"
 				"\tif (stp_m >= %d)\n\t\tgoto out;\n", check, g->members.len,
 				g->members.len);
 			p += sizeof(check) - 1;
+		} else if (tables && strncmp(p, callback, sizeof(callback) - 1) == 0) {
+			/* a callback's probe is its context's, which stp_enter(stp_p) set */
+			fprintf(out, "%s\tuint32_t stp_m = c->probe < STP_NPROBES ? "
+				"stp_member[c->probe] : %d;\n\n\tif (stp_m >= %d)\n\t\treturn 1;\n",
+				callback, g->members.len, g->members.len);
+			p += sizeof(callback) - 1;
 		} else {
 			fputc(*p++, out);
 		}
 	}
+	return k;
+}
+
+/* The lead's callbacks, then its text, with the cookie read where its body starts. */
+static void merged_text(struct emitter *E, FILE *out, const struct mgroup *g, const bool *varies,
+			bool tables)
+{
+	const struct mhandler *lead = VEC_AT(&g->members, 0);
+	const char *p = lead->text, *body = strstr(p, "{\n");
+	bool cb_tables = false;	/* a callback reads a table too */
+
+	for (int k = lead->text_lits; k < lead->lits.len; k++)
+		cb_tables |= varies[k];
+	if (lead->cbs)
+		merged_code(E, out, g, varies, cb_tables, lead->cbs, lead->cbs, lead->text_lits);
+	fwrite(p, 1, (size_t)(body + 2 - p), out);
+	fprintf(out, "\tuint32_t stp_p = %s%s;\n", E->sc_dispatch ? "stp_probe_cookie(ctx)" :
+		"(uint32_t)bpf_get_attach_cookie(ctx)", tables ? ", stp_m" : "");
+	merged_code(E, out, g, varies, tables, lead->text, body + 2, 0);
+}
+
+/* A handler's program as it was written: its callbacks, then it. */
+static void handler_text(FILE *out, const struct mhandler *h)
+{
+	if (h->cbs)
+		fputs(h->cbs, out);
+	fputs(h->text, out);
 }
 
 /* Group G's program; returns whether it stands for more than one probe. */
@@ -390,7 +450,7 @@ static bool write_group(struct emitter *E, FILE *out, struct mgroup *g)
 	bool *varies, tables = false;
 
 	if (g->members.len == 1) {
-		fputs(lead->text, out);
+		handler_text(out, lead);
 		return false;
 	}
 	varies = arena_alloc(sizeof(bool) * (size_t)(lead->lits.len + 1));
@@ -434,7 +494,7 @@ void emit_merge_flush(struct emitter *E, FILE *out)
 	defs = open_memstream(&buf, &len);
 	for (int i = 0; i < m->order.len; i++) {
 		if (VEC_AT(&m->solos, i))
-			fputs(((struct mhandler *)VEC_AT(&m->order, i))->text, defs);
+			handler_text(defs, VEC_AT(&m->order, i));
 		else
 			merged += write_group(E, defs, VEC_AT(&m->order, i));
 	}

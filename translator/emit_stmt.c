@@ -186,7 +186,7 @@ static void stmt_next(struct emitter *E)
  */
 static void stmt_try(struct emitter *E, struct stmt *s)
 {
-	int n = ++E->seq;
+	int n = emit_seq(E);
 	const char *outer = E->cf->err_label, *label = arena_printf("catch_%d", n);
 
 	emit_line(E, "/* try at %s */", emit_loc_text(s->loc));
