@@ -49,6 +49,17 @@ bool emit_uprobe_section(struct emitter *E, struct derived_probe *dp, const char
 	if (E->kmod && dp->pid > 0)
 		*prologue = arena_printf("\tif ((int64_t)(bpf_get_current_pid_tgid() >> 32) != "
 					 "%lld)\n\t\treturn 0;\n", (long long)dp->pid);
+	/*
+	 * a library's uprobe is on every process that maps it: keep PATH's
+	 * (the probe's index is the cookie, the same text for a merged group;
+	 * the kernel runtime merges nothing and has no cookies)
+	 */
+	if (dp->library && dp->pid <= 0 && !E->dyninst)
+		*prologue = arena_printf("%s\t/* process(PATH).library(): PATH's processes only */\n"
+					 "\tif (!stp_proc_library_hit(%s))\n\t\treturn 0;\n",
+					 *prologue ? *prologue : "",
+					 E->kmod ? arena_printf("%d", dp->id)
+						 : "(uint32_t)bpf_get_attach_cookie(ctx)");
 	return true;
 }
 

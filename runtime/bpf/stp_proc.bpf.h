@@ -120,6 +120,20 @@ static __always_inline bool stp_proc_exe_is(struct task_struct *t, uint32_t prob
 }
 
 /*
+ * A process("PATH").library("LIB") uprobe's hit: LIB's uprobe fires in
+ * every process that maps it, the probe's in PATH's only (stap's task
+ * finder gives it PATH's processes).  The runner noted PATH's file at the
+ * probe's index (runtime/user/proc_attach.c, stp_proc_note_libraries()).
+ */
+static __always_inline bool stp_proc_library_hit(uint32_t probe)
+{
+	struct stp_proc_exe *want = bpf_map_lookup_elem(&stp_proc_exes, &probe);
+
+	return !want || !want->ino ||
+	       stp_proc_file_is(bpf_get_current_task_btf(), want->dev, want->ino);
+}
+
+/*
  * Whether a task the iterator found, or one about to exec, is one the
  * probe leaves out: a kernel thread, an exiting task, one born after the
  * probe was attached (existing only), or -c's child before its exec.

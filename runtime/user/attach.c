@@ -485,7 +485,8 @@ int stp_script__attach(struct stp_script *s)
 		return err;
 	}
 	if (s->kmod_fd >= 0) {	/* the kernel runtime: the module registers them */
-		err = stp_proc_note_kmod(s);
+		err = stp_proc_note_libraries(s);
+		err = err ? err : stp_proc_note_kmod(s);
 		if (!err)
 			err = stp_kmod_start(s);
 		if (err)
@@ -499,6 +500,11 @@ int stp_script__attach(struct stp_script *s)
 			err = stp_handover_ready(s);
 		if (err)
 			s->attach_failed = true;
+		return err;
+	}
+	err = stp_proc_note_libraries(s);
+	if (err) {
+		s->attach_failed = true;
 		return err;
 	}
 	t0 = now_ms();

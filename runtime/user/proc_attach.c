@@ -127,6 +127,30 @@ int stp_proc_note_kmod(struct stp_script *s)
 	return 0;
 }
 
+int stp_proc_note_libraries(struct stp_script *s)
+{
+	char where[256];
+	int err;
+
+	for (int i = 0; i < s->meta->nprobes; i++) {
+		const struct stp_meta_probe *p = &s->meta->probes[i];
+		char *path;
+
+		if (p->kind != STP_PROBE_UPROBE || p->uprobe_pid > 0 || !p->uprobe_path ||
+		    !strstr(p->point, ").library(\""))
+			continue;
+		path = point_path(p->point);
+		err = path && strcmp(path, p->uprobe_path) != 0 ? note_exe(s, i, path) : 0;
+		free(path);
+		if (err) {
+			stp_msg(s, "error", "%s: cannot attach probe %s: %s",
+				stp_loc_str(&p->loc, where, sizeof(where)), p->point, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 static int attach_tracepoints(struct stp_script *s, int i, struct bpf_program *prog,
 			      const char *names)
 {

@@ -22,6 +22,15 @@ int stp_proc_attach(struct stp_script *s, int i, struct bpf_program *prog);
 int stp_proc_note_kmod(struct stp_script *s);
 
 /*
+ * process("PATH").library("LIB") probes: a uprobe on LIB fires in every
+ * process that maps it, so the runner notes PATH's file at each such
+ * probe's index in stp_proc_exes, where its program (prologue: see
+ * translator/emit_uprobe.c) checks the task's executable.  Both runtimes;
+ * 0, or a negative errno after saying why.
+ */
+int stp_proc_note_libraries(struct stp_script *s);
+
+/*
  * Run the handlers of process.begin and thread.begin once for each
  * process (thread) that runs already, as stap does at startup: after
  * the begin probes, once kernel handlers run.
