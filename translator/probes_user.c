@@ -898,7 +898,6 @@ static const char *process_file(struct sema *sm, struct derived_probe *dp,
 {
 	const char *exe, *why = NULL;
 
-	dp->pid_target = sm->s->target_cmd || sm->s->target_pid > 0;
 	if (dp->path)
 		return dp->path;
 	if (dp->pid) {
@@ -920,7 +919,6 @@ static const char *process_file(struct sema *sm, struct derived_probe *dp,
 				  "with -c CMD or -x PID");
 		return NULL;
 	}
-	dp->pid_target = true;
 	return exe;
 }
 

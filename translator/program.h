@@ -151,7 +151,6 @@ struct derived_probe {
 	const char *dwarf_path;	/* the file that holds its DWARF (elf_path or a separate debug file); NULL: none */
 	uint64_t ref_ctr_offset;	/* PROBE_UMARK: the file offset of its semaphore, or 0 */
 	const struct sdt_note *sdt;	/* PROBE_UMARK: its .note.stapsdt entry (probes_sdt.h) */
-	bool pid_target;	/* only in target()'s process tree (-c/-x, or no process path) */
 	const char *pn;		/* pn(): the point after wildcard expansion, before alias
 				   resolution (syscall.read for syscall.*) */
 	const char *list_point;	/* the point as -l lists it, where it differs (PROBE_UPLT), or NULL */
