@@ -284,6 +284,7 @@ static void stat_cfg(const struct stp_meta_global *g, struct stp_stat_cfg *cfg)
 	if (stp_stat_cfg_init(cfg, (enum stp_hist_type)h->kind, h->start, h->stop, h->interval, 0) ||
 	    cfg->buckets > STP_HIST_MAX_BUCKETS || stp_stat_partial_size(cfg) > g->value_size)
 		stp_stat_cfg_init(cfg, STP_HIST_NONE, 0, 0, 0, 0);
+	cfg->keyed = g->nkeys > 0;
 }
 
 static void fill_elem(struct stap_script *sc, const struct stp_meta_global *g,

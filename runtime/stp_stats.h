@@ -42,6 +42,7 @@ struct stp_stat_cfg {
 	int buckets;			/* histogram counters per partial */
 	int shift;			/* @variance(s, shift) bit shift */
 	int variance;			/* @variance is read: keep its terms (two divisions a sample) */
+	int keyed;			/* an array's (s[k]): its CPUs fold pairwise (stp_stat_fold) */
 };
 
 /* One CPU's partial aggregate (the generated code's struct stat_NAME has its layout). */
@@ -93,6 +94,47 @@ STP_ARITH_FN void stp_stat_add_variance(struct stp_stat_partial *p, int shift, i
 	p->avg_s = stp_add64(p->avg_s, stp_div(delta, p->count));
 	p->m2 = stp_add64(p->m2, stp_mul64(delta, stp_sub64(stp_shl(val, shift), p->avg_s)));
 	p->variance_s = stp_div(p->m2, p->count - 1);
+}
+
+/*
+ * @variance over CPUs.  stap merges a scalar statistic's CPUs all at once,
+ * each CPU's mean and variance taken about the overall mean (stat.c,
+ * _stp_stat_get; runtime/user/stats.c and stp_statread.bpf.h do that),
+ * but an array's element (s[k]) two at a time in CPU order, as its map
+ * aggregation folds each CPU's node into the running one (map.c,
+ * _new_map_copy_stat): the first CPU's partial is copied, Welford's mean
+ * and all; each next one is folded in about the new mean, sum << shift
+ * over count.  The two give different roundings, and stap's output is
+ * what scripts compare against.
+ */
+struct stp_stat_fold {
+	int64_t count, sum;
+	int64_t avg_s;		/* << shift */
+	int64_t variance_s;	/* << 2 * shift */
+};
+
+/* Fold partial P (count > 0) into T, which starts zeroed. */
+STP_ARITH_FN void stp_stat_fold(struct stp_stat_fold *t, const struct stp_stat_partial *p,
+				int shift)
+{
+	int64_t c1 = t->count, a1 = t->avg_s, d1, d2, s;
+
+	if (c1 == 0) {
+		t->count = p->count;
+		t->sum = p->sum;
+		t->avg_s = p->avg_s;
+		t->variance_s = p->variance_s;
+		return;
+	}
+	t->count = stp_add64(c1, p->count);
+	t->sum = stp_add64(t->sum, p->sum);
+	t->avg_s = stp_div(stp_shl(t->sum, shift), t->count);
+	d1 = stp_sub64(a1, t->avg_s);
+	d2 = stp_sub64(p->avg_s, t->avg_s);
+	s = stp_add64(stp_mul64(stp_mul64(c1, d1), d1), stp_mul64(c1 - 1, t->variance_s));
+	s = stp_add64(s, stp_mul64(stp_mul64(p->count, d2), d2));
+	s = stp_add64(s, stp_mul64(p->count - 1, p->variance_s));
+	t->variance_s = stp_div(s, t->count - 1);
 }
 
 /* s <<< val, on one partial; the terms of @variance only when CFG says it is read. */

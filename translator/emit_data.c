@@ -277,6 +277,8 @@ static void decl_stat(struct emitter *E, FILE *out, struct eglobal *g)
 		fprintf(out, "\t.shift = %d,\n", g->shift);
 	if (g->variance)	/* @variance is read: keep its terms */
 		fprintf(out, "\t.variance = 1,\n");
+	if (g->array)
+		fprintf(out, "\t.keyed = 1,\n");
 	fprintf(out, "};\n\n");
 }
 

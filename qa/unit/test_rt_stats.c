@@ -401,6 +401,50 @@ static void variance_truncating_division(void)
 	CU_ASSERT_EQUAL(extract(STP_STAT_VARIANCE), 8);
 }
 
+/*
+ * An array's element folds its CPUs as stap's maps do (stp_stat_fold):
+ * 0, 3, 6 on one CPU: Welford's avg_s 0, 1, 2, m2 0, 6, 26, variance_s 13,
+ * copied as it is: 13, stap's @variance(a[k]).  A scalar takes the CPU's
+ * mean about the exact one: avg_s 9/3 = 3, S1 = 3 * (2 - 3)^2 = 3,
+ * S2 = 2 * 13: 29 / 2 = 14, stap's @variance(s).
+ */
+static void variance_keyed_one_cpu(void)
+{
+	setup(STP_HIST_NONE, 0, 0, 0, 0);
+	add_n(0, 0, 1);
+	add_n(0, 3, 1);
+	add_n(0, 6, 1);
+	CU_ASSERT(cpu(0)->avg_s == 2 && cpu(0)->m2 == 26 && cpu(0)->variance_s == 13);
+	merge();
+	CU_ASSERT_EQUAL(extract(STP_STAT_VARIANCE), 14);
+	fx.cfg.keyed = 1;
+	merge();
+	CU_ASSERT_EQUAL(extract(STP_STAT_VARIANCE), 13);
+}
+
+/*
+ * Folded in CPU order: {0, 3, 6} on CPU 0 (count 3, avg_s 2, variance_s
+ * 13), {10} on CPU 1, {20} on CPU 3.  With CPU 1: count 4, sum 19, avg_s
+ * 4, 3 * (2 - 4)^2 + 2 * 13 + 1 * (10 - 4)^2 + 0 = 74, / 3 = 24.  With
+ * CPU 3: count 5, sum 39, avg_s 7, 4 * (4 - 7)^2 + 3 * 24 + (20 - 7)^2 =
+ * 277, / 4 = 69.  CPU 2's cleared partial is skipped.
+ */
+static void variance_keyed_fold_order(void)
+{
+	setup(STP_HIST_NONE, 0, 0, 0, 0);
+	fx.cfg.keyed = 1;
+	add_n(0, 0, 1);
+	add_n(0, 3, 1);
+	add_n(0, 6, 1);
+	add_n(1, 10, 1);
+	add_n(3, 20, 1);
+	cpu(2)->avg_s = 77;
+	cpu(2)->variance_s = 1000;
+	merge();
+	CU_ASSERT_EQUAL(extract(STP_STAT_VARIANCE), 69);
+	CU_ASSERT_EQUAL(fx.agg.avg_s, 7);
+}
+
 /* one sample: stap divides by count - 1 = 0 with _stp_div64, which gives 0 */
 static void variance_single_sample(void)
 {
@@ -826,6 +870,7 @@ static const struct unit_case stats_cases[] = {
 	C(extract_avg_truncates_toward_zero), C(merge_across_cpus), C(merge_skips_empty_cpus),
 	C(merge_respects_stride), C(merge_histograms_and_reuse),
 	C(variance_integer_welford), C(variance_with_shift), C(variance_two_cpus),
+	C(variance_keyed_one_cpu), C(variance_keyed_fold_order),
 	C(variance_truncating_division), C(variance_single_sample), C(variance_symmetric_negatives), C(hist_bucket_index),
 	C(print_log_small), C(print_log_negative_margin), C(print_log_elision_default),
 	C(print_log_elision_zero), C(print_log_elision_disabled), C(print_linear_langref),

@@ -58,6 +58,20 @@ static __always_inline int64_t stp_stat_total_variance(void *map, const void *ke
 	int shift = cfg->shift;
 	int64_t v;
 
+	if (cfg->keyed) {	/* an array's: folded CPU by CPU, as stap's maps (stp_stats.h) */
+		struct stp_stat_fold f = { 0 };
+
+		for (uint32_t cpu = 0; cpu < STP_NCPUS; cpu++) {
+			const struct stp_stat_partial *p = bpf_map_lookup_percpu_elem(map, key, cpu);
+
+			if (!p)
+				break;
+			if (p->count)
+				stp_stat_fold(&f, p, shift);
+		}
+		v = f.variance_s;
+		return 2 * shift > 63 ? (v < 0 ? -1 : 0) : v >> (2 * shift);
+	}
 	t->avg_s = stp_div(stp_shl(t->sum, shift), t->count);
 	for (uint32_t cpu = 0; cpu < STP_NCPUS; cpu++) {
 		const struct stp_stat_partial *p = bpf_map_lookup_percpu_elem(map, key, cpu);

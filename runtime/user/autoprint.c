@@ -74,6 +74,7 @@ static void merge(struct stp_script *s, const struct stp_meta_global *g, const v
 	    a->cfg.buckets > STP_HIST_MAX_BUCKETS ||
 	    stp_stat_partial_size(&a->cfg) > g->value_size)
 		stp_stat_cfg_init(&a->cfg, STP_HIST_NONE, 0, 0, 0, 0);
+	a->cfg.keyed = g->nkeys > 0;
 	a->agg.hist = a->hist;
 	if (g->percpu)
 		stp_stat_merge(&a->agg, &a->cfg, vals, stp_percpu_stride(g->value_size), s->ncpus);

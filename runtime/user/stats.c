@@ -103,6 +103,22 @@ static void merge_variance(struct stp_stat_agg *agg, const struct stp_stat_cfg *
 	agg->variance = asr(div64(stp_add64(s1, s2), agg->count - 1), 2 * cfg->shift);
 }
 
+/* An array element's: the CPUs folded in order, as stap's maps do (../stp_stats.h). */
+static void fold_variance(struct stp_stat_agg *agg, const struct stp_stat_cfg *cfg,
+			  const void *partials, size_t stride, int ncpus)
+{
+	struct stp_stat_fold t = { 0 };
+
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		const struct stp_stat_partial *p = partial_at(partials, stride, cpu);
+
+		if (p->count)
+			stp_stat_fold(&t, p, cfg->shift);
+	}
+	agg->avg_s = t.avg_s;
+	agg->variance = asr(t.variance_s, 2 * cfg->shift);
+}
+
 void stp_stat_merge(struct stp_stat_agg *agg, const struct stp_stat_cfg *cfg,
 		    const void *partials, size_t stride, int ncpus)
 {
@@ -119,7 +135,9 @@ void stp_stat_merge(struct stp_stat_agg *agg, const struct stp_stat_cfg *cfg,
 		if (p->count)
 			merge_one(agg, cfg, p);
 	}
-	if (agg->count)
+	if (agg->count && cfg->keyed)
+		fold_variance(agg, cfg, partials, stride, ncpus);
+	else if (agg->count)
 		merge_variance(agg, cfg, partials, stride, ncpus);
 }
 

@@ -73,9 +73,11 @@ static void setup_global(struct stp_uctx *u, int i)
 	m->key_size = g->key_size;
 	m->value_size = g->value_size;
 	m->percpu = g->percpu;
-	if (g->type == STP_TYPE_STATS)
+	if (g->type == STP_TYPE_STATS) {
 		stp_stat_cfg_init(&m->cfg, (enum stp_hist_type)g->hist.kind, g->hist.start,
 				  g->hist.stop, g->hist.interval, 0);
+		m->cfg.keyed = g->nkeys > 0;
+	}
 	need = round8(g->value_size) * (size_t)(g->percpu ? u->ncpus : 1);
 	if (need > u->valbuf_len)
 		u->valbuf_len = need;
