@@ -323,6 +323,9 @@ fi
 if [ "$mode" = run-kernel-one ]; then	# (internal) one script's line of the job
 	name=$(printf '%s' "$4" | tr / _)
 	if run_words "$4" --runtime=kernel; then
+		# a .meta line's $$ (psig's -x $$) is this shell's pid here: in
+		# the guest, the job's shell's
+		words=$(printf '%s' "$words" | sed "s/'$$'/'@PID@'/g")
 		printf "r '%s' '%s' %s\n" "$4" "$dir" "$words"
 		printf '%s\n%s\n' "$p4" "$words" >"$rundir/words/$name"	# for its result
 	else
@@ -356,6 +359,14 @@ if [ "$mode" = run-kernel ]; then
 r() {
 	s=$1 d=$2
 	shift 2
+	n=$#	# @PID@: this shell's pid, as $$ of the .meta line
+	while [ "$n" -gt 0 ]; do
+		a=$1
+		shift
+		[ "$a" = @PID@ ] && a=$$
+		set -- "$@" "$a"
+		n=$((n - 1))
+	done
 	if [ -n "${GUEST_COMPILE_ONLY:-}" ]; then
 		(cd "$d" && "$PMSTAP" "$@" </dev/null)
 		return
