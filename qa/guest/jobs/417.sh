@@ -1,0 +1,115 @@
+# 417: the tcpmib tapset (tcpmib.*), --runtime=kernel, against
+# a known loopback workload and the kernel's own counters (the Tcp: line
+# of /proc/net/snmp, before and after each run: the guest has no other
+# TCP traffic).
+# 1. tcpmib_work 5 2 3: 5 connections opened, used and closed in order,
+#    2 reset by the client (SO_LINGER 0), 3 refused (closed port); each
+#    one ended (its sockets in CLOSE) before the next.  The script keys
+#    the workload's sockets (ports 41701, 41702) by its own
+#    tcpmib_filter_key(), as tcpipstat.stp does; per counter it prints
+#    its sum, the kernel's delta, and what the workload makes it:
+#    ActiveOpens 10, PassiveOpens 7, AttemptFails 3 (refused),
+#    EstabResets 4 (both ends of each reset), CurrEstab +14 -14 (as the
+#    kernel's, whose delta is 0), RetransSegs 0, and the kernel's OutRsts
+#    5 of which the tapset sees the 2 sent by a socket (stap's, too: a
+#    reset for no socket has sk 0, which the filter drops).  InSegs and
+#    OutSegs: the kernel counts each segment; the tapset's InSegs leaves
+#    out the 10 SYNs that found no connection (7 to the listener, 3 to
+#    the closed port), its OutSegs the 7 SYN-ACKs and 3 resets that no
+#    full socket sends: the kernel's delta minus the tapset's is 10 each.
+#    The helper functions: the addresses and ports of the passive opens,
+#    the state of the failed attempts (2, SYN_SENT).
+# 2. The default tcpmib_filter_key() (every socket as key 1) during
+#    metrics_tcp, whose second SYN is dropped by a full accept queue and
+#    sent again: ActiveOpens, PassiveOpens and RetransSegs[1] as the
+#    kernel's deltas, RetransSegs at least 1.
+[ -n "${GUEST_COMPILE_ONLY:-}" ] || ip link set lo up 2>/dev/null || ifconfig lo up
+cat >"$tmp/mib.stp" <<'END'
+global up, down, pp, fail_state
+function tcpmib_filter_key:long(sk:long, op:long)
+{
+	if (!sk)
+		return 0
+	lport = tcpmib_local_port(sk)
+	rport = tcpmib_remote_port(sk)
+	if (lport == 41701 || rport == 41701 || lport == 41702 || rport == 41702)
+		return 1
+	return 0
+}
+/* one probe per alias: each probe on an alias runs its body, which counts */
+probe tcpmib.ActiveOpens, tcpmib.EstabResets, tcpmib.InSegs, tcpmib.OutRsts,
+      tcpmib.OutSegs, tcpmib.RetransSegs {}
+probe tcpmib.CurrEstab
+{
+	if (key && op > 0)
+		up++
+	else if (key)
+		down++
+}
+probe tcpmib.PassiveOpens
+{
+	if (key)
+		pp[ip_ntop(htonl(tcpmib_local_addr(sk))), tcpmib_local_port(sk),
+		   ip_ntop(htonl(tcpmib_remote_addr(sk))), tcpmib_remote_port(sk) != 0]++
+}
+probe tcpmib.AttemptFails
+{
+	if (key)
+		fail_state[tcpmib_get_state(sk)]++
+}
+probe end
+{
+	printf("ActiveOpens %d\nPassiveOpens %d\nAttemptFails %d\nEstabResets %d\n",
+	       ActiveOpens[1], PassiveOpens[1], AttemptFails[1], EstabResets[1])
+	printf("CurrEstab %d\nInSegs %d\nOutSegs %d\nRetransSegs %d\nOutRsts %d\n",
+	       CurrEstab[1], InSegs[1], OutSegs[1], RetransSegs[1], OutRsts[1])
+	printf("CurrEstab up %d down %d\n", up, down)
+	foreach ([la, lp, ra, rp] in pp)
+		printf("passive open %s:%d <- %s:%s: %d\n", la, lp, ra,
+		       rp ? "a port" : "port 0", pp[la, lp, ra, rp])
+	foreach (s in fail_state)
+		printf("attempt failed in state %d: %d\n", s, fail_state[s])
+}
+END
+cat >"$tmp/default.stp" <<'END'
+probe tcpmib.ActiveOpens, tcpmib.PassiveOpens, tcpmib.RetransSegs {}
+probe end
+{
+	printf("ActiveOpens %d\nPassiveOpens %d\nRetransSegs %d\n",
+	       ActiveOpens[1], PassiveOpens[1], RetransSegs[1])
+}
+END
+if [ -n "${GUEST_COMPILE_ONLY:-}" ]; then
+	$PMSTAP --runtime=kernel "$tmp/mib.stp" -c "$QA_BIN/tcpmib_work 5 2 3"
+	$PMSTAP --runtime=kernel "$tmp/default.stp" -c "$QA_BIN/metrics_tcp"
+	exit 0
+fi
+
+# the kernel's Tcp: counters, "NAME VALUE" a line
+snmp()
+{
+	awk '/^Tcp:/ { if (!h) { split($0, n); h = 1 } else for (i = 2; i <= NF; i++) print n[i], $i }' \
+		/proc/net/snmp
+}
+# SCRIPT CMD: the script's output, each counter with the kernel's delta
+# after it (InSegs and OutSegs: the delta minus the counter, as the number
+# of segments depends on when ACKs go)
+run()
+{
+	snmp >"$tmp/before"
+	$PMSTAP --runtime=kernel "$1" -c "$2" >"$tmp/out"
+	echo "status $?"
+	snmp >"$tmp/after"
+	awk 'FILENAME == ARGV[1] { b[$1] = $2; next }
+	     FILENAME == ARGV[2] { d[$1] = $2 - b[$1]; next }
+	     $1 ~ /^(In|Out)Segs$/ && NF == 2 { print $1, "kernel minus tapset", d[$1] - $2; next }
+	     NF == 2 && ($1 in d) { print $1, $2, "kernel", d[$1]; next }
+	     { print }' "$tmp/before" "$tmp/after" "$tmp/out"
+}
+echo "== tcpmib_work 5 2 3, the script's filter"
+run "$tmp/mib.stp" "$QA_BIN/tcpmib_work 5 2 3"
+echo "== metrics_tcp, the default filter"
+run "$tmp/default.stp" "$QA_BIN/metrics_tcp" |
+	awk '$1 == "RetransSegs" { print $1, ($2 >= 1 ? "at least 1" : $2), $3,
+				 ($2 == $4 ? "the same" : $4); next } { print }'
+echo "modules left: $(grep -c "^pmstap_kmod_" /proc/modules)"
