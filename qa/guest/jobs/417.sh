@@ -85,31 +85,15 @@ if [ -n "${GUEST_COMPILE_ONLY:-}" ]; then
 	exit 0
 fi
 
-# the kernel's Tcp: counters, "NAME VALUE" a line
-snmp()
-{
-	awk '/^Tcp:/ { if (!h) { split($0, n); h = 1 } else for (i = 2; i <= NF; i++) print n[i], $i }' \
-		/proc/net/snmp
-}
-# SCRIPT CMD: the script's output, each counter with the kernel's delta
-# after it (InSegs and OutSegs: the delta minus the counter, as the number
-# of segments depends on when ACKs go)
-run()
-{
-	snmp >"$tmp/before"
-	$PMSTAP --runtime=kernel "$1" -c "$2" >"$tmp/out"
-	echo "status $?"
-	snmp >"$tmp/after"
-	awk 'FILENAME == ARGV[1] { b[$1] = $2; next }
-	     FILENAME == ARGV[2] { d[$1] = $2 - b[$1]; next }
-	     $1 ~ /^(In|Out)Segs$/ && NF == 2 { print $1, "kernel minus tapset", d[$1] - $2; next }
-	     NF == 2 && ($1 in d) { print $1, $2, "kernel", d[$1]; next }
-	     { print }' "$tmp/before" "$tmp/after" "$tmp/out"
-}
+. "$REPO/qa/guest/snmp.rc"
+# InSegs and OutSegs: the kernel's delta minus the counter, as the number
+# of segments depends on when ACKs go
 echo "== tcpmib_work 5 2 3, the script's filter"
-run "$tmp/mib.stp" "$QA_BIN/tcpmib_work 5 2 3"
+_snmp_run Tcp "$tmp/mib.stp" "$QA_BIN/tcpmib_work 5 2 3" |
+	awk '$1 ~ /^(In|Out)Segs$/ && $3 == "kernel" { print $1, "kernel minus tapset", $4 - $2; next }
+	     { print }'
 echo "== metrics_tcp, the default filter"
-run "$tmp/default.stp" "$QA_BIN/metrics_tcp" |
+_snmp_run Tcp "$tmp/default.stp" "$QA_BIN/metrics_tcp" |
 	awk '$1 == "RetransSegs" { print $1, ($2 >= 1 ? "at least 1" : $2), $3,
 				 ($2 == $4 ? "the same" : $4); next } { print }'
 echo "modules left: $(grep -c "^pmstap_kmod_" /proc/modules)"
