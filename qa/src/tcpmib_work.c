@@ -2,14 +2,16 @@
  * tcpmib_work - a workload for the tcpmib tapset's test (qa/417): TCP
  * connections on the loopback, closed in order, reset, and refused
  *
- *	tcpmib_work N E R
+ *	tcpmib_work N E D R
  *
  * Listens on 127.0.0.1:41701 and binds 127.0.0.1:41702 without listening.
- * Then, one at a time:
+ * Then, one at a time, each client from its own port (41710, 41711, ...):
  *   N connections to 41701, each sending one byte that the server reads,
  *     shut down from both ends (FIN each way);
  *   E connections to 41701 that the client closes with SO_LINGER 0 (it
  *     sends a reset);
+ *   D connections to 41701 that the server closes, the client then
+ *     sending a byte, which the server's closed end answers with a reset;
  *   R connections to 41702, refused (the SYN is answered with a reset).
  * After each connection the program waits until its sockets are in CLOSE
  * (tcp_closed.h), so that every segment of it has been handled when the
@@ -60,14 +62,13 @@ static int bound(int port)
 	return fd;
 }
 
-/* A connection to 127.0.0.1:PORT: its fd, or -1 with errno. */
+/* A connection to 127.0.0.1:PORT from the next client port: its fd, or -1 with errno. */
 static int connect_to(int port)
 {
+	static int client = 41710;
 	struct sockaddr_in sa = loopback(port);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int fd = bound(client++);
 
-	if (fd < 0)
-		die("socket");
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
 		return fd;
 	close(fd);
@@ -107,6 +108,26 @@ static void reset(int lfd)
 	close(s);
 }
 
+static void data_after_close(int lfd)
+{
+	int c = connect_to(41701), s = c < 0 ? -1 : accept(lfd, NULL, NULL);
+	struct timespec ms = { 0, 1000000 };
+	int i;
+
+	if (s < 0)
+		die("connect and accept");
+	close(s);
+	for (i = 0; i < STEP_MS && tcp_state(c) != TCP_CLOSE_WAIT; i++)
+		nanosleep(&ms, NULL);
+	if (i == STEP_MS)
+		fail("the server's FIN did not come");
+	if (write(c, "x", 1) != 1)
+		die("a byte after the server's close");
+	if (tcp_closed(c, -1, STEP_MS) < 0)
+		fail("the client was not reset");
+	close(c);
+}
+
 static void refused(void)
 {
 	if (connect_to(41702) >= 0 || errno != ECONNREFUSED)
@@ -115,15 +136,16 @@ static void refused(void)
 
 int main(int argc, char **argv)
 {
-	int lfd, cfd, n, e, r;
+	int lfd, cfd, n, e, d, r;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: tcpmib_work N E R\n");
+	if (argc != 5) {
+		fprintf(stderr, "usage: tcpmib_work N E D R\n");
 		return 2;
 	}
 	n = atoi(argv[1]);
 	e = atoi(argv[2]);
-	r = atoi(argv[3]);
+	d = atoi(argv[3]);
+	r = atoi(argv[4]);
 	lfd = bound(41701);
 	cfd = bound(41702);
 	if (listen(lfd, 16) < 0)
@@ -132,6 +154,8 @@ int main(int argc, char **argv)
 		orderly(lfd);
 	for (int i = 0; i < e; i++)
 		reset(lfd);
+	for (int i = 0; i < d; i++)
+		data_after_close(lfd);
 	for (int i = 0; i < r; i++)
 		refused();
 	close(cfd);
