@@ -1,4 +1,4 @@
-# 417: the tcpmib tapset (tcpmib.*), --runtime=kernel, against a known
+# 417: the tcpmib tapset (tcpmib.*), --runtime=kernel and bpf, against a known
 # loopback workload and the kernel's own counters (the Tcp: line of
 # /proc/net/snmp, before and after each run: the guest has no other TCP
 # traffic).
@@ -27,6 +27,10 @@
 #    metrics_tcp, whose second SYN is dropped by a full accept queue and
 #    sent again: ActiveOpens, PassiveOpens and RetransSegs[1] as the
 #    kernel's deltas, RetransSegs at least 1.
+# Both with each runtime: with bpf, __inet_lookup_established() and
+# tcp_v4_syn_recv_sock() (8 and 7 arguments on 6.1.0-56) are kprobes,
+# their BTF-typed arguments read from the registers and the stack, as 6.1
+# attaches no fentry/fexit past 6 arguments.
 [ -n "${GUEST_COMPILE_ONLY:-}" ] || ip link set lo up 2>/dev/null || ifconfig lo up
 cat >"$tmp/mib.stp" <<'END'
 global up, down, pp, fail_state
@@ -84,20 +88,24 @@ probe end
 }
 END
 if [ -n "${GUEST_COMPILE_ONLY:-}" ]; then
-	$PMSTAP --runtime=kernel "$tmp/mib.stp" -c "$QA_BIN/tcpmib_work 5 2 2 3"
-	$PMSTAP --runtime=kernel "$tmp/default.stp" -c "$QA_BIN/metrics_tcp"
+	for rt in kernel bpf; do
+		$PMSTAP --runtime=$rt "$tmp/mib.stp" -c "$QA_BIN/tcpmib_work 5 2 2 3"
+		$PMSTAP --runtime=$rt "$tmp/default.stp" -c "$QA_BIN/metrics_tcp"
+	done
 	exit 0
 fi
 
 . "$REPO/qa/guest/snmp.rc"
 # InSegs and OutSegs: the kernel's delta minus the counter, as the number
 # of segments depends on when ACKs go
-echo "== tcpmib_work 5 2 2 3, the script's filter"
-_snmp_run Tcp "$tmp/mib.stp" "$QA_BIN/tcpmib_work 5 2 2 3" |
-	awk '$1 ~ /^(In|Out)Segs$/ && $3 == "kernel" { print $1, "kernel minus tapset", $4 - $2; next }
-	     { print }'
-echo "== metrics_tcp, the default filter"
-_snmp_run Tcp "$tmp/default.stp" "$QA_BIN/metrics_tcp" |
-	awk '$1 == "RetransSegs" { print $1, ($2 >= 1 ? "at least 1" : $2), $3,
-				 ($2 == $4 ? "the same" : $4); next } { print }'
+for rt in kernel bpf; do
+	echo "== --runtime=$rt: tcpmib_work 5 2 2 3, the script's filter"
+	_snmp_run Tcp "$tmp/mib.stp" "$QA_BIN/tcpmib_work 5 2 2 3" --runtime=$rt |
+		awk '$1 ~ /^(In|Out)Segs$/ && $3 == "kernel" { print $1, "kernel minus tapset", $4 - $2; next }
+		     { print }'
+	echo "== --runtime=$rt: metrics_tcp, the default filter"
+	_snmp_run Tcp "$tmp/default.stp" "$QA_BIN/metrics_tcp" --runtime=$rt |
+		awk '$1 == "RetransSegs" { print $1, ($2 >= 1 ? "at least 1" : $2), $3,
+					 ($2 == $4 ? "the same" : $4); next } { print }'
+done
 echo "modules left: $(grep -c "^pmstap_kmod_" /proc/modules)"
