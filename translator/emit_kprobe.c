@@ -53,6 +53,43 @@ static int param_slot(const struct vec *params, int index)
 	return slot;
 }
 
+/* The x86-64 argument registers, by trampoline slot. */
+static const char *const arg_regs[] = { "di", "si", "dx", "cx", "r8", "r9" };
+
+/*
+ * Does the kernel.function get a kprobe though BTF describes it?  An
+ * x86-64 BPF trampoline takes 6 words of arguments (Linux before 6.6
+ * refuses fentry/fexit past that: ENOTSUPP, as 6.1 does for
+ * __inet_lookup_established()), so a function whose arguments take more
+ * gets a kprobe (kretprobe), its parameters still typed by BTF: the
+ * words of the argument registers, then of the stack at the entry.  (A
+ * module's kprobes hand it every word already: emit_kmod.c.)
+ */
+static bool btf_kprobe(const struct emitter *E, const struct derived_probe *dp)
+{
+	struct vec *params;
+	int ret;
+
+	return strcmp(E->s->runtime, "bpf") == 0 && !dp->kfunc_kprobe && !dp->kfunc_offset && btf_kfunc(dp->kfunc, &params, &ret) &&
+	       param_slot(params, params->len) > 6;
+}
+
+/* The u64 argument word SLOT: the trampoline's array, or btf_kprobe()'s registers and stack. */
+static const char *slot_word(struct emitter *E, int slot)
+{
+	const char *t;
+
+	if (!btf_kprobe(E, E->dp))
+		return arena_printf("ctx->args[%d]", slot);
+	if (slot < 6)
+		return arena_printf("ctx->%s", arg_regs[slot]);
+	t = emit_long_temp(E);	/* past the return address */
+	emit_line(E, "%s = 0;", t);
+	emit_line(E, "bpf_probe_read_kernel(&%s, 8, (const void *)(ctx->sp + %d));", t,
+		  8 * (slot - 5));
+	return t;
+}
+
 /* The 64-bit WORD as a long of BTF type ID: narrower ints truncated, then extended. */
 static const char *word_value(const char *word, uint32_t id)
 {
@@ -67,9 +104,9 @@ static const char *word_value(const char *word, uint32_t id)
 }
 
 /* The value in SLOT as a long of BTF type ID. */
-static const char *slot_value(int slot, uint32_t id)
+static const char *slot_value(struct emitter *E, int slot, uint32_t id)
 {
-	return word_value(arena_printf("ctx->args[%d]", slot), id);
+	return word_value(slot_word(E, slot), id);
 }
 
 static bool by_value_record(uint32_t id)
@@ -99,7 +136,7 @@ bool emit_kprobe_section(struct emitter *E, struct derived_probe *dp, const char
 	if (dp->kfunc_offset) {		/* an inline instance: libbpf attaches at "func+off" */
 		*sec = arena_printf("kprobe/%s+%#llx", dp->kfunc, (unsigned long long)dp->kfunc_offset);
 		*ctype = "struct pt_regs *";
-	} else if (dp->kfunc_kprobe) {
+	} else if (dp->kfunc_kprobe || btf_kprobe(E, dp)) {
 		*sec = arena_printf("%s/%s", dp->is_return ? "kretprobe" : "kprobe", dp->kfunc);
 		*ctype = "struct pt_regs *";
 	} else {
@@ -109,12 +146,12 @@ bool emit_kprobe_section(struct emitter *E, struct derived_probe *dp, const char
 	return true;
 }
 
-void emit_kprobe_meta(FILE *out, const struct derived_probe *dp)
+void emit_kprobe_meta(const struct emitter *E, FILE *out, const struct derived_probe *dp)
 {
 	if (dp->kind != PROBE_KFUNC || !dp->kfunc)
 		return;
 	fprintf(out, "\t\t.target = \"%s\",\n", dp->kfunc);
-	if (dp->kfunc_kprobe)
+	if (dp->kfunc_kprobe || btf_kprobe(E, dp))
 		fprintf(out, "\t\t.kprobe = true,\n");
 	if (dp->is_return)
 		fprintf(out, "\t\t.kprobe_return = true,\n");
@@ -153,16 +190,19 @@ static const char *parms(struct emitter *E, const struct vec *params)
 		struct tp_arg *a = VEC_AT(params, i);
 
 		if (!by_value_record((uint32_t)a->btf_id))
-			add_hex(&pieces, a->name, slot_value(param_slot(params, i), (uint32_t)a->btf_id));
+			add_hex(&pieces, a->name,
+				slot_value(E, param_slot(params, i), (uint32_t)a->btf_id));
 	}
 	return snprintf_pieces(E, &pieces);
 }
 
-static const char *return_value(struct derived_probe *dp, const struct vec *params, int ret)
+static const char *return_value(struct emitter *E, const struct vec *params, int ret)
 {
-	if (dp->kfunc_kprobe)
+	if (E->dp->kfunc_kprobe)
 		return "(int64_t)ctx->ax";
-	return slot_value(param_slot(params, params->len), (uint32_t)ret);
+	if (btf_kprobe(E, E->dp))
+		return word_value("ctx->ax", (uint32_t)ret);
+	return slot_value(E, param_slot(params, params->len), (uint32_t)ret);
 }
 
 static const char *pretty_long(struct emitter *E, const char *val, bool is_signed_val)
@@ -199,7 +239,7 @@ static const char *typed_word(struct emitter *E, struct expr *e, const char *nam
 static const char *typed_value(struct emitter *E, struct expr *e, const char *name, int id,
 			       int slot)
 {
-	return typed_word(E, e, name, id, arena_printf("ctx->args[%d]", slot));
+	return typed_word(E, e, name, id, slot_word(E, slot));
 }
 
 /* DWARF's location of a parameter read a word of kernel memory: 0 if it faults. */
@@ -250,7 +290,7 @@ const char *emit_kprobe_target(struct emitter *E, struct expr *e)
 		struct vec pieces = { 0 };
 
 		if (dp->kfunc_kprobe || ret)
-			add_hex(&pieces, "return", return_value(dp, params, ret));
+			add_hex(&pieces, "return", return_value(E, params, ret));
 		return snprintf_pieces(E, &pieces);
 	}
 	if (e->name[1] == '$')
@@ -258,6 +298,8 @@ const char *emit_kprobe_target(struct emitter *E, struct expr *e)
 	if (!strcmp(e->name, "$return")) {
 		if (dp->kfunc_kprobe)
 			return e->pretty ? pretty_long(E, "(int64_t)ctx->ax", true) : "(int64_t)ctx->ax";
+		if (btf_kprobe(E, dp))
+			return typed_word(E, e, "return", ret, "ctx->ax");
 		return typed_value(E, e, "return", ret, param_slot(params, params->len));
 	}
 	for (int i = 0; i < params->len; i++) {
@@ -272,9 +314,6 @@ const char *emit_kprobe_target(struct emitter *E, struct expr *e)
 }
 
 /* ---- writes (guru mode, the kernel runtime: pass 2 checked the rest) ---- */
-
-/* The x86-64 argument registers, by trampoline slot. */
-static const char *const arg_regs[] = { "di", "si", "dx", "cx", "r8", "r9" };
 
 /* Whether a value of BTF type ID sits in one register: an integer, an enum or a pointer. */
 static bool scalar(uint32_t id)

@@ -162,7 +162,7 @@ static void probe_params(struct emitter *E, FILE *out, struct derived_probe *dp)
 			"\t\t.bp_len = %d,\n", (unsigned long long)dp->bp_addr,
 			str_or_null(dp->bp_symbol), dp->bp_type, dp->bp_len);
 	emit_uprobe_meta(out, dp);
-	emit_kprobe_meta(out, dp);
+	emit_kprobe_meta(E, out, dp);
 	if (dp->kind == PROBE_PROCFS)
 		procfs_params(E, out, dp);
 	if (dp->kind == PROBE_NETFILTER)

@@ -165,10 +165,18 @@ static struct expr *either(struct expr *a, struct expr *b)
 	return a && b ? binary(EXPR_LOGICAL, a->loc, "||", a, b) : NULL;
 }
 
-/* Does @defined(IN) mean the same in the companion as in the return probe? */
+/*
+ * Does @defined(IN) mean the same in the companion as in the return probe?
+ * @defined(@entry($x)) always does (it is @defined($x) there); @defined($x)
+ * where $x means @entry($x).
+ */
 static bool same_at_entry(const struct ew *w, const struct expr *in)
 {
-	return w->implicit && in->kind == EXPR_TARGET && !is_return_var(in);
+	bool entry = in->kind == EXPR_ENTRY;
+
+	if (entry)
+		in = in->left;
+	return (entry || w->implicit) && in->kind == EXPR_TARGET && !is_return_var(in);
 }
 
 /*
@@ -185,6 +193,8 @@ static struct expr *implied(const struct ew *w, const struct expr *cond, bool tr
 		if (!same_at_entry(w, cond->left))
 			return NULL;
 		l = sema_resolve_copy_expr(cond);
+		if (l->left->kind == EXPR_ENTRY)
+			l->left = l->left->left;
 		if (truth)
 			return l;
 		r = ast_expr(EXPR_UNARY, cond->loc);
@@ -407,6 +417,8 @@ static void walk_expr(struct ew *w, struct expr **ep)
 		save_at_entry(w, ep);
 		return;
 	case EXPR_DEFINED:	/* asks whether a $var exists, not for its value */
+		if (w->implicit)	/* where $x is @entry($x) already, so that it folds */
+			strip_entries(&e->left);
 		return;
 	case EXPR_TARGET:
 		if (w->implicit && !is_return_var(e)) {

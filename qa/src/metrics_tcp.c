@@ -38,6 +38,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "tcp_closed.h"
 
 #define STEP_MS 10000
 
@@ -151,17 +152,6 @@ static void syn_dropped(int fd, long before)
 	exit(1);
 }
 
-static int tcp_state(int fd)
-{
-	struct tcp_info ti;
-	socklen_t len = sizeof(ti);
-
-	memset(&ti, 0, sizeof(ti));
-	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
-		die("getsockopt TCP_INFO");
-	return ti.tcpi_state;
-}
-
 /*
  * Shut the connection between CLIENT and SERVER down, FIN from each end,
  * and wait until both sockets are in CLOSE: the client's after the
@@ -170,15 +160,10 @@ static int tcp_state(int fd)
  */
 static void shut_down(int client, int server, const char *what)
 {
-	struct timespec ms = { 0, 1000000 };
-
 	if (shutdown(client, SHUT_WR) < 0 || shutdown(server, SHUT_WR) < 0)
 		die(what);
-	for (int i = 0; i < STEP_MS; i++) {
-		if (tcp_state(client) == TCP_CLOSE && tcp_state(server) == TCP_CLOSE)
-			return;
-		nanosleep(&ms, NULL);
-	}
+	if (tcp_closed(client, server, STEP_MS) == 0)
+		return;
 	fprintf(stderr, "metrics_tcp: %s: the sockets did not reach CLOSE\n", what);
 	exit(1);
 }
