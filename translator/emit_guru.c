@@ -110,12 +110,22 @@ const char *emit_guru_expr(struct emitter *E, struct expr *e)
 
 /* ---- the module's embedded-C functions, called from user context ---- */
 
+/*
+ * A script's embedded-C function (guru mode), or a tapset's marked
+ * "kmod-ucall": the task functions, since in a module a task is its
+ * task_struct's address in every context, as stap's (user context's own
+ * take thread ids), so that task_current() in a begin probe, a task kept
+ * by a kernel probe and a guru function's task_struct pointer all agree.
+ */
 static bool is_ucall(const struct emitter *E, const struct efunc *ef)
 {
 	const struct func *fn = ef->fn;
 
-	return E->kmod && E->s->guru && ef->user && fn->embedded &&
-	       !(fn->file && fn->file->is_tapset);
+	if (!E->kmod || !ef->user || !fn->embedded)
+		return false;
+	if (fn->file && fn->file->is_tapset)
+		return strstr(fn->embedded, "/* kmod-ucall */") != NULL;
+	return E->s->guru;
 }
 
 /*

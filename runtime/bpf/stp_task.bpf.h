@@ -181,6 +181,17 @@ STP_SERVICE void stp_task_execname(struct context *c, char *out, int64_t task)
 /* The current task or the nearest of its ancestors whose process id is PID; else 0. */
 STP_SERVICE int64_t stp_pid2task(struct context *c, int64_t pid)
 {
+#ifdef STP_KMOD	/* a module looks any task up, as stap's pid2task() */
+	struct pid *p;
+	int64_t t;
+
+	rcu_read_lock();
+	p = find_get_pid((pid_t)pid);
+	t = (int64_t)(uintptr_t)pid_task(p, PIDTYPE_PID);
+	put_pid(p);
+	rcu_read_unlock();
+	return t;
+#else
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 
 	for (int i = 0; i < 64 && t; i++) {
@@ -191,6 +202,7 @@ STP_SERVICE int64_t stp_pid2task(struct context *c, int64_t pid)
 		t = BPF_CORE_READ(t, real_parent);
 	}
 	return 0;
+#endif
 }
 
 #endif
