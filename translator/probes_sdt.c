@@ -121,7 +121,9 @@ static const char *reg_field(const char *r)
 	for (size_t i = 0; i < sizeof(rn) / sizeof(rn[0]); i++) {
 		size_t n = strlen(rn[i]);
 
-		if (strncmp(r, rn[i], n) == 0 && (!r[n] || !r[n + 1]) && strchr("\0dwb", r[n]))
+		/* r8 and its 32, 16 and 8-bit names r8d, r8w, r8b */
+		if (strncmp(r, rn[i], n) == 0 &&
+		    (!r[n] || ((r[n] == 'd' || r[n] == 'w' || r[n] == 'b') && !r[n + 1])))
 			return rn[i];
 	}
 	return NULL;
@@ -193,7 +195,9 @@ static struct sdt_arg *parse_arg(struct uelf *ue, const char *spec)
 	const char *at = strchr(spec, '@');
 	int size = 8;
 
-	if (at && at[1] != '(') {
+	/* the size is a number: "8@(%rax,%rcx)" has one, "sym@GOTPCREL(%rip)" not */
+	if (at && at > spec && strspn(spec + (*spec == '-'), "0123456789") ==
+				   (size_t)(at - spec - (*spec == '-'))) {
 		size = atoi(spec);
 		spec = at + 1;
 	}
