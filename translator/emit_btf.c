@@ -389,14 +389,19 @@ static const char *offset_chain(struct emitter *E, struct expr *e, const char *a
 	return chain_read(E, e, addr, type_size(cur, 0), btf_is_signed(cur));
 }
 
-/* @cast(addr, "type"[, "module"])->member...: in kernel context, or read from user context. */
+/*
+ * @cast(addr, "type"[, "module"])->member..., or an autocast that pass 2
+ * typed (e->autocast_btf): in kernel context, or read from user context.
+ */
 const char *emit_btf_cast(struct emitter *E, struct expr *e)
 {
 	struct walk w = { 0 };
 	const char *cname;
-	uint32_t t;
+	uint32_t t = e->autocast_btf;
 
-	if (!btf_index_load() || !(t = btf_find_named(e->str, &cname))) {
+	if (t)
+		cname = btf_type_c((int)t);
+	else if (!btf_index_load() || !(t = btf_find_named(e->str, &cname))) {
 		diag_error(e->loc, "@cast: no type '%s' in the kernel's BTF", e->str);
 		return "0";
 	}

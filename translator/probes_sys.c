@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "diag.h"
 #include "kdwarf.h"
+#include "kmodfile.h"
 #include "sema_int.h"
 #include "probes_btf.h"
 #include "probes_sys.h"
@@ -310,34 +311,6 @@ bool sys_kernel_function_traceable(const char *name)
 	return !ok || hmap_get(ok, name);
 }
 
-/* MODULE's file under /lib/modules/KVER, as modules.dep names it ('-' and '_' alike), or NULL. */
-static const char *module_file(const char *module)
-{
-	const char *dir = arena_printf("/lib/modules/%s", sysroot_kernel_release());
-	FILE *f = fopen(arena_printf("%s/modules.dep", dir), "r");
-	char line[4096];
-	const char *found = NULL;
-
-	if (!f)
-		return NULL;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *end = strstr(line, ".ko:"), *base;
-		size_t i;
-
-		if (!end)
-			continue;
-		*end = '\0';
-		base = strrchr(line, '/') ? strrchr(line, '/') + 1 : line;
-		for (i = 0; base[i] && module[i] && (base[i] == module[i] ||
-		     (strchr("-_", base[i]) && strchr("-_", module[i]))); i++)
-			;
-		if (!base[i] && !module[i])
-			found = arena_printf("%s/%s.ko", dir, line);
-	}
-	fclose(f);
-	return found;
-}
-
 /*
  * The functions of MODULE from its .ko when kallsyms has none (it was not
  * loaded when the snapshot was taken): its function symbols in .text
@@ -345,7 +318,7 @@ static const char *module_file(const char *module)
  */
 static void ko_functions(const char *module, struct symset *ss)
 {
-	const char *path = module_file(module);
+	const char *path = kmodfile_path(module);
 	struct vec names = { 0 };
 
 	if (path && kdwarf_ko_functions(path, &names))

@@ -616,6 +616,7 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 	case STP_KSITE_KFUNC_RETURN:
 		memset(&l->krp, 0, sizeof(l->krp));
 		l->krp.kp.symbol_name = site->name;
+		l->krp.kp.offset = (unsigned int)site->offset;	/* a module's F defined twice */
 		if (site->kind == STP_KSITE_KFUNC_RETURN) {
 			l->krp.entry_handler = stp_kmod_kfunc_entry;
 			l->krp.handler = stp_kmod_kfunc_return_hit;
