@@ -188,8 +188,10 @@ static void load_kallsyms(struct symset *ss)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%*s %c %255s", &type, name) == 2 && strchr("tTwW", type))
-			symset_add(ss, arena_strdup(name));	/* W: a weak function */
+		/* W: a weak function; "[M]" ends a loaded module's, which kernel.function is not */
+		if (sscanf(line, "%*s %c %255s", &type, name) == 2 && strchr("tTwW", type) &&
+		    !strchr(line, '['))
+			symset_add(ss, arena_strdup(name));
 	}
 	fclose(f);
 }
@@ -326,11 +328,28 @@ static void ko_functions(const char *module, struct symset *ss)
 			symset_add(ss, VEC_AT(&names, i));
 }
 
-/* The functions of MODULE, from /proc/kallsyms ("addr t name [module]"), else its .ko. */
-static void module_functions(const char *module, struct symset *ss)
+/*
+ * The functions of MODULE, from /proc/kallsyms ("addr t name [module]"),
+ * else its .ko; read once per module (a tapset probes many of one module).
+ */
+static struct symset *module_functions(const char *module)
 {
-	FILE *f = fopen(sysroot_path("/proc/kallsyms"), "r");
+	static struct hmap mods;
+	static unsigned generation;
+	struct symset *ss;
+	FILE *f;
 	char line[512], type, name[256], mod[128];
+
+	if (generation != arena_generation()) {
+		mods = (struct hmap){ .str_keys = true };
+		generation = arena_generation();
+	}
+	if ((ss = hmap_get(&mods, module)))
+		return ss;
+	ss = ARENA_NEW(struct symset);
+	ss->set.str_keys = true;
+	hmap_put(&mods, arena_strdup(module), ss);
+	f = fopen(sysroot_path("/proc/kallsyms"), "r");
 
 	if (f) {
 		while (fgets(line, sizeof(line), f))
@@ -343,6 +362,7 @@ static void module_functions(const char *module, struct symset *ss)
 		ko_functions(module, ss);
 		ss->from_ko = true;
 	}
+	return ss;
 }
 
 /* The names of kallsyms' text symbols in [_sinittext, _einittext): two reads of the file. */
@@ -390,14 +410,13 @@ bool sys_kernel_function_is_init(const char *name)
 int sys_kernel_functions(const char *module, const char *pattern, struct vec *names,
 			 const char **similar)
 {
-	struct symset mods = { .set = { .str_keys = true } }, *ss;
+	struct symset *ss;
 	struct hmap *ok = strpbrk(pattern, "*?[") ? traceable_functions() : NULL;
 	int before = names->len;
 
 	if (module) {
-		module_functions(module, &mods);
-		ss = &mods;
-		if (mods.from_ko)
+		ss = module_functions(module);
+		if (ss->from_ko)
 			ok = NULL;
 	} else {
 		ss = function_set(false);

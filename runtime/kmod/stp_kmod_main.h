@@ -719,8 +719,9 @@ static bool stp_kmod_module_site(const struct stp_ksite *site, const char *mod)
 {
 	const char *colon = strchr(site->name, ':');
 
-	if ((site->kind != STP_KSITE_KPROBE && site->kind != STP_KSITE_KRETPROBE) || !colon)
-		return false;
+	if ((site->kind != STP_KSITE_KPROBE && site->kind != STP_KSITE_KRETPROBE &&
+	     site->kind != STP_KSITE_KFUNC && site->kind != STP_KSITE_KFUNC_RETURN) || !colon)
+		return false;	/* KFUNC: a module function typed by the module's BTF */
 	return !mod || (strlen(mod) == (size_t)(colon - site->name) &&
 			strncmp(site->name, mod, colon - site->name) == 0);
 }
