@@ -20,6 +20,7 @@
 #include "diag.h"
 #include "kdwarf.h"
 #include "kmodfile.h"
+#include "runtimes.h"
 #include "probe_kinds.h"
 #include "sema_int.h"
 #include "probes.h"
@@ -589,8 +590,12 @@ static struct derived_probe *kfunc_probe(struct expand *x, struct vec *comps, co
 	dp->module = mod;
 	dp->is_return = probes_comp_named(comps, "return") != NULL;
 	dp->kfunc = mod ? arena_printf("%s:%s", mod, name) : name;
+	if (mod && runtime_id_of(x->sm->s) != RUNTIME_KERNEL)
+		dp->kfunc_untyped = arena_printf("the %s runtime's programs know vmlinux's types "
+						 "only; --runtime=kernel reads module %s's BTF",
+						 x->sm->s->runtime, mod);
 	dp->kfunc_kprobe = strcmp(((struct probe_comp *)VEC_AT(comps, 0))->name, "kprobe") == 0 ||
-			   !btf_kfunc(dp->kfunc, &params, &ret);
+			   dp->kfunc_untyped || !btf_kfunc(dp->kfunc, &params, &ret);
 	if (mod)
 		module_site(dp, mod, name);
 	return dp;

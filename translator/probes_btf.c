@@ -505,6 +505,27 @@ uint32_t btf_find_named(const char *name, const char **c)
 	return 0;
 }
 
+const char *btf_module_of(uint32_t id)
+{
+	return btf.module && (int)id >= btf.base_n && (int)id < btf.n ? btf.module : NULL;
+}
+
+uint32_t btf_find_cast(const char *name, const char *module, const char **c)
+{
+	uint32_t id = btf_find_named(name, c);
+	const char *m = module && !strncmp(module, "kernel", 6) ? strchr(module, ':') : NULL;
+
+	while (!id && m) {	/* "kernel:nfs:nfsd": each module's BTF, while one can be read */
+		const char *end = strchr(m + 1, ':'), *why;
+
+		if (!btf_module_load(end ? arena_strndup(m + 1, (size_t)(end - m - 1)) : m + 1, &why))
+			break;
+		id = btf_find_named(name, c);
+		m = end;
+	}
+	return id;
+}
+
 /* One step: ->NAME or [i] from type ID; 0 and *WHY on failure. */
 static uint32_t step(uint32_t id, const struct target_comp *c, char **why, const char **near)
 {
@@ -791,7 +812,7 @@ bool kfunc_target_type(const struct derived_probe *dp, struct expr *e, char **wh
 	if (!btf_ok && dp->module && dp->kind == PROBE_KFUNC) {
 		*why = arena_printf("'%s' is not available at '%s': %s (int_arg(), pointer_arg() and "
 				    "the like read the arguments)", e->name, dp->point,
-				    module_btf_gap(dp));
+				    dp->kfunc_untyped ? dp->kfunc_untyped : module_btf_gap(dp));
 		return false;
 	}
 	if (!btf_ok) {

@@ -53,6 +53,15 @@ bool btf_module_load(const char *module, const char **why);
 /* The struct, union or typedef NAME ("struct sock", "sock"): its ID and C name in *C; 0 if none. */
 uint32_t btf_find_named(const char *name, const char **c);
 
+/*
+ * The same for @cast(p, NAME, MODULE): vmlinux's type, else, MODULE
+ * "kernel:M" (or "kernel:M1:M2"), M's (btf_module_load()).
+ */
+uint32_t btf_find_cast(const char *name, const char *module, const char **c);
+
+/* The module whose BTF type ID is, or NULL for vmlinux's. */
+const char *btf_module_of(uint32_t id);
+
 /* ---- kernel functions ---- */
 
 /*

@@ -349,7 +349,7 @@ static const struct ctype *find_cast_type(struct ac *a, const char *name, const 
 	if (!module || !strncmp(module, "kernel", 6)) {
 		if (!module && a->dp && probe_targets(a->dp) == TARGETS_DWARF)
 			return &ct_later;	/* a process's own types */
-		if (!(t.btf = btf_find_named(name, &cname)))
+		if (!(t.btf = btf_find_cast(name, module, &cname)))
 			return &ct_later;
 		return ct_new(&t);
 	}

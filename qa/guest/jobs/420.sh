@@ -10,7 +10,8 @@
 # gamma, dir2, nosuch4 and delta (a regular file is created by OPEN, not
 # by nfsd4_create(), so nfsd.proc4.create sees dir2 only).  The script
 # prints what the nfsd.proc.* and nfsd.* aliases saw of those names, the
-# bytes, and nfsderror() of the failed lookups.  The NFSv4 grace period
+# bytes, nfsderror() of the failed lookups, and the tapset's functions on
+# a few values (in the end probe: pmstap's user context).  The NFSv4 grace period
 # is cut to its least, 10 s (OPEN, RENAME and REMOVE wait it out).
 cat >"$tmp/nfsd.stp" <<'END'
 global disp, looked, failed, last, create, fcreate, remove, rename, unlink, frename
@@ -79,6 +80,10 @@ probe end {
 	foreach (v+ in reads)
 		printf("nfsd.proc.read v%d: %d, %d bytes\n", v, reads[v], rbytes[v])
 	printf("nfsd.write: %d, %d bytes; nfsd.read: %d\n", fwrites, fwbytes, freads)
+	printf("%s, %s, %s, %s\n", nfsderror(0), nfsderror(htonl(70)), nfsderror(htonl(10087)),
+	       nfsderror(htonl(10073)))
+	printf("%s, %s, %s, %s, %s\n", ftype(0100644), ftype(0120777), nfs3_cmode(2),
+	       nfs3_cmode(7), nfs4_ctype(9))
 }
 END
 cat >"$tmp/work.sh" <<END
