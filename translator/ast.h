@@ -141,6 +141,7 @@ struct expr {
 	int builtin;		/* pass 2: EXPR_CALL to a builtin (print family), else 0 */
 	const char *unresolved;	/* pass 2: why this $var cannot be read; an error if elision keeps it */
 	const struct expr *saved; /* pass 2: a value an entry probe saved (@entry): what it saved */
+	uint32_t autocast_btf;	/* pass 2: EXPR_AUTOCAST, the BTF type its operand points to, or 0 */
 };
 
 enum stmt_kind {

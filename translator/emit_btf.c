@@ -389,15 +389,27 @@ static const char *offset_chain(struct emitter *E, struct expr *e, const char *a
 	return chain_read(E, e, addr, type_size(cur, 0), btf_is_signed(cur));
 }
 
-/* @cast(addr, "type"[, "module"])->member...: in kernel context, or read from user context. */
+/*
+ * @cast(addr, "type"[, "module"])->member..., or an autocast that pass 2
+ * typed (e->autocast_btf): in kernel context, or read from user context.
+ */
 const char *emit_btf_cast(struct emitter *E, struct expr *e)
 {
 	struct walk w = { 0 };
 	const char *cname;
-	uint32_t t;
+	uint32_t t = e->autocast_btf;
 
-	if (!btf_index_load() || !(t = btf_find_named(e->str, &cname))) {
+	if (t)
+		cname = btf_type_c((int)t);
+	else if (!btf_index_load() || !(t = btf_find_cast(e->str, e->module, &cname))) {
 		diag_error(e->loc, "@cast: no type '%s' in the kernel's BTF", e->str);
+		return "0";
+	}
+	if (E->ctx == ECTX_KERNEL && !E->kmod && btf_module_of(t)) {
+		diag_error(e->loc, "'%s' is module %s's type, which a BPF program cannot name "
+			   "(vmlinux's types only)", cname, btf_module_of(t));
+		diag_hint("--runtime=kernel reads it; in user context (begin, end, timers) the "
+			  "bpf runtime reads it by its offsets");
 		return "0";
 	}
 	if (E->ctx != ECTX_KERNEL)	/* &...->m that reads nothing is ADDR plus offsets */
@@ -424,7 +436,7 @@ static int64_t chain_start(const struct emitter *E, const struct expr *e, bool *
 
 	*lv = false;
 	if (e->kind == EXPR_CAST) {
-		t = btf_find_named(e->str, &cname);
+		t = btf_find_cast(e->str, e->module, &cname);
 		return t ? btf_strip(t) : 0;
 	}
 	if (e->kind != EXPR_TARGET || e->name[1] == '$' || !E->dp || !E->dp->tp ||

@@ -489,7 +489,11 @@ static const char *expr(struct emitter *E, struct expr *e, bool used)
 	case EXPR_PERF: return perf_read(E, e);
 	case EXPR_DEREF:
 	case EXPR_REGISTER: emit_unsupported(E, e->loc, e->name, NULL); break;
-	case EXPR_AUTOCAST: emit_unsupported(E, e->loc, "'->' on a value", NULL); break;
+	case EXPR_AUTOCAST:
+		if (e->autocast_btf)
+			return emit_btf_cast(E, e);
+		emit_unsupported(E, e->loc, "'->' on a value", NULL);
+		break;
 	case EXPR_EMBEDDED:
 		if (E->kmod && E->s->guru)
 			return emit_guru_expr(E, e);

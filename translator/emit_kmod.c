@@ -193,7 +193,7 @@ static const char *site_name(const struct derived_probe *dp)
 		return dp->tp->name;	/* a syscall event's too: its number is found by it */
 	switch (probe_class(dp)) {
 	case PCLASS_KPROBE:
-		return dp->kfunc;
+		return dp->ksite ? dp->ksite : dp->kfunc;
 	case PCLASS_UPROBE:
 		return dp->elf_path;
 	case PCLASS_PROCFS:
@@ -222,7 +222,7 @@ static unsigned long long site_offset(const struct derived_probe *dp)
 		return (unsigned long long)dp->offset;
 	if (dp->kind == PROBE_KDATA)
 		return (unsigned long long)dp->bp_addr;
-	return (unsigned long long)dp->kfunc_offset;
+	return (unsigned long long)(dp->ksite ? dp->ksite_offset : dp->kfunc_offset);
 }
 
 /* The site's words: a kernel.function's argument slots; 0 for the others. */

@@ -212,6 +212,41 @@ static int take_function(Dwarf_Die *die, void *arg)
 	return DWARF_CB_OK;
 }
 
+static int take_name(Dwarf_Die *die, void *arg)
+{
+	const char *name = dwarf_diename(die);
+
+	if (name && !hmap_get(arg, name))
+		hmap_put(arg, arena_strdup(name), (void *)1);
+	return DWARF_CB_OK;
+}
+
+/*
+ * Whether vmlinux's DWARF has a function NAME (no wildcard): its names
+ * are gathered in one walk, so that the names a tapset tries in vain
+ * (nfsd's kernel.function(...) after module("nfsd")) cost a walk once.
+ */
+static bool has_function_name(const char *name)
+{
+	static struct hmap names;
+	static unsigned generation;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	if (generation != arena_generation() || !names.str_keys) {
+		names = (struct hmap){ .str_keys = true };
+		generation = arena_generation();
+		while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+			Dwarf_Die cu;
+
+			if (dwarf_offdie(dw, off + hsize, &cu))
+				dwarf_getfuncs(&cu, take_name, &names, 0);
+			off = next;
+		}
+	}
+	return hmap_get(&names, name) != NULL;
+}
+
 bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *out)
 {
 	struct query q = { .name_pat = name_pat, .file_pat = file_pat,
@@ -223,6 +258,8 @@ bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *ou
 
 	if (!kdwarf_vmlinux(&want))
 		return false;
+	if (!file_pat && !strpbrk(name_pat, "*?[") && !has_function_name(name_pat))
+		return true;
 	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
 

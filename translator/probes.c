@@ -19,6 +19,8 @@
 #include <string.h>
 #include "diag.h"
 #include "kdwarf.h"
+#include "kmodfile.h"
+#include "runtimes.h"
 #include "probe_kinds.h"
 #include "sema_int.h"
 #include "probes.h"
@@ -262,6 +264,7 @@ struct expand {
 	struct expr *cond;		/* conditions so far, not yet copied */
 	bool optional;
 	bool reported;			/* an error about the current point was printed */
+	const char *missing;		/* the first optional point's missing module, or NULL */
 };
 
 static int expand_point(struct expand *x, struct probe_point *pt);
@@ -560,6 +563,18 @@ static struct vec comps_with_arg(struct vec *comps, const char *which, const cha
 	return c;
 }
 
+/* Where module MOD's function NAME is reached by name: the global one of two (kmodfile.h). */
+static void module_site(struct derived_probe *dp, const char *mod, const char *name)
+{
+	const char *path = kmodfile_path(mod), *anchor;
+	uint64_t off;
+
+	if (path && kmodfile_site(path, name, &anchor, &off) && strcmp(anchor, name) != 0) {
+		dp->ksite = arena_printf("%s:%s", mod, anchor);
+		dp->ksite_offset = off;
+	}
+}
+
 /* A probe on kernel function NAME; SPELLED (or NULL) replaces function("...")'s argument. */
 static struct derived_probe *kfunc_probe(struct expand *x, struct vec *comps, const char *name,
 					 const char *spelled)
@@ -575,8 +590,14 @@ static struct derived_probe *kfunc_probe(struct expand *x, struct vec *comps, co
 	dp->module = mod;
 	dp->is_return = probes_comp_named(comps, "return") != NULL;
 	dp->kfunc = mod ? arena_printf("%s:%s", mod, name) : name;
+	if (mod && runtime_id_of(x->sm->s) != RUNTIME_KERNEL)
+		dp->kfunc_untyped = arena_printf("the %s runtime's programs know vmlinux's types "
+						 "only; --runtime=kernel reads module %s's BTF",
+						 x->sm->s->runtime, mod);
 	dp->kfunc_kprobe = strcmp(((struct probe_comp *)VEC_AT(comps, 0))->name, "kprobe") == 0 ||
-			   mod || !btf_kfunc(name, &params, &ret);
+			   dp->kfunc_untyped || !btf_kfunc(dp->kfunc, &params, &ret);
+	if (mod)
+		module_site(dp, mod, name);
 	return dp;
 }
 
@@ -760,6 +781,8 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 		return n;	/* inline instances, which only DWARF knows */
 
 	if (!n) {
+		if (x->optional && mod && !x->missing && !kmodfile_path(mod))
+			x->missing = mod;
 		if (x->optional)
 			return 0;
 		if (sema_error(fc->arg->loc, x->sm, "no match for probe point '%s'",
@@ -1285,16 +1308,24 @@ static void continuation_hint(struct probe_point *pt)
 		diag_hint("'%s' can be followed by: %s", prefix, list);
 }
 
+/* "no match for probe point", and where an alias led to it; false when not reported. */
+static bool no_match_error(struct expand *x, struct probe_point *pt)
+{
+	if (!sema_error(pt->loc, x->sm, "no match for probe point '%s'",
+			probes_point_text(&pt->comps)))
+		return false;
+	if (x->aliases.len)
+		diag_note(x->orig->loc, "while expanding probe point '%s'",
+			  probes_point_text(&x->orig->comps));
+	return true;
+}
+
 static void no_match(struct expand *x, struct probe_point *pt)
 {
 	const char *near;
 
-	if (!sema_error(pt->loc, x->sm, "no match for probe point '%s'",
-			probes_point_text(&pt->comps)))
+	if (!no_match_error(x, pt))
 		return;
-	if (x->aliases.len)
-		diag_note(x->orig->loc, "while expanding probe point '%s'",
-			  probes_point_text(&x->orig->comps));
 	near = closest_shape(x->sm, pt);
 	if (near)
 		diag_hint("did you mean '%s'?", near);
@@ -1335,8 +1366,13 @@ static int match_point(struct expand *x, struct probe_point *pt)
 
 static void empty_expansion(struct expand *x, struct probe_point *pt)
 {
-	if (sema_error(pt->loc, x->sm, "no match for probe point '%s'",
-		       probes_point_text(&pt->comps)))
+	if (!no_match_error(x, pt))
+		return;
+	if (x->missing)
+		diag_hint("every point it stands for is optional ('?') and matched nothing here: "
+			  "module %s is not loaded (/proc/kallsyms) and there is no %s.ko under "
+			  "/lib/modules/%s", x->missing, x->missing, sysroot_kernel_release());
+	else
 		diag_hint("every point it stands for is optional ('?') and matched nothing here");
 }
 

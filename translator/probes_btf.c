@@ -4,6 +4,13 @@
  * __probestub_NAME or __bpf_trace_NAME), and the types of $var->member
  * chains on them; the parameters of kernel functions and the types of
  * $param, $return and $$parms in kernel.function probes.
+ *
+ * A module's BTF (the .BTF section of its .ko, split against vmlinux's:
+ * its type ids and string offsets go on where vmlinux's end) is appended
+ * to the same index when a module("M") probe or a @cast to a "kernel:M"
+ * type needs it, so every reader of a type id reads the module's types
+ * too.  One module's per translation: another module's ids would be the
+ * same numbers.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +18,7 @@
 #include <linux/btf.h>
 #include "diag.h"
 #include "kdwarf.h"
+#include "kmodfile.h"
 #include "probe_kinds.h"
 #include "probes_btf.h"
 #include "sysroot.h"
@@ -27,6 +35,11 @@ struct btf {
 	struct vec tp_wrappers;		/* ids of the __bpf_trace_* functions */
 	bool tp_indexed;
 	unsigned generation;		/* of the arena holding all of this */
+	/* a module's split BTF, appended: its ids from base_n, its strings from base_str_len */
+	const char *module;
+	int base_n;			/* vmlinux's types: ids below it */
+	const char *mod_strs;
+	uint32_t mod_str_len;
 };
 
 static struct btf btf;
@@ -82,13 +95,65 @@ static bool btf_load(void)
 		off += sizeof(struct btf_type) + type_extra(t);
 	}
 	btf.types = (const struct btf_type **)ids.items;
+	btf.n = btf.base_n = ids.len;
+	return true;
+}
+
+/* Module MODULE's BTF appended to the index; *WHY and false when it cannot be. */
+bool btf_module_load(const char *module, const char **why)
+{
+	struct btf_header h;
+	const char *path, *types;
+	char *data;
+	size_t len, off = 0;
+	struct vec ids = { 0 };
+
+	*why = NULL;
+	if (!btf_load()) {
+		*why = "the kernel has no BTF, which a module's BTF is split against";
+		return false;
+	}
+	if (btf.module)
+		return strcmp(btf.module, module) == 0 ||
+		       (*why = arena_printf("module %s's BTF is read already, and pmstap reads one "
+					    "module's per script", btf.module), false);
+	if (!(path = kmodfile_path(module))) {
+		*why = arena_printf("there is no module %s under /lib/modules/%s", module,
+				    sysroot_kernel_release());
+		return false;
+	}
+	data = kmodfile_section(path, ".BTF", &len);
+	if (data && len >= sizeof(h))
+		memcpy(&h, data, sizeof(h));
+	if (!data || len < sizeof(h) || h.magic != BTF_MAGIC ||
+	    (size_t)h.hdr_len + h.str_off + h.str_len > len ||
+	    (size_t)h.hdr_len + h.type_off + h.type_len > len) {
+		*why = arena_printf("%s has no BTF section", path);
+		return false;
+	}
+	for (int i = 0; i < btf.n; i++)
+		vec_push(&ids, (void *)btf.types[i]);
+	types = data + h.hdr_len + h.type_off;
+	while (off + sizeof(struct btf_type) <= h.type_len) {
+		const struct btf_type *t = (const void *)(types + off);
+
+		vec_push(&ids, (void *)t);
+		off += sizeof(struct btf_type) + type_extra(t);
+	}
+	btf.types = (const struct btf_type **)ids.items;
 	btf.n = ids.len;
+	btf.mod_strs = data + h.hdr_len + h.str_off;
+	btf.mod_str_len = h.str_len;
+	btf.module = arena_strdup(module);
 	return true;
 }
 
 static const char *name_of(uint32_t off)
 {
-	return off < btf.str_len ? btf.strs + off : "";
+	if (off < btf.str_len)
+		return btf.strs + off;
+	off -= btf.str_len;
+	return btf.module && off < btf.mod_str_len ? btf.mod_strs + off : "";
 }
 
 static const struct btf_type *type_at(uint32_t id)
@@ -172,7 +237,7 @@ void btf_function_names(struct vec *names, struct hmap *set)
 {
 	if (!btf_load())
 		return;
-	for (int i = 1; i < btf.n; i++) {
+	for (int i = 1; i < btf.base_n; i++) {
 		if (kind_of(btf.types[i]) != BTF_KIND_FUNC)
 			continue;
 		{
@@ -193,7 +258,7 @@ static void index_tp_protos(void)
 {
 	btf.tp_protos.str_keys = true;
 	btf.tp_indexed = true;
-	for (int i = 1; i < btf.n; i++) {
+	for (int i = 1; i < btf.base_n; i++) {
 		const char *n = name_of(btf.types[i]->name_off);
 
 		if (kind_of(btf.types[i]) == BTF_KIND_TYPEDEF && strncmp(n, "btf_trace_", 10) == 0) {
@@ -440,6 +505,27 @@ uint32_t btf_find_named(const char *name, const char **c)
 	return 0;
 }
 
+const char *btf_module_of(uint32_t id)
+{
+	return btf.module && (int)id >= btf.base_n && (int)id < btf.n ? btf.module : NULL;
+}
+
+uint32_t btf_find_cast(const char *name, const char *module, const char **c)
+{
+	uint32_t id = btf_find_named(name, c);
+	const char *m = module && !strncmp(module, "kernel", 6) ? strchr(module, ':') : NULL;
+
+	while (!id && m) {	/* "kernel:nfs:nfsd": each module's BTF, while one can be read */
+		const char *end = strchr(m + 1, ':'), *why;
+
+		if (!btf_module_load(end ? arena_strndup(m + 1, (size_t)(end - m - 1)) : m + 1, &why))
+			break;
+		id = btf_find_named(name, c);
+		m = end;
+	}
+	return id;
+}
+
 /* One step: ->NAME or [i] from type ID; 0 and *WHY on failure. */
 static uint32_t step(uint32_t id, const struct target_comp *c, char **why, const char **near)
 {
@@ -518,6 +604,33 @@ struct kfunc_proto {
 	int ret;		/* BTF type of the return value; 0: void */
 };
 
+/*
+ * Function F of module M ("M:F") in M's BTF, or 0.  A module may define F
+ * twice (nfsd: stats.c's static nfsd_open, a file_operations .open,
+ * beside vfs.c's global one), and BTF does not say which FUNC is whose:
+ * the one whose prototype is the module's own type is taken over one that
+ * shares a vmlinux prototype (a callback's), as the probe is on the global
+ * F (kmodfile_site()).
+ */
+static intptr_t module_func(const char *name)
+{
+	const char *f = strchr(name, ':') + 1, *why;
+	intptr_t found = 0;
+
+	if (!btf_module_load(arena_strndup(name, (size_t)(f - 1 - name)), &why))
+		return 0;
+	for (int i = btf.base_n; i < btf.n; i++) {
+		const struct btf_type *t = btf.types[i];
+
+		if (kind_of(t) != BTF_KIND_FUNC || strcmp(name_of(t->name_off), f) != 0)
+			continue;
+		if (!found || ((int)type_at((uint32_t)found)->type < btf.base_n &&
+			       (int)t->type >= btf.base_n))
+			found = i;
+	}
+	return found;
+}
+
 static struct kfunc_proto *kfunc_lookup(const char *name)
 {
 	static struct hmap funcs, protos;
@@ -539,10 +652,10 @@ static struct kfunc_proto *kfunc_lookup(const char *name)
 	if (!btf_load())
 		return kp;
 	if (!funcs.len)
-		for (int i = btf.n - 1; i > 0; i--)	/* the first of a name wins */
+		for (int i = btf.base_n - 1; i > 0; i--)	/* the first of a name wins */
 			if (kind_of(btf.types[i]) == BTF_KIND_FUNC)
 				hmap_put(&funcs, name_of(btf.types[i]->name_off), (void *)(intptr_t)i);
-	id = (intptr_t)hmap_get(&funcs, name);
+	id = strchr(name, ':') ? module_func(name) : (intptr_t)hmap_get(&funcs, name);
 	proto = id ? type_at(type_at((uint32_t)id)->type) : NULL;
 	if (kind_of(proto) != BTF_KIND_FUNC_PROTO)
 		return kp;
@@ -655,6 +768,17 @@ static bool inline_target_type(const struct derived_probe *dp, struct expr *e, c
 	return chain_type(id, e, why, near);
 }
 
+/* Why module function DP->kfunc ("M:F") has no BTF prototype. */
+static const char *module_btf_gap(const struct derived_probe *dp)
+{
+	const char *why;
+
+	if (!btf_module_load(dp->module, &why))
+		return why;
+	return arena_printf("module %s's BTF does not describe '%s'", dp->module,
+			    strchr(dp->kfunc, ':') + 1);
+}
+
 bool kfunc_target_type(const struct derived_probe *dp, struct expr *e, char **why,
 		       const char **near)
 {
@@ -685,11 +809,17 @@ bool kfunc_target_type(const struct derived_probe *dp, struct expr *e, char **wh
 		}
 		return chain_type(ret, e, why, near);
 	}
+	if (!btf_ok && dp->module && dp->kind == PROBE_KFUNC) {
+		*why = arena_printf("'%s' is not available at '%s': %s (int_arg(), pointer_arg() and "
+				    "the like read the arguments)", e->name, dp->point,
+				    dp->kfunc_untyped ? dp->kfunc_untyped : module_btf_gap(dp));
+		return false;
+	}
 	if (!btf_ok) {
 		*why = dp->module
-		       ? arena_printf("'%s' is not available at '%s': pmstap reads neither module "
-				      "%s's BTF nor its debuginfo (int_arg(), pointer_arg() and the "
-				      "like read the arguments)", e->name, dp->point, dp->module)
+		       ? arena_printf("'%s' is not available at '%s': pmstap reads no module's "
+				      "debuginfo, which a statement's variables come from", e->name,
+				      dp->point)
 		       : dp->kind == PROBE_KSTATEMENT
 		       ? arena_printf("'%s' is not available at '%s': the kernel's debuginfo "
 				      "gives a statement's variables, and there is none", e->name,

@@ -42,14 +42,32 @@ uint32_t btf_member_type(uint32_t id, const char *name);
 uint32_t btf_member_at(uint32_t id, const char *name, uint64_t *bits, uint32_t *width);
 /* The member names of struct/union ID (const char *), anonymous members' flattened. */
 void btf_member_names(uint32_t id, struct vec *out);
+/*
+ * Module MODULE's BTF (its .ko's, split against vmlinux's) added to the
+ * index: its types get the ids after vmlinux's.  One module per
+ * translation; false with *WHY when it cannot be read or another module's
+ * is there.
+ */
+bool btf_module_load(const char *module, const char **why);
+
 /* The struct, union or typedef NAME ("struct sock", "sock"): its ID and C name in *C; 0 if none. */
 uint32_t btf_find_named(const char *name, const char **c);
+
+/*
+ * The same for @cast(p, NAME, MODULE): vmlinux's type, else, MODULE
+ * "kernel:M" (or "kernel:M1:M2"), M's (btf_module_load()).
+ */
+uint32_t btf_find_cast(const char *name, const char *module, const char **c);
+
+/* The module whose BTF type ID is, or NULL for vmlinux's. */
+const char *btf_module_of(uint32_t id);
 
 /* ---- kernel functions ---- */
 
 /*
  * The parameters of kernel function NAME (struct tp_arg *) and the BTF
  * type of what it returns (0: void); false when BTF does not describe it.
+ * "M:F" is module M's function F, from M's BTF (btf_module_load()).
  */
 bool btf_kfunc(const char *name, struct vec **params, int *ret);
 

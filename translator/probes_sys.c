@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "diag.h"
 #include "kdwarf.h"
+#include "kmodfile.h"
 #include "sema_int.h"
 #include "probes_btf.h"
 #include "probes_sys.h"
@@ -187,8 +188,10 @@ static void load_kallsyms(struct symset *ss)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%*s %c %255s", &type, name) == 2 && strchr("tTwW", type))
-			symset_add(ss, arena_strdup(name));	/* W: a weak function */
+		/* W: a weak function; "[M]" ends a loaded module's, which kernel.function is not */
+		if (sscanf(line, "%*s %c %255s", &type, name) == 2 && strchr("tTwW", type) &&
+		    !strchr(line, '['))
+			symset_add(ss, arena_strdup(name));
 	}
 	fclose(f);
 }
@@ -310,34 +313,6 @@ bool sys_kernel_function_traceable(const char *name)
 	return !ok || hmap_get(ok, name);
 }
 
-/* MODULE's file under /lib/modules/KVER, as modules.dep names it ('-' and '_' alike), or NULL. */
-static const char *module_file(const char *module)
-{
-	const char *dir = arena_printf("/lib/modules/%s", sysroot_kernel_release());
-	FILE *f = fopen(arena_printf("%s/modules.dep", dir), "r");
-	char line[4096];
-	const char *found = NULL;
-
-	if (!f)
-		return NULL;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *end = strstr(line, ".ko:"), *base;
-		size_t i;
-
-		if (!end)
-			continue;
-		*end = '\0';
-		base = strrchr(line, '/') ? strrchr(line, '/') + 1 : line;
-		for (i = 0; base[i] && module[i] && (base[i] == module[i] ||
-		     (strchr("-_", base[i]) && strchr("-_", module[i]))); i++)
-			;
-		if (!base[i] && !module[i])
-			found = arena_printf("%s/%s.ko", dir, line);
-	}
-	fclose(f);
-	return found;
-}
-
 /*
  * The functions of MODULE from its .ko when kallsyms has none (it was not
  * loaded when the snapshot was taken): its function symbols in .text
@@ -345,7 +320,7 @@ static const char *module_file(const char *module)
  */
 static void ko_functions(const char *module, struct symset *ss)
 {
-	const char *path = module_file(module);
+	const char *path = kmodfile_path(module);
 	struct vec names = { 0 };
 
 	if (path && kdwarf_ko_functions(path, &names))
@@ -353,11 +328,28 @@ static void ko_functions(const char *module, struct symset *ss)
 			symset_add(ss, VEC_AT(&names, i));
 }
 
-/* The functions of MODULE, from /proc/kallsyms ("addr t name [module]"), else its .ko. */
-static void module_functions(const char *module, struct symset *ss)
+/*
+ * The functions of MODULE, from /proc/kallsyms ("addr t name [module]"),
+ * else its .ko; read once per module (a tapset probes many of one module).
+ */
+static struct symset *module_functions(const char *module)
 {
-	FILE *f = fopen(sysroot_path("/proc/kallsyms"), "r");
+	static struct hmap mods;
+	static unsigned generation;
+	struct symset *ss;
+	FILE *f;
 	char line[512], type, name[256], mod[128];
+
+	if (generation != arena_generation()) {
+		mods = (struct hmap){ .str_keys = true };
+		generation = arena_generation();
+	}
+	if ((ss = hmap_get(&mods, module)))
+		return ss;
+	ss = ARENA_NEW(struct symset);
+	ss->set.str_keys = true;
+	hmap_put(&mods, arena_strdup(module), ss);
+	f = fopen(sysroot_path("/proc/kallsyms"), "r");
 
 	if (f) {
 		while (fgets(line, sizeof(line), f))
@@ -370,6 +362,7 @@ static void module_functions(const char *module, struct symset *ss)
 		ko_functions(module, ss);
 		ss->from_ko = true;
 	}
+	return ss;
 }
 
 /* The names of kallsyms' text symbols in [_sinittext, _einittext): two reads of the file. */
@@ -417,14 +410,13 @@ bool sys_kernel_function_is_init(const char *name)
 int sys_kernel_functions(const char *module, const char *pattern, struct vec *names,
 			 const char **similar)
 {
-	struct symset mods = { .set = { .str_keys = true } }, *ss;
+	struct symset *ss;
 	struct hmap *ok = strpbrk(pattern, "*?[") ? traceable_functions() : NULL;
 	int before = names->len;
 
 	if (module) {
-		module_functions(module, &mods);
-		ss = &mods;
-		if (mods.from_ko)
+		ss = module_functions(module);
+		if (ss->from_ko)
 			ok = NULL;
 	} else {
 		ss = function_set(false);

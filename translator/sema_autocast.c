@@ -349,7 +349,7 @@ static const struct ctype *find_cast_type(struct ac *a, const char *name, const 
 	if (!module || !strncmp(module, "kernel", 6)) {
 		if (!module && a->dp && probe_targets(a->dp) == TARGETS_DWARF)
 			return &ct_later;	/* a process's own types */
-		if (!(t.btf = btf_find_named(name, &cname)))
+		if (!(t.btf = btf_find_cast(name, module, &cname)))
 			return &ct_later;
 		return ct_new(&t);
 	}
@@ -479,7 +479,11 @@ static const struct ctype *cx_autocast(struct ac *a, struct expr *e)
 		return NULL;
 	}
 	t.is_pointer = false;
-	return chain(a, &t, e, true) ? ct_new(&t) : NULL;
+	if (!chain(a, &t, e, true))
+		return NULL;
+	if (op->kind == CT_BTF)		/* pass 3 reads it as a @cast to that type */
+		e->autocast_btf = op->btf;
+	return ct_new(&t);
 }
 
 static const struct ctype *cx_assign(struct ac *a, struct expr *e)

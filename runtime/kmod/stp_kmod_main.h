@@ -617,6 +617,7 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 	case STP_KSITE_KFUNC_RETURN:
 		memset(&l->krp, 0, sizeof(l->krp));
 		l->krp.kp.symbol_name = site->name;
+		l->krp.kp.offset = (unsigned int)site->offset;	/* a module's F defined twice */
 		if (site->kind == STP_KSITE_KFUNC_RETURN) {
 			l->krp.entry_handler = stp_kmod_kfunc_entry;
 			l->krp.handler = stp_kmod_kfunc_return_hit;
@@ -719,8 +720,9 @@ static bool stp_kmod_module_site(const struct stp_ksite *site, const char *mod)
 {
 	const char *colon = strchr(site->name, ':');
 
-	if ((site->kind != STP_KSITE_KPROBE && site->kind != STP_KSITE_KRETPROBE) || !colon)
-		return false;
+	if ((site->kind != STP_KSITE_KPROBE && site->kind != STP_KSITE_KRETPROBE &&
+	     site->kind != STP_KSITE_KFUNC && site->kind != STP_KSITE_KFUNC_RETURN) || !colon)
+		return false;	/* KFUNC: a module function typed by the module's BTF */
 	return !mod || (strlen(mod) == (size_t)(colon - site->name) &&
 			strncmp(site->name, mod, colon - site->name) == 0);
 }
