@@ -56,6 +56,21 @@ void kdwarf_hint_install(void);
 bool kdwarf_line_pc(const struct kdwarf_func *f, const char *file_pat, int line, uint64_t *pc,
 		    int *below, int *above);
 
+/* A line and the address a statement probe on it takes. */
+struct kdwarf_line {
+	int line;
+	uint64_t pc;
+};
+
+/*
+ * kernel.statement("FUNC@FILE:*"): F's lines as stap 4.8 walks them
+ * (dwflpp.cxx, collect_all_lines()): the line records of F's decl file in
+ * its unit, by line number; from the line at F's entry, each next line
+ * number that has a record inside F, at that line's lowest address in F,
+ * until one has none.  Into OUT (struct kdwarf_line *).
+ */
+void kdwarf_all_lines(const struct kdwarf_func *f, struct vec *out);
+
 /* ---- the parameters of an inline instance (or of a function) DIE ---- */
 
 /* The names of the parameters of inline instance DIE: "rq, prev, next, rf". */

@@ -27,6 +27,7 @@
 struct spec {
 	const char *func, *file;	/* FILE NULL: none */
 	int line;			/* 0: none (the functions' entries) */
+	bool every_line;		/* FUNC@FILE:*: each line of the functions */
 };
 
 /* "FUNC[@FILE[:LINE]]" into S; false (reported) for what pmstap does not take. */
@@ -34,18 +35,22 @@ static bool parse_spec(struct sema *sm, struct probe_comp *sc, struct spec *s)
 {
 	const char *t = sc->arg->str, *at = strchr(t, '@'), *colon;
 
-	*s = (struct spec){ arena_strndup(t, strcspn(t, "@:")), NULL, 0 };
+	*s = (struct spec){ .func = arena_strndup(t, strcspn(t, "@:")) };
 	colon = strchr(at ? at : t, ':');
 	if (at)
 		s->file = arena_strndup(at + 1, strcspn(at + 1, ":"));
 	if (!colon)
 		return true;
+	if (at && !strcmp(colon, ":*")) {	/* every line, as stap's */
+		s->every_line = true;
+		return true;
+	}
 	for (const char *p = colon + 1; *p; p++)
 		if (!isdigit((unsigned char)*p))
 			colon = NULL;
 	if (!colon || !at || !colon[1] || !(s->line = atoi(colon + 1))) {
 		if (sema_error(sc->arg->loc, sm, "'%s': pmstap takes a statement as "
-			       "\"FUNC@FILE:LINE\" with one line number", t))
+			       "\"FUNC@FILE:LINE\" with one line number, or \"FUNC@FILE:*\"", t))
 			diag_hint("kernel.statement(\"FUNC\") probes FUNC's entry");
 		return false;
 	}
@@ -157,6 +162,31 @@ static bool line_site(struct kdwarf_func *f, const struct spec *s, int *below, i
 	return f->symbol && sys_kernel_function_unique(f->symbol);
 }
 
+/* F at each of its lines (FUNC@FILE:*), an address once: the sites into OUT; how many. */
+static int every_line(struct kdwarf_func *f, struct hmap *seen, struct vec *out)
+{
+	struct vec lines = { 0 };
+	int n = 0;
+
+	kdwarf_all_lines(f, &lines);
+	for (int i = 0; i < lines.len; i++) {
+		const struct kdwarf_line *l = VEC_AT(&lines, i);
+		struct kdwarf_func *g = ARENA_NEW(struct kdwarf_func);
+
+		*g = *f;
+		g->entry = l->pc;
+		g->line = l->line;
+		g->symbol = kdwarf_symbol_holding(l->pc, &g->offset);
+		if (!g->symbol || !sys_kernel_function_unique(g->symbol) ||
+		    hmap_get(seen, (void *)(uintptr_t)g->entry))
+			continue;
+		hmap_put(seen, (void *)(uintptr_t)g->entry, (void *)1);
+		vec_push(out, g);
+		n++;
+	}
+	return n;
+}
+
 /* The functions DWARF finds, at their entries or at LINE: stap's blocklist outside guru mode. */
 static int dwarf_sites(struct sema *sm, struct vec *comps, const struct spec *s, bool optional,
 		       struct vec *out)
@@ -170,8 +200,13 @@ static int dwarf_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 	for (int i = 0; i < funcs.len; i++) {
 		struct kdwarf_func *f = VEC_AT(&funcs, i);
 
-		if ((!sm->s->guru && kdwarf_blocklisted(f, false)) ||
-		    !line_site(f, s, &below, &above) || hmap_get(&seen, (void *)(uintptr_t)f->entry))
+		if (!sm->s->guru && kdwarf_blocklisted(f, false))
+			continue;
+		if (s->every_line) {
+			n += every_line(f, &seen, out);
+			continue;
+		}
+		if (!line_site(f, s, &below, &above) || hmap_get(&seen, (void *)(uintptr_t)f->entry))
 			continue;
 		hmap_put(&seen, (void *)(uintptr_t)f->entry, (void *)1);
 		vec_push(out, f);
@@ -181,7 +216,7 @@ static int dwarf_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 		return symbol_sites(sm, comps, s, optional, out);
 	if (n || optional)
 		return n;
-	if (!s->line || !funcs.len) {
+	if (!s->line || s->every_line || !funcs.len) {
 		sema_error(sc->arg->loc, sm, "no match for probe point 'kernel.statement(\"%s\")'",
 			   sc->arg->str);
 		return -1;
