@@ -716,9 +716,9 @@ const char *emit_call(struct emitter *E, struct expr *e, bool used)
 		return fn->ret_type == TYPE_STRING ? "\"\"" : "0";
 	}
 	/* a tapset body only a module runs (set_kernel_*()): in its kernel probes */
-	if (fn->embedded && strstr(fn->embedded, "/* kmod-only */") &&
+	if (fn->embedded && strstr(fn->embedded, "/* kmod-only") &&
 	    !(E->kmod && E->ctx == ECTX_KERNEL)) {
-		emit_guru_module_only(E, e->loc, fn->name);
+		emit_guru_module_only(E, e->loc, fn->name, fn->embedded);
 		return fn->ret_type == TYPE_STRING ? "\"\"" : "0";
 	}
 	if (E->ctx == ECTX_USER && emit_guru_ucall(E, ef) >= 0 &&

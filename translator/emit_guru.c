@@ -64,17 +64,24 @@ void emit_guru_user(struct emitter *E, struct srcloc loc, const char *what)
  * set_kernel_*()), where that cannot run: in a probe pmstap runs, or on a
  * runtime other than the kernel's.
  */
-void emit_guru_module_only(struct emitter *E, struct srcloc loc, const char *name)
+void emit_guru_module_only(struct emitter *E, struct srcloc loc, const char *name,
+			   const char *body)
 {
+	const char *why = strstr(body, "/* kmod-only: "), *end;
+
 	if (E->kmod) {
 		module_user(E, loc, arena_printf("%s()", name),
 			    "call it from a probe in the kernel (kernel.trace, kernel.function, "
 			    "kprobe, perf, timer.profile)");
 		return;
 	}
+	/* a body marked "kmod-only: WHY" says why BPF cannot; else the writers' reason */
+	why = why && (end = strstr(why, " */")) ?
+	      arena_printf("%.*s; the kernel runtime's module runs it", (int)(end - why - 14),
+			   why + 14) :
+	      "it writes kernel memory, which only the kernel runtime's module can";
 	emit_unsupported(E, loc, arena_printf("%s()", name),
-			 "it writes kernel memory, which only the kernel runtime's module can "
-			 "(--runtime=kernel, in a probe in the kernel)");
+			 arena_printf("%s (--runtime=kernel, in a probe in the kernel)", why));
 }
 
 /*

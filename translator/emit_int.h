@@ -348,7 +348,8 @@ void emit_dyninst_sites(struct emitter *E, FILE *out);
 /* emit_guru.c */
 void emit_guru_prelude(struct emitter *E, FILE *out);
 void emit_guru_user(struct emitter *E, struct srcloc loc, const char *what);
-void emit_guru_module_only(struct emitter *E, struct srcloc loc, const char *name);
+void emit_guru_module_only(struct emitter *E, struct srcloc loc, const char *name,
+			   const char *body);
 const char *emit_guru_expr(struct emitter *E, struct expr *e);
 int emit_guru_ucall(const struct emitter *E, const struct efunc *ef);
 void emit_guru_analyze(struct emitter *E);

@@ -4,7 +4,9 @@
 # task kept by a kernel probe names its process in the end probe
 # (task_pid, task_execname, task_parent); pid2task() in begin finds any
 # process (init) and the same address a kernel probe saw; a guru
-# function dereferences a task from begin, as SystemTap's psig.stp does.
+# function dereferences a task from begin, as SystemTap's psig.stp does;
+# addr_to_node() of the task in the kernel probe (node_data: the guest
+# has one node) and its error for a user address.
 cat >"$tmp/task.stp" <<'END2'
 global seen, begin_task
 function comm_of:string(t:long) %{ /* guru: the task_struct itself */
@@ -22,6 +24,9 @@ probe begin {
 probe kernel.trace("sched:sched_process_exec") {
 	if (pid() == target()) {
 		seen = task_current()
+		/* addr_to_node(): the guest's one node; a user address raises */
+		printf("kernel: addr_to_node of the task: %d\n", addr_to_node(seen))
+		try { printf("%d\n", addr_to_node(0x400000)) } catch (msg) { printf("kernel: %s\n", msg) }
 		exit()	/* the end probe runs while sleep does */
 	}
 }
