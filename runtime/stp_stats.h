@@ -113,6 +113,12 @@ struct stp_stat_fold {
 	int64_t variance_s;	/* << 2 * shift */
 };
 
+/* A variance kept << 2 * SHIFT, shifted back (arithmetically, the shift possibly past 63). */
+STP_ARITH_FN int64_t stp_stat_unshift(int64_t v, int shift)
+{
+	return 2 * shift > 63 ? (v < 0 ? -1 : 0) : v >> (2 * shift);
+}
+
 /* Fold partial P (count > 0) into T, which starts zeroed. */
 STP_ARITH_FN void stp_stat_fold(struct stp_stat_fold *t, const struct stp_stat_partial *p,
 				int shift)

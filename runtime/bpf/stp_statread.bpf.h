@@ -49,14 +49,16 @@ static __always_inline void stp_stat_total(void *map, const void *key, struct st
 	}
 }
 
-/* The merged variance: the CPUs' variances and means about the overall mean. */
+/*
+ * The merged variance: an array element's CPUs folded one at a time, a
+ * scalar's variances and means about the overall mean (stp_stats.h).
+ */
 static __always_inline int64_t stp_stat_total_variance(void *map, const void *key,
 						       const struct stp_stat_cfg *cfg,
 						       struct stp_stat_total *t)
 {
 	uint64_t s1 = 0, s2 = 0;
 	int shift = cfg->shift;
-	int64_t v;
 
 	if (cfg->keyed) {	/* an array's: folded CPU by CPU, as stap's maps (stp_stats.h) */
 		struct stp_stat_fold f = { 0 };
@@ -69,8 +71,7 @@ static __always_inline int64_t stp_stat_total_variance(void *map, const void *ke
 			if (p->count)
 				stp_stat_fold(&f, p, shift);
 		}
-		v = f.variance_s;
-		return 2 * shift > 63 ? (v < 0 ? -1 : 0) : v >> (2 * shift);
+		return stp_stat_unshift(f.variance_s, shift);
 	}
 	t->avg_s = stp_div(stp_shl(t->sum, shift), t->count);
 	for (uint32_t cpu = 0; cpu < STP_NCPUS; cpu++) {
@@ -87,8 +88,7 @@ static __always_inline int64_t stp_stat_total_variance(void *map, const void *ke
 	}
 	if (t->count < 2)
 		return 0;
-	v = stp_div((int64_t)(s1 + s2), t->count - 1);
-	return 2 * shift > 63 ? (v < 0 ? -1 : 0) : v >> (2 * shift);
+	return stp_stat_unshift(stp_div((int64_t)(s1 + s2), t->count - 1), shift);
 }
 
 /* @OP of the merged T (count > 0), but @variance */

@@ -77,12 +77,6 @@ static void merge_one(struct stp_stat_agg *agg, const struct stp_stat_cfg *cfg,
 		agg->hist[j] = stp_add64(agg->hist[j], p->hist[j]);
 }
 
-/* Arithmetic shift right by n, n possibly past 63. */
-static int64_t asr(int64_t v, int n)
-{
-	return n > 63 ? (v < 0 ? -1 : 0) : v >> n;
-}
-
 /* Combine the CPUs' means and variances about the overall mean. */
 static void merge_variance(struct stp_stat_agg *agg, const struct stp_stat_cfg *cfg,
 			   const void *partials, size_t stride, int ncpus)
@@ -100,7 +94,7 @@ static void merge_variance(struct stp_stat_agg *agg, const struct stp_stat_cfg *
 		s1 = stp_add64(s1, stp_mul64(stp_mul64(p->count, d), d));
 		s2 = stp_add64(s2, stp_mul64(p->count - 1, p->variance_s));
 	}
-	agg->variance = asr(div64(stp_add64(s1, s2), agg->count - 1), 2 * cfg->shift);
+	agg->variance = stp_stat_unshift(div64(stp_add64(s1, s2), agg->count - 1), cfg->shift);
 }
 
 /* An array element's: the CPUs folded in order, as stap's maps do (../stp_stats.h). */
@@ -116,7 +110,7 @@ static void fold_variance(struct stp_stat_agg *agg, const struct stp_stat_cfg *c
 			stp_stat_fold(&t, p, cfg->shift);
 	}
 	agg->avg_s = t.avg_s;
-	agg->variance = asr(t.variance_s, 2 * cfg->shift);
+	agg->variance = stp_stat_unshift(t.variance_s, cfg->shift);
 }
 
 void stp_stat_merge(struct stp_stat_agg *agg, const struct stp_stat_cfg *cfg,
