@@ -8,7 +8,7 @@
 # shared read-only over 9p (so build/bin/pmstap, clang and libbpf run in
 # the guest as they are), with a tmpfs overlay on top; XFER is shared
 # read-write at /xfer, and /xfer/run.sh runs in it (see qa/guest/init).
-# The console goes to XFER/console.log.  Exit status: the guest's rc,
+# The console goes to XFER/console.log, qemu's pid to XFER/qemu.pid.  Exit status: the guest's rc,
 # 124 on timeout, 125 if the guest ended without reporting, 126 if this
 # machine cannot boot a guest (the reason on stderr).  --check only tells
 # whether it can (0 or 126).
@@ -98,7 +98,7 @@ append="$append i8042.noaux i8042.nokbd i8042.nomux i8042.nopnp 8250.nr_uarts=1"
 set +e
 timeout --foreground "${GUEST_TIMEOUT:-600}" qemu-system-x86_64 "${accel[@]}" \
 	-m "${GUEST_MEM:-2048}" -smp "${GUEST_SMP:-2}" -nodefaults -no-user-config \
-	-display none -serial stdio -no-reboot -kernel "$vmlinux" -initrd "$initrd" \
+	-pidfile "$xfer/qemu.pid" -display none -serial stdio -no-reboot -kernel "$vmlinux" -initrd "$initrd" \
 	-append "$append" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$xfer",mount_tag=xfer,security_model=none,multidevs=remap \

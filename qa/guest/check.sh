@@ -10,7 +10,10 @@
 # is killed when it stalls, when for GUEST_CHECK_STALL seconds (default
 # 300) no job finished compiling here and the guest wrote nothing on its
 # console; every test without a result then fails.  Each job has
-# GUEST_JOB_TIMEOUT seconds (120) to compile and as much to run.
+# GUEST_JOB_TIMEOUT seconds (120) to compile and as much to run; a job
+# that hangs the guest's kernel is killed with the guest after
+# GUEST_HANG_GRACE seconds more, and the jobs after it run in a new boot
+# (run-jobs.sh).
 here=$(cd "$(dirname "$0")" && pwd)
 BUILD=$(cd "${1:-$here/../../build}" && pwd)
 export BUILD
@@ -47,11 +50,16 @@ if "$here/boot.sh" --check; then
 	secs=$(($(date +%s) - start))
 	if [ -n "$stalled" ]; then
 		echo "check-guest: error: the guest run made no progress for $stall s and was killed (GUEST_CHECK_STALL); see $BUILD/guest/xfer/console.log" >&2
+	elif [ $rc = 125 ]; then
+		echo "check-guest: error: a job hung the guest (named above); the jobs after it ran in another boot; $secs s in all" >&2
 	elif [ $rc != 0 ]; then
 		echo "check-guest: error: the guest run failed (status $rc); see $BUILD/guest/xfer/console.log" >&2
 	else
 		echo "check-guest: compiled here, then one guest boot ran $njobs jobs; $secs s in all"
 	fi
+	for f in "$BUILD"/guest/results/*.hung; do
+		[ -e "$f" ] && echo "check-guest: warning: $(sed 's/^guest: //' "$f")" >&2
+	done
 fi
 # the tests use the results of this run: none boots the guest again
 GUEST_NO_BOOT=1 QA_RESULTS=guest exec "$here/../check" -g guest

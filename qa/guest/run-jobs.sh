@@ -12,7 +12,21 @@
 # job must do nothing else here but write its scripts (guard anything
 # more with GUEST_COMPILE_ONLY).  Each job's stdout, stderr, exit status
 # and seconds land in $BUILD/guest/results/NNN.{out,err,rc,secs}, the host
-# compile's log in NNN.compile.  Exit status: boot.sh's.
+# compile's log in NNN.compile.
+#
+# A job that hangs the guest (its kernel stops: a deadlock in a probe, an
+# RCU stall) cannot end the boot itself, and the console may go on
+# printing the kernel's complaints: when a job has run GUEST_JOB_TIMEOUT
+# + GUEST_HANG_GRACE (120) seconds, the guest's own timeout with time to
+# spare, this machine kills qemu, prints what the guest's kernel said,
+# keeps the boot's console (NNN.console) and boots again for the jobs
+# left, this one first: a vCPU of an emulated guest on a busy machine
+# can stop taking timer interrupts (RCU stalls).  The run again is the
+# job's result, and NNN.hung says it hung once (check.sh reports it); a
+# job that hangs the guest twice fails (NNN.rc 125, the reason in
+# NNN.err, the second console in NNN.console2).  At most
+# GUEST_HANG_BOOTS (4) boots.  Exit status: the last boot's (boot.sh),
+# 125 when a job hung twice.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -91,6 +105,8 @@ export PMSTAP_TAPSET_DIR=$tree/tapset PMSTAP_RUNTIME_DIR=$tree/runtime
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
 for j in /xfer/jobs/*.sh; do
 	n=\$(basename "\$j" .sh)
+	[ -e /xfer/out/\$n.rc ] && continue	# ran in an earlier boot
+	: >/xfer/out/\$n.started
 	export tmp=$BUILD/guest/tmp/\$n
 	mkdir -p "\$tmp"
 	t0=\$(date +%s.%N)
@@ -102,9 +118,77 @@ done
 exit 0
 END
 chmod 755 "$xfer/run.sh"
+
+# The job the guest runs now: started, not ended.
+running_job()
+{
+	local f n
+
+	for f in "$xfer"/out/*.started; do
+		[ -e "$f" ] || continue
+		n=$(basename "$f" .started)
+		[ -e "$xfer/out/$n.rc" ] || { echo "$n"; return; }
+	done
+}
+
+# Watch boot.sh (pid $1) while it runs: kill qemu if one job runs for
+# $hang_secs seconds (by this machine's clock) and print that job's name.
+watch_boot()
+{
+	local cur= since=0 n now
+
+	while kill -0 "$1" 2>/dev/null; do
+		sleep 2
+		n=$(running_job) now=$(date +%s)
+		if [ "$n" != "$cur" ]; then
+			cur=$n since=$now
+		elif [ -n "$cur" ] && [ $((now - since)) -ge "$hang_secs" ]; then
+			kill -KILL "$(cat "$xfer/qemu.pid" 2>/dev/null)" 2>/dev/null
+			echo "$cur"
+			return
+		fi
+	done
+}
+
+hang_secs=$((${GUEST_JOB_TIMEOUT:-120} + ${GUEST_HANG_GRACE:-120}))
+rm -f "$xfer/qemu.pid"
+failed=0
 set +e
-"$here/boot.sh" "$xfer"
-rc=$?
+for ((boot = 1; ; boot++)); do
+	"$here/boot.sh" "$xfer" &
+	bpid=$!
+	hung=$(watch_boot "$bpid")
+	wait "$bpid"
+	rc=$?
+	[ -n "$hung" ] || break
+	# what the guest's kernel said after the last job's end
+	awk '/^GUEST: / { n = 0; next } n++ < 60 { print "guest console: " $0 }' "$xfer/console.log" >&2
+	if [ -e "$xfer/out/$hung.hung" ]; then
+		failed=$((failed + 1))
+		echo 125 >"$xfer/out/$hung.rc"
+		echo "$hang_secs" >"$xfer/out/$hung.secs"
+		mv "$xfer/console.log" "$xfer/out/$hung.console2"
+		echo "guest: job $hung hung the guest again: no end after $hang_secs s; qemu killed, the console is in $results/$hung.console2" |
+			tee -a "$xfer/out/$hung.err" >&2
+	else
+		mv "$xfer/console.log" "$xfer/out/$hung.console"
+		echo "guest: job $hung hung the guest: no end after $hang_secs s; qemu killed, the console is in $results/$hung.console; it runs again in a new boot" |
+			tee "$xfer/out/$hung.hung" >&2
+		rm -f "$xfer/out/$hung".{out,err,started}
+	fi
+	left=0
+	for j in "$xfer"/jobs/*.sh; do
+		[ -e "$xfer/out/$(basename "$j" .sh).rc" ] || left=$((left + 1))
+	done
+	[ "$left" -gt 0 ] || break
+	if [ "$boot" -ge "${GUEST_HANG_BOOTS:-4}" ]; then
+		echo "guest: $left jobs not run: $boot boots hung (GUEST_HANG_BOOTS)" >&2
+		break
+	fi
+	echo "guest: booting again for the $left jobs left" >&2
+done
 set -e
+rm -f "$xfer"/out/*.started
 cp "$xfer"/out/* "$results/" 2>/dev/null || true
+[ "$failed" = 0 ] || exit 125
 exit $rc
