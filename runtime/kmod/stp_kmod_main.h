@@ -372,7 +372,10 @@ static int stp_kmod_uprobe_start(struct stp_kprobe_live *l)
 
 	if (err)
 		return err;
-	l->inode = igrab(d_inode(p.dentry));
+	/* the file's own inode under an overlay (a container's root, the qa
+	 * guest's): the overlay's has no read_folio, and uprobe_register()
+	 * refuses it with EIO; the kernel's uprobe events do the same */
+	l->inode = igrab(d_real_inode(p.dentry));
 	path_put(&p);
 	if (!l->inode)
 		return -ENOENT;

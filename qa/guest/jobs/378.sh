@@ -3,8 +3,7 @@
 # maps it; uprobe_target and its stripped copy load the same
 # libuprobe_lib.so ($ORIGIN), and process("uprobe_target")'s library
 # probe must count uprobe_target's 5 rounds, not the copy's 3 (qa/184 is
-# the bpf runtime's).  Copied to a tmpfs first (uprobes on the guest's 9p
-# root fail with EIO).
+# the bpf runtime's).  Copied to a tmpfs first (see tmpfs.rc).
 . "$REPO/qa/guest/tmpfs.rc"
 T=$(_tmpfs_copy uprobe_target)
 _tmpfs_copy uprobe_target.stripped >/dev/null

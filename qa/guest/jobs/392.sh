@@ -4,7 +4,7 @@
 # once failed 6.1's verifier on the bpf runtime: bounds clang tested on a
 # copy), a library's function;
 # the same output as the bpf runtime's.  The binary is copied to a tmpfs
-# first (uprobes on the guest's 9p root fail with EIO).
+# first (see tmpfs.rc).
 d=$tmp/bin
 if [ -z "${GUEST_COMPILE_ONLY:-}" ]; then
 	mkdir -p "$d"

@@ -9,7 +9,7 @@
 # handler's copy of the arguments and the kprobe's registers; dup3(1,
 # 100) makes fd 101).  A control run of the program without the
 # script gets 0 and its parent's ids.  The binary is copied to a tmpfs
-# first (uprobes on the guest's 9p root fail with EIO).
+# first (see tmpfs.rc).
 . "$REPO/qa/guest/tmpfs.rc"
 prog=$(_tmpfs_copy ret_value)
 d=${prog%/*}

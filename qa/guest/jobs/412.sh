@@ -14,8 +14,7 @@
 #    second call: the frames named, the same as the bpf runtime's but
 #    the last (6.1's verifier finds ubacktrace() in that uprobe's program
 #    too large); addresses left out: they move with ASLR.
-# The programs are copied to a tmpfs first (uprobes on the guest's 9p
-# root fail with EIO).
+# The programs are copied to a tmpfs first (see tmpfs.rc).
 . "$REPO/qa/guest/tmpfs.rc"
 M=$(_tmpfs_copy many_funcs)
 work=$(_tmpfs_copy proc_work)
