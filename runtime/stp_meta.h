@@ -249,6 +249,7 @@ struct stp_meta {
  *   STP_REC_WARN    a string (warn()).
  *   STP_REC_EXIT    exit() was called; no payload.
  *   STP_REC_SYSTEM  a string: the command system() asked for.
+ *   STP_REC_SWITCH_FILE  switch_file() was called; no payload.
  * Arguments are packed with no padding: read them with memcpy.
  */
 enum stp_rec_kind {
@@ -262,6 +263,7 @@ enum stp_rec_kind {
 			   count, sum, min, max (8 bytes each), then its histogram's
 			   buckets merged over the CPUs (8 bytes each) */
 	STP_REC_PERF,	/* struct stp_rec_perf: a thread to count, or gone (stp_perf.bpf.h) */
+	STP_REC_SWITCH_FILE,	/* switch_file(): -o's next file for what follows */
 };
 
 /*

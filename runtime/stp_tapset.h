@@ -324,6 +324,8 @@ STP_SERVICE void stp_error(struct context *c, const char *msg);
 STP_SERVICE void stp_warn(struct context *c, const char *msg);
 /* system(): the runner starts CMD with /bin/sh -c once the handler is done. */
 STP_SERVICE void stp_system(struct context *c, const char *cmd);
+/* switch_file(): what is printed after this call goes to -o's next file. */
+STP_SERVICE void stp_switch_file(struct context *c);
 
 /*
  * Ask the script to stop: no new probe hits start, the end probes run,

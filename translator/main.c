@@ -8,6 +8,7 @@
 #define _GNU_SOURCE	/* strverscmp */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,7 +60,11 @@ static const char usage_text[] =
 	"  -w             suppress warnings\n"
 	"  -W             turn warnings into errors\n"
 	"  -u             unoptimized: elide no dead code before checking types\n"
-	"  -o FILE        write the script's output to FILE\n"
+	"  -o FILE        write the script's output to FILE (strftime(3)'s %\n"
+	"                 conversions expanded); switch_file() or SIGUSR2 go on\n"
+	"                 to FILE.1, FILE.2 ...\n"
+	"  -S SIZE[,N]    with -o: FILE.0, FILE.1 ..., the next one after SIZE\n"
+	"                 megabytes; keep the last N\n"
 	"  -c CMD         start CMD once probes are attached; stop when it exits\n"
 	"  -x PID         set target() to PID (--runtime=dyninst: probe that process)\n"
 	"  -T SECONDS     stop after SECONDS\n"
@@ -92,7 +97,7 @@ static const char usage_text[] =
 	"  -h, --help     print this help and exit\n"
 	"\n"
 	"Script arguments are $1, $2, ... (as tokens) and @1, @2, ... (as strings).\n"
-	"stap's module-runtime options (-b -s -S -B -R -d -k -t -F --ldd\n"
+	"stap's module-runtime options (-b -s -B -R -d -k -t -F --ldd\n"
 	"--all-modules ...) are accepted and have no effect.\n"
 	"See pmstap(1).\n";
 
@@ -259,6 +264,27 @@ static void ignored_option(struct session *s, const char *name)
 			name);
 }
 
+/*
+ * -S SIZE[,N], as stap's: -o's output goes to FILE.0, FILE.1 ..., the next
+ * once SIZE megabytes are written, keeping the last N (0: all).
+ */
+static void output_sizes(struct session *s, const char *arg)
+{
+	char *end;
+	unsigned long long mb;
+	unsigned long n = 0;
+
+	errno = 0;
+	mb = strtoull(arg, &end, 10);
+	if (*end == ',' && end[1] >= '0' && end[1] <= '9')
+		n = strtoul(end + 1, &end, 10);
+	if (!(*arg >= '0' && *arg <= '9') || *end || errno || mb > (UINT64_MAX >> 20) || n > INT_MAX)
+		usage_error("invalid -S '%s' (expected SIZE[,N]: megabytes per file, files kept)",
+			    arg);
+	s->output_size_max = (uint64_t)mb << 20;
+	s->output_files_max = (int)n;
+}
+
 /* -m NAME: stap's rule, letters, digits and '_' (it names a folder). */
 static const char *module_name(const char *name)
 {
@@ -371,7 +397,8 @@ static void parse_option(struct session *s, int c, int long_index)
 		parse_number(optarg, 1, 4095, "invalid buffer size '%s' (should be 1-4095)");
 		ignored_option(s, "-s");
 		break;
-	case 'S': case 'B': case 'R': case 'd':
+	case 'S': output_sizes(s, optarg); break;
+	case 'B': case 'R': case 'd':
 		ignored_option(s, (char[]){ '-', (char)c, 0 });
 		break;
 	case OPT_IGNORED: case OPT_IGNORED_ARG:
@@ -439,6 +466,8 @@ static void parse_options(struct session *s, int argc, char **argv)
 	s->nargs = argc - optind;
 	if (s->target_cmd && s->target_pid)
 		usage_error("%s", "cannot specify -c and -x together");
+	if (s->output_size_max && !s->output_path)
+		usage_error("%s", "-S needs -o FILE: the files it fills one after another");
 	check_tmpdir();
 	if (s->pmda_name && strcmp(s->runtime, "dyninst") != 0)
 		usage_error("--pmda hands a --runtime=dyninst script to pmdastap; scripts of the "

@@ -22,6 +22,8 @@ static void session_opts(const struct session *s, struct stp_script_opts *o)
 {
 	*o = (struct stp_script_opts){
 		.output_path = s->output_path,
+		.output_size_max = s->output_size_max,
+		.output_files_max = s->output_files_max,
 		.target_cmd = s->target_cmd,
 		.target_pid = s->target_pid,
 		.timeout_s = s->timeout_s,

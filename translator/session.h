@@ -24,6 +24,8 @@ struct session {
 	struct vec defines;		/* char *: -D NAME[=VALUE] as given */
 	struct vec global_sets;		/* char *: -G NAME=VALUE, initial values of globals */
 	const char *output_path;	/* -o FILE */
+	uint64_t output_size_max;	/* -S SIZE[,N]: SIZE in bytes (0: none) */
+	int output_files_max;		/*	      and N (0: all) */
 	const char *target_cmd;		/* -c CMD */
 	const char *pmda_name;		/* --pmda[=NAME]: "" for the script's name; NULL: none */
 	const char *module_name;	/* -m NAME: the procfs folder's name; NULL: the script's */

@@ -569,6 +569,11 @@ STP_SERVICE void stp_system(struct context *c, const char *cmd)
 	stp_rec_send(c, stp_rec_str(c, n, cmd));
 }
 
+STP_SERVICE void stp_switch_file(struct context *c)
+{
+	stp_rec_send(c, stp_rec_start(c, STP_REC_SWITCH_FILE, 0));
+}
+
 STP_SERVICE void stp_exit(struct context *c)
 {
 	stp_request_exit(c);

@@ -18,9 +18,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -39,25 +42,68 @@
 
 /* ---- the output stream ---- */
 
+/*
+ * -o FILE's name for file number FNUM opened at T, as stap's: FILE's
+ * strftime(3) conversions at T, then ".FNUM" once the output is numbered
+ * (-S SIZE from the first file; without, FILE is the first and
+ * switch_file() or SIGUSR2 make FILE.1 the second).
+ */
+static int out_name(const struct stp_script *s, int fnum, time_t t, char *buf, size_t size)
+{
+	bool numbered = fnum > 0 || s->opts.output_size_max;
+	struct tm tm;
+	size_t n;
+
+	localtime_r(&t, &tm);
+	n = strftime(buf, size, s->opts.output_path, &tm);
+	if (n == 0 || (numbered && (size_t)snprintf(buf + n, size - n, ".%d", fnum) >= size - n))
+		return -1;
+	return 0;
+}
+
+static int out_open_file(struct stp_script *s, int fnum)
+{
+	int keep = s->opts.output_files_max;
+	time_t t = time(NULL);
+	char name[PATH_MAX];
+
+	if (keep && fnum >= keep && out_name(s, fnum - keep, s->out.opened[(fnum - keep) % keep],
+					     name, sizeof(name)) == 0)
+		unlink(name);	/* the oldest of the N kept */
+	if (keep)
+		s->out.opened[fnum % keep] = t;
+	if (out_name(s, fnum, t, name, sizeof(name)) < 0) {
+		stp_msg(s, "error", "invalid output file name '%s' (empty or too long once "
+			"its %% conversions are expanded)", s->opts.output_path);
+		return -EINVAL;
+	}
+	s->out.fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (s->out.fd < 0) {
+		stp_msg(s, "error", "cannot open output file %s: %s", name, strerror(errno));
+		return -errno;
+	}
+	s->out.fnum = fnum;
+	s->out.written = 0;
+	return 0;
+}
+
 int stp_out_open(struct stp_script *s)
 {
-	const char *path = s->opts.output_path;
-
 	s->out.size = OUT_BUFSIZE;
 	s->out.buf = malloc(s->out.size);
 	if (!s->out.buf)
 		return -ENOMEM;
-	if (!path) {
+	if (!s->opts.output_path) {
 		s->out.fd = STDOUT_FILENO;
 		return 0;
 	}
-	s->out.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (s->out.fd < 0) {
-		stp_msg(s, "error", "cannot open output file %s: %s", path, strerror(errno));
-		return -errno;
+	if (s->opts.output_files_max) {
+		s->out.opened = calloc((size_t)s->opts.output_files_max, sizeof(time_t));
+		if (!s->out.opened)
+			return -ENOMEM;
 	}
 	s->out.owned = true;
-	return 0;
+	return out_open_file(s, 0);
 }
 
 static void out_write_all(struct stp_script *s, const char *p, size_t n)
@@ -98,12 +144,68 @@ void stp_out_close(struct stp_script *s)
 	s->out.fd = -1;
 	free(s->out.buf);
 	s->out.buf = NULL;
+	free(s->out.opened);
+	s->out.opened = NULL;
+}
+
+/* switch_file() (STP_REC_SWITCH_FILE, user context) or SIGUSR2: without -o, nothing to switch. */
+void stp_script__switch_file(struct stp_script *s)
+{
+	if (s->out.owned)
+		s->out.switches++;
+}
+
+/*
+ * Before what comes next: the next file when asked for, or once -S's size
+ * is past, as stap's stapio switches before its next message.  A file
+ * that cannot be opened stops the script, as a write that fails does.
+ */
+static void out_rotate(struct stp_script *s)
+{
+	if (!s->out.switches &&
+	    !(s->opts.output_size_max && s->out.written > s->opts.output_size_max))
+		return;
+	s->out.switches = 0;
+	stp_out_flush(s);
+	close(s->out.fd);
+	s->out.fd = -1;
+	if (out_open_file(s, s->out.fnum + 1) < 0) {
+		s->out.failed = true;
+		s->internal_error = true;
+		stp_request_stop(s, STP_STATE_STOPPING);
+	}
+}
+
+/*
+ * One record's output, formatted in place: OUT is room for PRINT_BUFSIZE
+ * bytes at the buffer's end (in the next file when it is time), and
+ * out_commit() keeps what it holds.
+ */
+static void out_reserve(struct stp_script *s, struct stp_out *out)
+{
+	if (s->out.owned)
+		out_rotate(s);
+	if (s->out.size - s->out.len < PRINT_BUFSIZE)
+		stp_out_flush(s);
+	stp_out_init(out, s->out.buf + s->out.len, PRINT_BUFSIZE);
+}
+
+static void out_commit(struct stp_script *s, const struct stp_out *out)
+{
+	s->out.len += out->len;
+	s->out.written += out->len;
 }
 
 void stp_script__output(struct stp_script *s, const char *buf, size_t len)
 {
 	if (!s->out.buf || s->out.failed)
 		return;
+	if (s->out.owned) {
+		out_rotate(s);
+		if (s->out.failed)
+			return;
+		s->out.written += len;
+	}
 	if (len > s->out.size - s->out.len)
 		stp_out_flush(s);
 	if (len >= s->out.size) {
@@ -221,6 +323,12 @@ void stp_script__system(struct stp_script *s, const char *cmd, size_t len)
 	pid = fork();
 	if (pid == 0) {
 		if (fork() == 0) {
+			sigset_t none;
+
+			/* the command gets the signals the runner takes through its signalfd */
+			sigemptyset(&none);
+			sigprocmask(SIG_SETMASK, &none, NULL);
+			signal(SIGPIPE, SIG_DFL);
 			execl("/bin/sh", "sh", "-c", line, (char *)NULL);
 			_exit(127);
 		}
@@ -293,12 +401,10 @@ static int do_printf(struct stp_script *s, int id, struct reader *r)
 		if (rc < 0)
 			return -1;
 	}
-	if (s->out.size - s->out.len < PRINT_BUFSIZE)
-		stp_out_flush(s);
-	stp_out_init(&out, s->out.buf + s->out.len, PRINT_BUFSIZE);
+	out_reserve(s, &out);
 	if (stp_format_print(&out, fmt, s->values, fmt->nargs) < 0)
 		return -1;
-	s->out.len += out.len;
+	out_commit(s, &out);
 	return 0;
 }
 
@@ -346,11 +452,9 @@ static int do_hist(struct stp_script *s, int id, struct reader *r)
 	memcpy(&agg.max, r->p + 24, 8);
 	memcpy(hist, r->p + 32, 8 * (size_t)cfg.buckets);
 	agg.hist = hist;
-	if (s->out.size - s->out.len < PRINT_BUFSIZE)
-		stp_out_flush(s);
-	stp_out_init(&out, s->out.buf + s->out.len, PRINT_BUFSIZE);
+	out_reserve(s, &out);
 	stp_stat_print_hist(&out, &cfg, &agg, STP_HIST_ELISION);
-	s->out.len += out.len;
+	out_commit(s, &out);
 	return 0;
 }
 
@@ -387,6 +491,10 @@ int stp_events_record(void *ctx, void *data, size_t size)
 		break;
 	case STP_REC_EXIT:
 		stp_request_stop(s, STP_STATE_STOPPING);
+		rc = 0;
+		break;
+	case STP_REC_SWITCH_FILE:
+		stp_script__switch_file(s);
 		rc = 0;
 		break;
 	case STP_REC_HIST:

@@ -7,7 +7,8 @@
  *   1. begin probes, by priority then script order; then the state is
  *      running;
  *   2. the event loop (epoll): the ring buffer, user-context timers,
- *      SIGINT/SIGTERM/SIGHUP, SIGCHLD for -c, the -T deadline, until
+ *      SIGINT/SIGTERM/SIGHUP, SIGCHLD for -c, SIGUSR2 (-o's next file),
+ *      the -T deadline, until
  *      exit(), a signal, the deadline, the -c command's end, or more errors
  *      than MAXERRORS;
  *   3. the kernel probes are detached and the ring buffer drained;
@@ -200,6 +201,7 @@ static void stop_signals(sigset_t *set)
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGHUP);
 	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGUSR2);	/* -o's next file, as stap's stapio */
 }
 
 static int signals_open(struct stp_script *s)
@@ -236,6 +238,8 @@ static void on_signal(struct stp_script *s)
 	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			stp_target_reap(s);
+		else if (si.ssi_signo == SIGUSR2)
+			stp_script__switch_file(s);
 		else
 			stp_request_stop(s, STP_STATE_STOPPING);
 	}

@@ -38,7 +38,9 @@ struct stp_dseg;
 
 /* What the user asked for (pmstap's options). */
 struct stp_script_opts {
-	const char *output_path;	/* -o FILE; NULL: standard output */
+	const char *output_path;	/* -o FILE (strftime(3) conversions expanded); NULL: stdout */
+	uint64_t output_size_max;	/* -S SIZE: bytes; 0: FILE is not numbered */
+	int output_files_max;		/* -S SIZE,N: files kept; 0: all */
 	const char *target_cmd;		/* -c CMD: run through /bin/sh once probes are attached */
 	long target_pid;		/* -x PID; 0: none */
 	bool target_implied;		/* target_pid is process(PID)'s, not -x: target() is 0 */
@@ -118,6 +120,8 @@ void stp_script__error(struct stp_script *s, int error_index, const char *detail
 void stp_script__warn(struct stp_script *s, const char *text, size_t len);
 /* system(CMD): /bin/sh -c CMD, started in the background; its output is the runner's. */
 void stp_script__system(struct stp_script *s, const char *cmd, size_t len);
+/* switch_file() or SIGUSR2: what is printed next goes to -o's next file */
+void stp_script__switch_file(struct stp_script *s);
 void stp_script__exit(struct stp_script *s);
 bool stp_script__exiting(const struct stp_script *s);
 

@@ -33,6 +33,11 @@ struct stp_outstream {
 	char *buf;
 	size_t len, size;
 	bool failed;		/* a write failed: reported once */
+	/* -o's rotation (-S, switch_file(), SIGUSR2): FILE, or FILE.0 with -S, then FILE.1 ... */
+	int fnum;		/* the current file's number */
+	uint64_t written;	/* bytes written to it */
+	unsigned switches;	/* asked for, not done yet */
+	time_t *opened;		/* -S SIZE,N: when the last N were opened (their names) */
 };
 
 /* A user-context timer probe. */

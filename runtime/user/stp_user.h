@@ -69,6 +69,7 @@ struct stp_uctx_ops {
 	void (*warn)(void *arg, const char *msg, size_t len);	/* default: "WARNING: msg" */
 	void (*exit)(void *arg);				/* exit() was called */
 	void (*system)(void *arg, const char *cmd, size_t len);	/* default: not run, a warning */
+	void (*switch_file)(void *arg);				/* default: nothing to switch */
 	void *arg;
 };
 
@@ -153,6 +154,7 @@ void stp_raise(struct context *c, int site, const char *msg);
 void stp_raise_msg(struct context *c, const char *msg);	/* for stp_error() */
 void stp_send_warn(struct context *c, const char *msg);
 void stp_send_system(struct context *c, const char *cmd);
+void stp_send_switch_file(struct context *c);
 void stp_request_exit(struct context *c);
 void stp_request_abort(struct context *c);
 

@@ -729,6 +729,11 @@ void stp_system(struct context *c, const char *cmd)
 	stp_send_system(c, cmd);
 }
 
+void stp_switch_file(struct context *c)
+{
+	stp_send_switch_file(c);
+}
+
 void stp_exit(struct context *c)
 {
 	stp_request_exit(c);

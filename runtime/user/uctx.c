@@ -251,6 +251,14 @@ void stp_send_system(struct context *c, const char *cmd)
 		fprintf(stderr, "WARNING: system() has no runner to start: %s\n", cmd);
 }
 
+void stp_send_switch_file(struct context *c)
+{
+	struct stp_uctx *u = c->u;
+
+	if (u->ops.switch_file)
+		u->ops.switch_file(u->ops.arg);
+}
+
 void stp_request_abort(struct context *c)
 {
 	stp_request_exit(c);

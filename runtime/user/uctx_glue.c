@@ -42,6 +42,11 @@ static void on_system(void *arg, const char *cmd, size_t len)
 	stp_script__system(arg, cmd, len);
 }
 
+static void on_switch_file(void *arg)
+{
+	stp_script__switch_file(arg);
+}
+
 static void on_exit_called(void *arg)
 {
 	stp_script__exit(arg);
@@ -69,6 +74,7 @@ int stp_uctx_create(struct stp_script *s)
 		.warn = on_warn,
 		.exit = on_exit_called,
 		.system = on_system,
+		.switch_file = on_switch_file,
 		.arg = s,
 	};
 
