@@ -309,15 +309,13 @@ bool kdwarf_line_pc(const struct kdwarf_func *f, const char *file_pat, int line,
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
 		Dwarf_Addr a;
 		int ln;
-		bool stmt;
 
 		if (!l || dwarf_lineno(l, &ln) != 0 || dwarf_lineaddr(l, &a) != 0 ||
-		    dwarf_linebeginstatement(l, &stmt) != 0 || !stmt || dwarf_haspc(&die, a) <= 0 ||
-		    !line_file(f, file_pat, dwarf_linesrc(l, NULL, NULL)))
+		    dwarf_haspc(&die, a) <= 0 || !line_file(f, file_pat, dwarf_linesrc(l, NULL, NULL)))
 			continue;
-		if (ln < line && ln > *below)
+		if (ln < line && ln >= line - 5 && ln > *below)
 			*below = ln;
-		if (ln > line && (!*above || ln < *above))
+		if (ln > line && ln <= line + 5 && (!*above || ln < *above))
 			*above = ln;
 		if (ln == line && (!found || a < *pc)) {
 			*pc = a;

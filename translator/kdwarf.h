@@ -48,10 +48,12 @@ void kdwarf_hint_install(void);
 
 /*
  * kernel.statement("FUNC@FILE:LINE"): the lowest address in F (its code,
- * or an inline instance's) that begins a statement of line LINE of a file
- * FILE_PAT matches as kdwarf_functions() matches it (NULL: F's decl
- * file), into *PC; false when F has no such line record.  *BELOW and
- * *ABOVE get the nearest lines before and after LINE that F has (0: none).
+ * or an inline instance's) of a record of line LINE of a file FILE_PAT
+ * matches as kdwarf_functions() matches it (NULL: F's decl file), into
+ * *PC; false when F has no such line record.  Every record counts, as in
+ * stap 4.8's dwflpp.cxx, whether or not it begins a statement.  *BELOW and
+ * *ABOVE get the nearest lines before and after LINE, 5 at most away,
+ * that F has (0: none): stap's hint.
  */
 bool kdwarf_line_pc(const struct kdwarf_func *f, const char *file_pat, int line, uint64_t *pc,
 		    int *below, int *above);

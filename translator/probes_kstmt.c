@@ -10,7 +10,10 @@
  * put by the name of the symbol holding it and the offset there, so KASLR
  * does not matter; an .absolute address is the running kernel's.
  *
- *	statement-spec = FUNC [ "@" FILE [ ":" LINE ] ]
+ *	statement-spec = FUNC [ "@" FILE [ ":" LINE | "+" N | ":*" | ":" LIST ] ]
+ *
+ * (probes_lines.h): "+N" is N lines after the function's declaration
+ * line, a LIST (N-M,P...) each line of it where the function has code.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -20,37 +23,29 @@
 #include "kdwarf.h"
 #include "probes.h"
 #include "probes_kstmt.h"
+#include "probes_lines.h"
 #include "probes_sys.h"
 #include "sema_int.h"
 #include "sysroot.h"
 
 struct spec {
 	const char *func, *file;	/* FILE NULL: none */
-	int line;			/* 0: none (the functions' entries) */
-	bool every_line;		/* FUNC@FILE:*: each line of the functions */
+	struct line_spec lines;		/* LINES_NONE: the functions' entries */
 };
 
-/* "FUNC[@FILE[:LINE]]" into S; false (reported) for what pmstap does not take. */
+/* "FUNC[@FILE[:LINES|+N]]" into S; false (reported) for what it is not. */
 static bool parse_spec(struct sema *sm, struct probe_comp *sc, struct spec *s)
 {
-	const char *t = sc->arg->str, *at = strchr(t, '@'), *colon;
+	const char *t = sc->arg->str, *at = strchr(t, '@');
+	size_t flen = at ? strcspn(at + 1, ":+") : 0;
 
-	*s = (struct spec){ .func = arena_strndup(t, strcspn(t, "@:")) };
-	colon = strchr(at ? at : t, ':');
+	*s = (struct spec){ .func = arena_strndup(t, strcspn(t, "@:+")) };
 	if (at)
-		s->file = arena_strndup(at + 1, strcspn(at + 1, ":"));
-	if (!colon)
-		return true;
-	if (at && !strcmp(colon, ":*")) {	/* every line, as stap's */
-		s->every_line = true;
-		return true;
-	}
-	for (const char *p = colon + 1; *p; p++)
-		if (!isdigit((unsigned char)*p))
-			colon = NULL;
-	if (!colon || !at || !colon[1] || !(s->line = atoi(colon + 1))) {
-		if (sema_error(sc->arg->loc, sm, "'%s': pmstap takes a statement as "
-			       "\"FUNC@FILE:LINE\" with one line number, or \"FUNC@FILE:*\"", t))
+		s->file = arena_strndup(at + 1, flen);
+	if (!at ? strpbrk(t, ":+") != NULL : !probes_line_spec(at + 1 + flen, &s->lines)) {
+		if (sema_error(sc->arg->loc, sm, "'%s': a statement is \"FUNC@FILE:LINE\", "
+			       "\"FUNC@FILE+N\" (N lines after FUNC's), \"FUNC@FILE:*\" or "
+			       "\"FUNC@FILE:N-M,P\"", t))
 			diag_hint("kernel.statement(\"FUNC\") probes FUNC's entry");
 		return false;
 	}
@@ -140,14 +135,14 @@ static int no_debuginfo(struct sema *sm, struct probe_comp *sc, bool optional)
 	return -1;
 }
 
-/* F's site: its entry, or LINE's address; false when F has not the line. */
-static bool line_site(struct kdwarf_func *f, const struct spec *s, int *below, int *above)
+/* F's site: its entry, or LINE's address (LINE 0: none); false when F has not the line. */
+static bool line_site(struct kdwarf_func *f, const char *file, int line, int *below, int *above)
 {
 	uint64_t pc = f->entry;
 	int b, a;
 
-	if (s->line) {
-		if (!kdwarf_line_pc(f, s->file, s->line, &pc, &b, &a)) {
+	if (line) {
+		if (!kdwarf_line_pc(f, file, line, &pc, &b, &a)) {
 			if (b > *below)
 				*below = b;
 			if (a && (!*above || a < *above))
@@ -157,9 +152,35 @@ static bool line_site(struct kdwarf_func *f, const struct spec *s, int *below, i
 	}
 	f->symbol = kdwarf_symbol_holding(pc, &f->offset);
 	f->entry = pc;
-	if (s->line)
-		f->line = s->line;	/* else the function's decl line */
+	if (line)
+		f->line = line;	/* else the function's decl line */
 	return f->symbol && sys_kernel_function_unique(f->symbol);
+}
+
+/* A site of F's once, by address: into OUT; 1 if new. */
+static int add_site(struct kdwarf_func *f, struct hmap *seen, struct vec *out)
+{
+	if (hmap_get(seen, (void *)(uintptr_t)f->entry))
+		return 0;
+	hmap_put(seen, (void *)(uintptr_t)f->entry, (void *)1);
+	vec_push(out, f);
+	return 1;
+}
+
+/* F at each line of a list (FUNC@FILE:N-M,P) that it has code for: how many. */
+static int listed_lines(struct kdwarf_func *f, const struct spec *s, struct hmap *seen,
+			struct vec *out)
+{
+	int n = 0, below = 0, above = 0;
+
+	for (int i = 0; i < s->lines.nlines; i++) {
+		struct kdwarf_func *g = ARENA_NEW(struct kdwarf_func);
+
+		*g = *f;
+		if (line_site(g, s->file, s->lines.lines[i], &below, &above))
+			n += add_site(g, seen, out);
+	}
+	return n;
 }
 
 /* F at each of its lines (FUNC@FILE:*), an address once: the sites into OUT; how many. */
@@ -199,30 +220,31 @@ static int dwarf_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 	kdwarf_functions(s->func, s->file, &funcs);
 	for (int i = 0; i < funcs.len; i++) {
 		struct kdwarf_func *f = VEC_AT(&funcs, i);
+		int line = s->lines.kind == LINES_ONE ? s->lines.line
+			 : s->lines.kind == LINES_RELATIVE ? f->line + s->lines.line : 0;
 
 		if (!sm->s->guru && kdwarf_blocklisted(f, false))
 			continue;
-		if (s->every_line) {
+		if (s->lines.kind == LINES_EVERY)
 			n += every_line(f, &seen, out);
-			continue;
-		}
-		if (!line_site(f, s, &below, &above) || hmap_get(&seen, (void *)(uintptr_t)f->entry))
-			continue;
-		hmap_put(&seen, (void *)(uintptr_t)f->entry, (void *)1);
-		vec_push(out, f);
-		n++;
+		else if (s->lines.kind == LINES_LIST)
+			n += listed_lines(f, s, &seen, out);
+		else if (line_site(f, s->file, line, &below, &above))
+			n += add_site(f, &seen, out);
 	}
 	if (!funcs.len && !s->file)	/* not in DWARF (assembly): by its symbol */
 		return symbol_sites(sm, comps, s, optional, out);
 	if (n || optional)
 		return n;
-	if (!s->line || s->every_line || !funcs.len) {
+	if ((s->lines.kind != LINES_ONE && s->lines.kind != LINES_RELATIVE) || !funcs.len) {
 		sema_error(sc->arg->loc, sm, "no match for probe point 'kernel.statement(\"%s\")'",
 			   sc->arg->str);
 		return -1;
 	}
-	/* stap 4.8's words, and its hint of the lines there are */
-	if (sema_error(sc->arg->loc, sm, "no line records for %s:%d", s->file, s->line) &&
+	/* stap 4.8's words (a relative line: from the first function's), and its hint */
+	if (sema_error(sc->arg->loc, sm, "no line records for %s:%d", s->file,
+		       s->lines.kind == LINES_ONE ? s->lines.line
+		       : ((struct kdwarf_func *)VEC_AT(&funcs, 0))->line + s->lines.line) &&
 	    (below || above))
 		diag_hint("try %s%s%s", below ? arena_printf(":%d", below) : "",
 			  below && above ? " or " : "", above ? arena_printf(":%d", above) : "");

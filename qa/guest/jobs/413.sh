@@ -11,7 +11,11 @@
 #     variable, what vfs_read returned (the whole size, from /dev/zero);
 #   - kernel.statement(ADDR) at vmlinux's address of ksys_read, and with
 #     -g, kernel.statement(ADDR).absolute at the running kernel's (from
-#     /proc/kallsyms; the host's compile takes the snapshot's).
+#     /proc/kallsyms; the host's compile takes the snapshot's);
+#   - a list of lines, ksys_read@fs/read_write.c:612-614 (612 has no code:
+#     lines 613 and 614, each as often as the control), and a relative
+#     line, ksys_read@fs/read_write.c+11 (ksys_read is declared at 602:
+#     line 613), its pp() the line's.
 # no debuginfo of the guest's kernel here: qa/413 does not run (it says why)
 ls /usr/lib/debug/boot/vmlinux-*-amd64 >/dev/null 2>&1 || exit 0
 cat >"$tmp/lines.stp" <<'END'
@@ -66,9 +70,29 @@ probe end {
 	       at_raddr == control ? "as often" : sprintf("%d", at_raddr))
 }
 END
+cat >"$tmp/range.stp" <<'END'
+global control, hits
+probe kernel.function("ksys_read") { if (pid() == target()) control++ }
+probe kernel.statement("ksys_read@fs/read_write.c:612-614") {
+	if (pid() == target())
+		hits[pp()]++
+}
+probe kernel.statement("ksys_read@fs/read_write.c+11") {
+	if (pid() == target())
+		hits["+11: " . pp()]++
+}
+probe end {
+	foreach (p+ in hits)
+		printf("%s: %s\n", p, hits[p] == control ? "as often as ksys_read" :
+		       sprintf("%d times, ksys_read %d", hits[p], control))
+}
+END
 work="$QA_BIN/read_sizes 1x20 100x5"
 echo "lines:"
 $PMSTAP --runtime=kernel "$tmp/lines.stp" -c "$work"
+echo "status $?"
+echo "a list of lines, a relative line:"
+$PMSTAP --runtime=kernel "$tmp/range.stp" -c "$work"
 echo "status $?"
 echo "addresses (-g):"
 $PMSTAP --runtime=kernel -g "$tmp/addr.stp" -c "$work"
