@@ -29,6 +29,7 @@
 #include "diag.h"
 #include "hmap.h"
 #include "dwarf_read.h"
+#include "dwarf_lines.h"
 #include "kdwarf.h"
 #include "probes_btf.h"
 #include "sysroot.h"
@@ -293,132 +294,36 @@ void kdwarf_hint_install(void)
 		diag_hint("install %s (Debian's linux-image-%s-dbg has it)", want, kver);
 }
 
+/* A line record's file is one that kdwarf_line_pc()'s FILE_PAT names. */
+struct line_query {
+	const struct kdwarf_func *f;
+	const char *pat;
+};
+
+static bool line_file_match(const char *src, const void *arg)
+{
+	const struct line_query *q = arg;
+
+	return line_file(q->f, q->pat, src);
+}
+
 bool kdwarf_line_pc(const struct kdwarf_func *f, const char *file_pat, int line, uint64_t *pc,
 		    int *below, int *above)
 {
-	Dwarf_Die die, cu;
-	Dwarf_Lines *lines;
-	size_t n;
-	bool found = false;
+	struct line_query q = { f, file_pat };
+	Dwarf_Die die;
 
 	*below = *above = 0;
-	if (!dw || !dwarf_offdie(dw, f->die, &die) || !dwarf_diecu(&die, &cu, NULL, NULL) ||
-	    dwarf_getsrclines(&cu, &lines, &n) != 0)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		Dwarf_Line *l = dwarf_onesrcline(lines, i);
-		Dwarf_Addr a;
-		int ln;
-
-		if (!l || dwarf_lineno(l, &ln) != 0 || dwarf_lineaddr(l, &a) != 0 ||
-		    dwarf_haspc(&die, a) <= 0 || !line_file(f, file_pat, dwarf_linesrc(l, NULL, NULL)))
-			continue;
-		if (ln < line && ln >= line - 5 && ln > *below)
-			*below = ln;
-		if (ln > line && ln <= line + 5 && (!*above || ln < *above))
-			*above = ln;
-		if (ln == line && (!found || a < *pc)) {
-			*pc = a;
-			found = true;
-		}
-	}
-	return found;
-}
-
-/* Line records by line number, then address: the order stap's walk reads them in. */
-static int by_line_addr(const void *a, const void *b)
-{
-	Dwarf_Line *x = *(Dwarf_Line *const *)a, *y = *(Dwarf_Line *const *)b;
-	Dwarf_Addr ax = 0, ay = 0;
-	int lx = 0, ly = 0;
-
-	dwarf_lineno(x, &lx);
-	dwarf_lineno(y, &ly);
-	if (lx != ly)
-		return (lx > ly) - (lx < ly);
-	dwarf_lineaddr(x, &ax);
-	dwarf_lineaddr(y, &ay);
-	return (ax > ay) - (ax < ay);
-}
-
-static int line_no(Dwarf_Line *l)
-{
-	int n = 0;
-
-	dwarf_lineno(l, &n);
-	return n;
-}
-
-static Dwarf_Addr line_addr(Dwarf_Line *l)
-{
-	Dwarf_Addr a = 0;
-
-	dwarf_lineaddr(l, &a);
-	return a;
-}
-
-/* The line F starts at: the record at its entry, else the unit's first inside F. */
-static Dwarf_Line *first_line(Dwarf_Die *cu, Dwarf_Die *die, Dwarf_Lines *lines, size_t n,
-			      uint64_t entry)
-{
-	Dwarf_Line *l = dwarf_getsrc_die(cu, entry);
-
-	if (l && line_addr(l) == entry)
-		return l;
-	for (size_t i = 0; i < n; i++) {
-		l = dwarf_onesrcline(lines, i);
-		if (l && dwarf_haspc(die, line_addr(l)) > 0)
-			return l;
-	}
-	return NULL;
+	return dw && dwarf_offdie(dw, f->die, &die) &&
+	       dwarf_lines_pc(&die, line, line_file_match, &q, pc, below, above);
 }
 
 void kdwarf_all_lines(const struct kdwarf_func *f, struct vec *out)
 {
-	Dwarf_Die die, cu;
-	Dwarf_Lines *lines;
-	Dwarf_Line *start;
-	struct vec file = { 0 };
-	size_t n;
-	int i = 0, lineno;
+	Dwarf_Die die;
 
-	if (!dw || !dwarf_offdie(dw, f->die, &die) || !dwarf_diecu(&die, &cu, NULL, NULL) ||
-	    dwarf_getsrclines(&cu, &lines, &n) != 0)
-		return;
-	for (size_t k = 0; k < n; k++) {
-		Dwarf_Line *l = dwarf_onesrcline(lines, k);
-		const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
-
-		if (src && strcmp(src, f->file) == 0)
-			vec_push(&file, l);
-	}
-	qsort(file.items, (size_t)file.len, sizeof(void *), by_line_addr);
-	start = first_line(&cu, &die, lines, n, f->entry);
-	if (!start)
-		return;
-	lineno = line_no(start);
-	while (i < file.len && line_no(VEC_AT(&file, i)) < lineno)
-		i++;
-	for (;;) {
-		struct kdwarf_line *found = NULL;
-
-		/* the records of LINENO (from I), the first inside F kept */
-		for (; i < file.len && line_no(VEC_AT(&file, i)) == lineno; i++) {
-			Dwarf_Addr a = line_addr(VEC_AT(&file, i));
-
-			if (!found && dwarf_haspc(&die, a) > 0) {
-				found = ARENA_NEW(struct kdwarf_line);
-				found->line = lineno;
-				found->pc = a;
-			}
-		}
-		if (!found)
-			break;
-		vec_push(out, found);
-		if (i >= file.len)
-			break;
-		lineno = line_no(VEC_AT(&file, i));
-	}
+	if (dw && dwarf_offdie(dw, f->die, &die))
+		dwarf_lines_all(&die, f->file, f->entry, out);
 }
 
 /* The name of vmlinux's allocated section that holds PC, or "". */

@@ -58,18 +58,10 @@ void kdwarf_hint_install(void);
 bool kdwarf_line_pc(const struct kdwarf_func *f, const char *file_pat, int line, uint64_t *pc,
 		    int *below, int *above);
 
-/* A line and the address a statement probe on it takes. */
-struct kdwarf_line {
-	int line;
-	uint64_t pc;
-};
-
 /*
  * kernel.statement("FUNC@FILE:*"): F's lines as stap 4.8 walks them
- * (dwflpp.cxx, collect_all_lines()): the line records of F's decl file in
- * its unit, by line number; from the line at F's entry, each next line
- * number that has a record inside F, at that line's lowest address in F,
- * until one has none.  Into OUT (struct kdwarf_line *).
+ * (dwarf_lines_all(), from F's decl file and entry).  Into OUT (struct
+ * dwarf_line_at *, dwarf_lines.h).
  */
 void kdwarf_all_lines(const struct kdwarf_func *f, struct vec *out);
 

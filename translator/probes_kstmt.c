@@ -20,6 +20,7 @@
 #include <string.h>
 #include "arena.h"
 #include "diag.h"
+#include "dwarf_lines.h"
 #include "kdwarf.h"
 #include "probes.h"
 #include "probes_kstmt.h"
@@ -191,7 +192,7 @@ static int every_line(struct kdwarf_func *f, struct hmap *seen, struct vec *out)
 
 	kdwarf_all_lines(f, &lines);
 	for (int i = 0; i < lines.len; i++) {
-		const struct kdwarf_line *l = VEC_AT(&lines, i);
+		const struct dwarf_line_at *l = VEC_AT(&lines, i);
 		struct kdwarf_func *g = ARENA_NEW(struct kdwarf_func);
 
 		*g = *f;

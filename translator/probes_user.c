@@ -26,7 +26,10 @@
 #include "debuginfo.h"
 #include "diag.h"
 #include "filedeps.h"
+#include "dwarf_lines.h"
+#include "hmap.h"
 #include "probes.h"
+#include "probes_lines.h"
 #include "probes_plt.h"
 #include "probes_sdt.h"
 #include "probes_sys.h"
@@ -41,6 +44,7 @@ struct ufunc {
 	uint64_t lowpc, highpc;	/* inline instance: lowpc is its entry pc */
 	bool inlined;
 	Dwarf_Off cu;		/* its compile unit's DIE offset: for the line table */
+	Dwarf_Off die;		/* its own DIE's */
 };
 
 /* What a .function("...") or .statement("...") argument asks for. */
@@ -313,6 +317,7 @@ static void add_func(struct uelf *ue, Dwarf_Die *die, Dwarf_Off cu, bool inlined
 	f->highpc = hi;
 	f->inlined = inlined;
 	f->cu = cu;
+	f->die = dwarf_dieoffset(die);
 	vec_push(&ue->funcs, f);
 }
 
@@ -599,6 +604,7 @@ struct resolver {
 	struct probe_comp *at;		/* the function/statement component */
 	const char *comp;		/* "function" or "statement" */
 	struct uspec spec;
+	struct line_spec lines;		/* a statement's */
 	int made;
 };
 
@@ -772,82 +778,127 @@ static int resolve_function(struct resolver *r)
 	return -1;
 }
 
-/* ---- .statement("NAME@FILE:LINE") ---- */
+/* ---- .statement("NAME@FILE:LINE"), ("NAME@FILE+N"), ("NAME@FILE:*"), (":N-M,P") ---- */
 
-static const struct ufunc *enclosing(struct uelf *ue, uint64_t addr, const char *pat)
+/* "NAME@FILE" and the line part (probes_lines.h) of a statement; false if neither. */
+static bool statement_spec(const char *text, struct uspec *sp, struct line_spec *ls)
 {
-	struct vec *funcs = funcs_of(ue);
+	const char *at = strchr(text, '@');
+	size_t flen;
 
-	for (int i = 0; i < funcs->len; i++) {
-		struct ufunc *f = VEC_AT(funcs, i);
-
-		if (!f->inlined && addr >= f->lowpc && addr < f->highpc &&
-		    fnmatch(pat, f->name, 0) == 0)
-			return f;
+	memset(sp, 0, sizeof(*sp));
+	sp->name = arena_strndup(text, strcspn(text, "@:+"));
+	if (!*sp->name)
+		sp->name = "*";
+	if (!at) {
+		*ls = (struct line_spec){ .kind = LINES_NONE };
+		return !strpbrk(text, ":+");
 	}
-	return NULL;
+	flen = strcspn(at + 1, ":+");
+	sp->file = arena_strndup(at + 1, flen);
+	return probes_line_spec(at + 1 + flen, ls);
 }
 
-/* The lowest address of LINE in a file matching FILE, in a function matching the name. */
-static bool line_address(struct resolver *r, uint64_t *addr, const char **file)
+static bool line_file_matches(const char *src, const void *pat)
 {
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-	bool found = false;
+	return file_matches(pat, src);
+}
 
-	while (dwarf_nextcu(r->ue->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Lines *lines;
-		size_t n;
+/* A probe of F's at line LINE's address PC, once an address. */
+static void line_probe(struct resolver *r, const struct ufunc *f, int line, uint64_t pc,
+		       struct hmap *seen)
+{
+	if (hmap_get(seen, (void *)(uintptr_t)pc))
+		return;
+	hmap_put(seen, (void *)(uintptr_t)pc, (void *)1);
+	add_probe(r, f->name, arena_printf("%s@%s:%d", f->name, f->file, line), pc, f->lowpc);
+}
 
-		if (lines_of(r->ue, off + hsize, &lines, &n) == 0) {
-			for (size_t i = 0; i < n; i++) {
-				Dwarf_Line *l = dwarf_onesrcline(lines, i);
-				const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
-				Dwarf_Addr a;
-				bool stmt = false;
-				int no = 0;
+/* Function F's probes: the line(s) R asks for that F has code at; *BELOW, *ABOVE for a hint. */
+static void function_lines(struct resolver *r, const struct ufunc *f, struct hmap *seen,
+			   int *below, int *above)
+{
+	const struct line_spec *ls = &r->lines;
+	Dwarf_Die die;
+	uint64_t pc;
+	int b, a, line;
 
-				if (!src || dwarf_lineno(l, &no) != 0 || no != r->spec.line ||
-				    dwarf_lineaddr(l, &a) != 0)
-					continue;
-				dwarf_linebeginstatement(l, &stmt);
-				if (!stmt || !file_matches(r->spec.file, src) ||
-				    !enclosing(r->ue, a, r->spec.name) || (found && a >= *addr))
-					continue;
-				*addr = a;
-				*file = src;
-				found = true;
-			}
+	if (!dwarf_offdie(r->ue->dw, f->die, &die))
+		return;
+	if (ls->kind == LINES_EVERY) {
+		struct vec lines = { 0 };
+
+		dwarf_lines_all(&die, f->file, f->lowpc, &lines);
+		for (int i = 0; i < lines.len; i++) {
+			const struct dwarf_line_at *l = VEC_AT(&lines, i);
+
+			line_probe(r, f, l->line, l->pc, seen);
 		}
-		off = next;
+		return;
 	}
-	return found;
+	if (ls->kind == LINES_LIST) {
+		for (int i = 0; i < ls->nlines; i++)
+			if (dwarf_lines_pc(&die, ls->lines[i], line_file_matches, r->spec.file, &pc,
+					   &b, &a))
+				line_probe(r, f, ls->lines[i], pc, seen);
+		return;
+	}
+	line = ls->kind == LINES_RELATIVE ? f->line + ls->line : ls->line;
+	if (dwarf_lines_pc(&die, line, line_file_matches, r->spec.file, &pc, &b, &a)) {
+		line_probe(r, f, line, pc, seen);
+		return;
+	}
+	if (b > *below)
+		*below = b;
+	if (a && (!*above || a < *above))
+		*above = a;
 }
 
+/*
+ * As stap 4.8: in each function (not an inline instance) named NAME and
+ * declared in a file FILE matches, the line, the lines, or every line,
+ * each at the lowest address it has there.
+ */
 static int resolve_statement(struct resolver *r)
 {
-	const struct ufunc *f;
-	const char *file;
-	uint64_t addr = 0;
+	struct vec *funcs;
+	struct hmap seen = { 0 };
+	const struct ufunc *first = NULL;
+	int below = 0, above = 0, line;
 
-	if (!r->spec.file || !r->spec.has_line) {
-		(void)user_error(r->at->arg->loc, r->sm, "statement(\"%s\") needs a place: NAME@FILE:LINE",
-			   r->at->arg->str);
+	if (!r->spec.file || r->lines.kind == LINES_NONE) {
+		(void)user_error(r->at->arg->loc, r->sm, "statement(\"%s\") needs a place: "
+				 "NAME@FILE:LINE (or +N, :*, :N-M)", r->at->arg->str);
 		return -1;
 	}
 	if (!r->ue->dw)
 		return no_debuginfo(r, "a .statement probe");
-	if (!line_address(r, &addr, &file)) {
-		if (user_error(r->at->arg->loc, r->sm, "no code for line %d of '%s' in '%s'",
-			       r->spec.line, r->spec.file, r->ue->path))
-			diag_hint("the line may hold no statement, or the compiler merged it with "
-				  "another; try a nearby line");
+	funcs = funcs_of(r->ue);
+	for (int i = 0; i < funcs->len; i++) {
+		const struct ufunc *f = VEC_AT(funcs, i);
+
+		if (f->inlined || fnmatch(r->spec.name, f->name, 0) != 0 ||
+		    !file_matches(r->spec.file, f->file))
+			continue;
+		if (!first)
+			first = f;
+		function_lines(r, f, &seen, &below, &above);
+	}
+	if (r->made)
+		return r->made;
+	if (!first || (r->lines.kind != LINES_ONE && r->lines.kind != LINES_RELATIVE)) {
+		(void)user_error(r->at->arg->loc, r->sm, "no match for probe point '%s'",
+				 r->t->point);
 		return -1;
 	}
-	f = enclosing(r->ue, addr, r->spec.name);
-	add_probe(r, f->name, arena_printf("%s@%s:%d", f->name, file, r->spec.line), addr,
-		  f->lowpc);
-	return r->made ? r->made : -1;
+	/* stap 4.8's words (a relative line: from the first function's), and its hint */
+	line = r->lines.kind == LINES_RELATIVE ? first->line + r->lines.line : r->lines.line;
+	if (user_error(r->at->arg->loc, r->sm, "no line records for %s:%d", first->file, line))
+		diag_hint(below || above ? "try %s%s%s" : "the line may hold no statement, or the "
+			  "compiler merged it with another; try a nearby line",
+			  below ? arena_printf(":%d", below) : "", below && above ? " or " : "",
+			  above ? arena_printf(":%d", above) : "");
+	return -1;
 }
 
 /* ---- which file: process path, -c, -x, PID, .library ---- */
@@ -1068,11 +1119,17 @@ int probes_user_resolve(struct sema *sm, struct derived_probe *dp, struct vec *c
 	else if (dp->kind == PROBE_UPLT)
 		n = plt_resolve(sm, dp, r.ue, comps);
 	else {
-		r.comp = dp->kind == PROBE_UFUNC ? "function" : "statement";
+		bool stmt = dp->kind != PROBE_UFUNC;
+
+		r.comp = stmt ? "statement" : "function";
 		r.at = probes_comp_named(comps, r.comp);
-		if (r.at->arg->kind != EXPR_STRING || !parse_spec(r.at->arg->str, &r.spec)) {
-			(void)user_error(r.at->arg->loc, sm, "cannot read '%s' as NAME[@FILE[:LINE]]",
-				   r.at->arg->kind == EXPR_STRING ? r.at->arg->str : "a number");
+		if (r.at->arg->kind != EXPR_STRING ||
+		    !(stmt ? statement_spec(r.at->arg->str, &r.spec, &r.lines)
+			   : parse_spec(r.at->arg->str, &r.spec))) {
+			(void)user_error(r.at->arg->loc, sm, "cannot read '%s' as %s",
+					 r.at->arg->kind == EXPR_STRING ? r.at->arg->str : "a number",
+					 stmt ? "NAME@FILE:LINE, NAME@FILE+N, NAME@FILE:* or "
+					 "NAME@FILE:N-M,P" : "NAME[@FILE[:LINE]]");
 			n = -1;
 		} else {
 			n = dp->kind == PROBE_UFUNC ? resolve_function(&r) : resolve_statement(&r);

@@ -1,0 +1,136 @@
+/*
+ * dwarf_lines.c - a function's line records, as stap 4.8 reads them
+ * (dwarf_lines.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "arena.h"
+#include "dwarf_lines.h"
+
+bool dwarf_lines_pc(Dwarf_Die *fn, int line, dwarf_lines_file_fn *match, const void *arg,
+		    uint64_t *pc, int *below, int *above)
+{
+	Dwarf_Die cu;
+	Dwarf_Lines *lines;
+	size_t n;
+	bool found = false;
+
+	*below = *above = 0;
+	if (!dwarf_diecu(fn, &cu, NULL, NULL) || dwarf_getsrclines(&cu, &lines, &n) != 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		const char *src;
+		Dwarf_Addr a;
+		int ln;
+
+		if (!l || dwarf_lineno(l, &ln) != 0 || dwarf_lineaddr(l, &a) != 0 ||
+		    dwarf_haspc(fn, a) <= 0 || !(src = dwarf_linesrc(l, NULL, NULL)) ||
+		    !match(src, arg))
+			continue;
+		if (ln < line && ln >= line - 5 && ln > *below)
+			*below = ln;
+		if (ln > line && ln <= line + 5 && (!*above || ln < *above))
+			*above = ln;
+		if (ln == line && (!found || a < *pc)) {
+			*pc = a;
+			found = true;
+		}
+	}
+	return found;
+}
+
+/* Line records by line number, then address: the order stap's walk reads them in. */
+static int by_line_addr(const void *a, const void *b)
+{
+	Dwarf_Line *x = *(Dwarf_Line *const *)a, *y = *(Dwarf_Line *const *)b;
+	Dwarf_Addr ax = 0, ay = 0;
+	int lx = 0, ly = 0;
+
+	dwarf_lineno(x, &lx);
+	dwarf_lineno(y, &ly);
+	if (lx != ly)
+		return (lx > ly) - (lx < ly);
+	dwarf_lineaddr(x, &ax);
+	dwarf_lineaddr(y, &ay);
+	return (ax > ay) - (ax < ay);
+}
+
+static int line_no(Dwarf_Line *l)
+{
+	int n = 0;
+
+	dwarf_lineno(l, &n);
+	return n;
+}
+
+static Dwarf_Addr line_addr(Dwarf_Line *l)
+{
+	Dwarf_Addr a = 0;
+
+	dwarf_lineaddr(l, &a);
+	return a;
+}
+
+/* The line FN starts at: the record at its entry, else the unit's first inside FN. */
+static Dwarf_Line *first_line(Dwarf_Die *cu, Dwarf_Die *fn, Dwarf_Lines *lines, size_t n,
+			      uint64_t entry)
+{
+	Dwarf_Line *l = dwarf_getsrc_die(cu, entry);
+
+	if (l && line_addr(l) == entry)
+		return l;
+	for (size_t i = 0; i < n; i++) {
+		l = dwarf_onesrcline(lines, i);
+		if (l && dwarf_haspc(fn, line_addr(l)) > 0)
+			return l;
+	}
+	return NULL;
+}
+
+void dwarf_lines_all(Dwarf_Die *fn, const char *decl_file, uint64_t entry, struct vec *out)
+{
+	Dwarf_Die cu;
+	Dwarf_Lines *lines;
+	Dwarf_Line *start;
+	struct vec file = { 0 };
+	size_t n;
+	int i = 0, lineno;
+
+	if (!dwarf_diecu(fn, &cu, NULL, NULL) || dwarf_getsrclines(&cu, &lines, &n) != 0)
+		return;
+	for (size_t k = 0; k < n; k++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, k);
+		const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+
+		if (src && strcmp(src, decl_file) == 0)
+			vec_push(&file, l);
+	}
+	qsort(file.items, (size_t)file.len, sizeof(void *), by_line_addr);
+	start = first_line(&cu, fn, lines, n, entry);
+	if (!start)
+		return;
+	lineno = line_no(start);
+	while (i < file.len && line_no(VEC_AT(&file, i)) < lineno)
+		i++;
+	for (;;) {
+		struct dwarf_line_at *found = NULL;
+
+		/* the records of LINENO (from I), the first inside FN kept */
+		for (; i < file.len && line_no(VEC_AT(&file, i)) == lineno; i++) {
+			Dwarf_Addr a = line_addr(VEC_AT(&file, i));
+
+			if (!found && dwarf_haspc(fn, a) > 0) {
+				found = ARENA_NEW(struct dwarf_line_at);
+				found->line = lineno;
+				found->pc = a;
+			}
+		}
+		if (!found)
+			break;
+		vec_push(out, found);
+		if (i >= file.len)
+			break;
+		lineno = line_no(VEC_AT(&file, i));
+	}
+}

@@ -1,0 +1,43 @@
+/*
+ * dwarf_lines.h - a function's line records, as stap 4.8 reads them
+ * (dwflpp.cxx): the line of a statement probe, and every line of one.
+ * For the kernel's DWARF (kdwarf.c) and programs' (probes_user.c) alike.
+ */
+#ifndef PMSTAP_DWARF_LINES_H
+#define PMSTAP_DWARF_LINES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <elfutils/libdw.h>
+#include "vec.h"
+
+/* Whether source file SRC of a line record is the one asked for (ARG). */
+typedef bool dwarf_lines_file_fn(const char *src, const void *arg);
+
+/*
+ * The lowest address inside function (or inline instance) FN of a record
+ * of line LINE in a file MATCH takes, into *PC (stap's
+ * collect_lines_for_single_lineno(): every record counts, whether or not
+ * it begins a statement); false when there is none.  *BELOW and *ABOVE
+ * get the nearest lines FN has 5 at most before and after LINE (0: none),
+ * stap's hint.
+ */
+bool dwarf_lines_pc(Dwarf_Die *fn, int line, dwarf_lines_file_fn *match, const void *arg,
+		    uint64_t *pc, int *below, int *above);
+
+/* A line and the address a statement probe on it takes. */
+struct dwarf_line_at {
+	int line;
+	uint64_t pc;
+};
+
+/*
+ * FUNC@FILE:*: FN's lines as stap 4.8 walks them (collect_all_lines()):
+ * the records of DECL_FILE in FN's unit, by line number; from the line at
+ * ENTRY (FN's entry), each next line with a record inside FN, at its
+ * lowest such address; the walk ends at the first line with none inside.
+ * Into OUT (struct dwarf_line_at *).
+ */
+void dwarf_lines_all(Dwarf_Die *fn, const char *decl_file, uint64_t entry, struct vec *out);
+
+#endif
