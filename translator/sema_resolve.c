@@ -408,26 +408,6 @@ static void wrong_arity(struct scope *sc, struct expr *e, struct vec *all, struc
 }
 
 /*
- * A tapset function that pmstap cannot give, whatever the runtime: its
- * embedded code holds a comment "unavailable: REASON", and each call is a
- * pass-2 error that gives the reason.
- */
-static void refuse_unavailable(struct scope *sc, struct expr *e)
-{
-	static const char mark[] = "/* unavailable: ";
-	const struct func *f = e->func;
-	const char *why, *end;
-
-	if (!f->embedded || !f->file || !f->file->is_tapset)
-		return;
-	why = strstr(f->embedded, mark);
-	end = why ? strstr(why + sizeof(mark) - 1, " */") : NULL;
-	if (end)
-		sema_error(e->loc, sc->sm, "%s() is not available: %.*s", e->name,
-			   (int)(end - why - (sizeof(mark) - 1)), why + sizeof(mark) - 1);
-}
-
-/*
  * A tapset function whose embedded code says guru (its "guru" comment, as
  * in stap's tapsets) may be called from a script only in guru mode; the
  * tapsets themselves call it freely.
@@ -472,7 +452,6 @@ static void resolve_call(struct scope *sc, struct expr *e)
 		return;
 	}
 	e->func = VEC_AT(chain, 0);
-	refuse_unavailable(sc, e);
 	refuse_guru_only(sc, e, from);
 	for (int i = 0; i < chain->len; i++) {
 		struct func *f = VEC_AT(chain, i);

@@ -46,6 +46,10 @@ void stp_send_system(struct context *c, const char *cmd)
 {
 }
 
+void stp_send_switch_file(struct context *c)
+{
+}
+
 void stp_request_exit(struct context *c)
 {
 	exited = 1;
