@@ -1,7 +1,9 @@
 /*
- * dwarf_lines.c - a function's line records, as stap 4.8 reads them
- * (dwarf_lines.h).
+ * dwarf_lines.c - a function's line records and labels, as stap 4.8
+ * reads them (dwarf_lines.h).
  */
+#include <dwarf.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include "arena.h"
@@ -133,4 +135,49 @@ void dwarf_lines_all(Dwarf_Die *fn, const char *decl_file, uint64_t entry, struc
 			break;
 		lineno = line_no(VEC_AT(&file, i));
 	}
+}
+
+static void labels_in(Dwarf_Die *parent, const char *pat, struct vec *out, int depth)
+{
+	Dwarf_Die die, import;
+	Dwarf_Attribute attr;
+
+	if (depth > 64 || dwarf_child(parent, &die) != 0)
+		return;
+	do {
+		const char *name;
+		Dwarf_Addr pc;
+
+		switch (dwarf_tag(&die)) {
+		case DW_TAG_label:
+			name = dwarf_diename(&die);
+			if (name && fnmatch(pat, name, 0) == 0 && dwarf_lowpc(&die, &pc) == 0) {
+				struct dwarf_label *l = ARENA_NEW(struct dwarf_label);
+				const char *file = dwarf_decl_file(&die);
+
+				l->name = arena_strdup(name);
+				l->file = file ? arena_strdup(file) : "";
+				dwarf_decl_line(&die, &l->line);
+				l->pc = pc;
+				vec_push(out, l);
+			}
+			break;
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+			break;	/* another function's */
+		case DW_TAG_imported_unit:
+			if (dwarf_formref_die(dwarf_attr(&die, DW_AT_import, &attr), &import))
+				labels_in(&import, pat, out, depth + 1);
+			break;
+		default:
+			if (dwarf_haschildren(&die))
+				labels_in(&die, pat, out, depth + 1);
+			break;
+		}
+	} while (dwarf_siblingof(&die, &die) == 0);
+}
+
+void dwarf_lines_labels(Dwarf_Die *fn, const char *pat, struct vec *out)
+{
+	labels_in(fn, pat, out, 0);
 }

@@ -1,6 +1,7 @@
 /*
- * dwarf_lines.h - a function's line records, as stap 4.8 reads them
- * (dwflpp.cxx): the line of a statement probe, and every line of one.
+ * dwarf_lines.h - a function's line records and labels, as stap 4.8
+ * reads them (dwflpp.cxx): the line of a statement probe, every line of
+ * one, its labels.
  * For the kernel's DWARF (kdwarf.c) and programs' (probes_user.c) alike.
  */
 #ifndef PMSTAP_DWARF_LINES_H
@@ -39,5 +40,21 @@ struct dwarf_line_at {
  * Into OUT (struct dwarf_line_at *).
  */
 void dwarf_lines_all(Dwarf_Die *fn, const char *decl_file, uint64_t entry, struct vec *out);
+
+/* A label of a function (DW_TAG_label) with an address. */
+struct dwarf_label {
+	const char *name;
+	const char *file;	/* its decl file, "" when DWARF does not say */
+	int line;		/* its decl line */
+	uint64_t pc;
+};
+
+/*
+ * .label("PAT"): FN's labels that PAT (fnmatch) matches and that have an
+ * address, as stap 4.8 walks them (dwflpp.cxx, iterate_over_labels()):
+ * in FN's blocks, not in functions or inline instances nested in it.
+ * Into OUT (struct dwarf_label *).
+ */
+void dwarf_lines_labels(Dwarf_Die *fn, const char *pat, struct vec *out);
 
 #endif

@@ -326,6 +326,14 @@ void kdwarf_all_lines(const struct kdwarf_func *f, struct vec *out)
 		dwarf_lines_all(&die, f->file, f->entry, out);
 }
 
+void kdwarf_labels(const struct kdwarf_func *f, const char *pat, struct vec *out)
+{
+	Dwarf_Die die;
+
+	if (dw && dwarf_offdie(dw, f->die, &die))
+		dwarf_lines_labels(&die, pat, out);
+}
+
 /* The name of vmlinux's allocated section that holds PC, or "". */
 static const char *section_of(uint64_t pc)
 {

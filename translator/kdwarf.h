@@ -20,6 +20,7 @@ struct kdwarf_func {
 	uint64_t die;		/* its DIE, an inline instance's or the function's (offset) */
 	const char *symbol;	/* the kallsyms name it is probed by (set by the caller) */
 	uint64_t offset;	/* an inline instance's offset into symbol (set by the caller) */
+	const char *label;	/* a .label() probe's site: the label's name (set by the caller) */
 };
 
 /*
@@ -64,6 +65,9 @@ bool kdwarf_line_pc(const struct kdwarf_func *f, const char *file_pat, int line,
  * dwarf_line_at *, dwarf_lines.h).
  */
 void kdwarf_all_lines(const struct kdwarf_func *f, struct vec *out);
+
+/* .label("PAT"): F's labels PAT matches (dwarf_lines_labels()), into OUT (struct dwarf_label *). */
+void kdwarf_labels(const struct kdwarf_func *f, const char *pat, struct vec *out);
 
 /* ---- the parameters of an inline instance (or of a function) DIE ---- */
 

@@ -71,11 +71,13 @@ static const struct {
 	{ "kernel.function(s).return", PROBE_KFUNC },
 	{ "kernel.function(s).exported", PROBE_KFUNC },
 	{ "kernel.function(s).return.maxactive(n)", PROBE_KFUNC },
+	{ "kernel.function(s).label(s)", PROBE_KSTATEMENT },
 	{ "kernel.statement(a)", PROBE_KSTATEMENT },
 	{ "kernel.statement(n).absolute", PROBE_KSTATEMENT },
 	{ "module(s).function(s)", PROBE_KFUNC },
 	{ "module(s).function(s).call", PROBE_KFUNC },
 	{ "module(s).function(s).return", PROBE_KFUNC },
+	{ "module(s).function(s).label(s)", PROBE_KSTATEMENT },
 	{ "module(s).statement(a)", PROBE_KSTATEMENT },
 	{ "kprobe.function(s)", PROBE_KFUNC },
 	{ "kprobe.function(s).call", PROBE_KFUNC },
@@ -98,9 +100,11 @@ static const struct {
 	{ "process(a).function(s).call", PROBE_UFUNC },
 	{ "process(a).function(s).return", PROBE_UFUNC },
 	{ "process(a).function(s).inline", PROBE_UFUNC },
+	{ "process(a).function(s).label(s)", PROBE_USTATEMENT },
 	{ "process(a).library(s).function(s)", PROBE_UFUNC },
 	{ "process(a).library(s).function(s).call", PROBE_UFUNC },
 	{ "process(a).library(s).function(s).return", PROBE_UFUNC },
+	{ "process(a).library(s).function(s).label(s)", PROBE_USTATEMENT },
 	{ "process(a).statement(a)", PROBE_USTATEMENT },
 	{ "process(a).statement(a).nearest", PROBE_USTATEMENT },
 	{ "process(a).statement(n).absolute", PROBE_USTATEMENT },
@@ -108,6 +112,7 @@ static const struct {
 	{ "process.function(s).call", PROBE_UFUNC },
 	{ "process.function(s).return", PROBE_UFUNC },
 	{ "process.function(s).inline", PROBE_UFUNC },
+	{ "process.function(s).label(s)", PROBE_USTATEMENT },
 	{ "process.library(s).function(s)", PROBE_UFUNC },
 	{ "process.library(s).function(s).return", PROBE_UFUNC },
 	{ "process.statement(a)", PROBE_USTATEMENT },
@@ -819,14 +824,18 @@ static int build_kstatement(struct expand *x, struct vec *comps)
 
 	for (int i = 0; i < n; i++) {
 		struct kdwarf_func *f = VEC_AT(&sites, i);
-		struct vec c = spec && f->file ? comps_with_arg(comps, "statement", arena_printf(
-							"%s@%s:%d", f->name, f->file, f->line))
-					       : *comps;
-		struct derived_probe *dp = make_probe(x, &c, PROBE_KSTATEMENT);
+		const char *at = f->file ? arena_printf("%s@%s:%d", f->name, f->file, f->line) : NULL;
+		struct vec c = spec && at ? comps_with_arg(comps, "statement", at) : *comps;
+		struct derived_probe *dp;
 
+		if (f->label) {	/* .function("NAME@FILE:LINE").label("L"), L's line */
+			c = at ? comps_with_arg(comps, "function", at) : copy_comps(comps);
+			c = comps_with_arg(&c, "label", f->label);
+		}
+		dp = make_probe(x, &c, PROBE_KSTATEMENT);
 		dp->module = str_arg(comps, "module");
 		dp->statement = spec;
-		dp->function = spec ? f->name : NULL;	/* an address: no $vars */
+		dp->function = spec || f->label ? f->name : NULL;	/* an address: no $vars */
 		dp->kfunc = f->symbol;
 		dp->kfunc_offset = f->offset;
 		dp->kfunc_kprobe = true;

@@ -252,6 +252,73 @@ static int dwarf_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 	return -1;
 }
 
+static int line_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Label L of F is on the lines S asks for (any line when none). */
+static bool label_line_wanted(const struct kdwarf_func *f, const struct spec *s,
+			      const struct dwarf_label *l)
+{
+	const struct line_spec *ls = &s->lines;
+
+	if (ls->kind == LINES_ONE)
+		return l->line == ls->line;
+	if (ls->kind == LINES_RELATIVE)
+		return l->line == f->line + ls->line;
+	if (ls->kind == LINES_LIST)
+		return bsearch(&l->line, ls->lines, (size_t)ls->nlines, sizeof(int), line_cmp);
+	return true;
+}
+
+/*
+ * kernel.function("FUNC[@FILE[:LINES]]").label("PAT"), as stap 4.8: the
+ * labels PAT matches in each function (or inline instance) FUNC names,
+ * declared on the lines asked for; a site each, an address once.
+ */
+static int label_sites(struct sema *sm, struct vec *comps, const struct spec *s, bool optional,
+		       struct vec *out)
+{
+	struct probe_comp *lc = probes_comp_named(comps, "label");
+	struct vec funcs = { 0 };
+	struct hmap seen = { 0 };
+	int n = 0;
+
+	kdwarf_functions(s->func, s->file, &funcs);
+	for (int i = 0; i < funcs.len; i++) {
+		struct kdwarf_func *f = VEC_AT(&funcs, i);
+		struct vec labels = { 0 };
+
+		if (!sm->s->guru && kdwarf_blocklisted(f, false))
+			continue;
+		kdwarf_labels(f, lc->arg->str, &labels);
+		for (int k = 0; k < labels.len; k++) {
+			const struct dwarf_label *l = VEC_AT(&labels, k);
+			struct kdwarf_func *g;
+
+			if (!label_line_wanted(f, s, l))
+				continue;
+			g = ARENA_NEW(struct kdwarf_func);
+			*g = *f;
+			g->entry = l->pc;
+			g->line = l->line;
+			if (*l->file)
+				g->file = l->file;
+			g->label = l->name;
+			g->symbol = kdwarf_symbol_holding(l->pc, &g->offset);
+			if (g->symbol && sys_kernel_function_unique(g->symbol))
+				n += add_site(g, &seen, out);
+		}
+	}
+	if (n || optional)
+		return n;
+	sema_error(lc->arg->loc, sm, "no match for probe point '%s'", probes_point_text(comps));
+	return -1;
+}
+
 /* N sites, or -1 (reported) when a pattern stands for too many. */
 static int not_too_many(struct sema *sm, struct vec *comps, int n)
 {
@@ -269,13 +336,26 @@ static int not_too_many(struct sema *sm, struct vec *comps, int n)
 int probes_kstatement_sites(struct sema *sm, struct vec *comps, bool optional, struct vec *out)
 {
 	struct probe_comp *sc = probes_comp_named(comps, "statement");
+	bool label = probes_comp_named(comps, "label") != NULL;
 	const char *want;
 	struct spec s;
 
+	if (label)	/* FUNC[@FILE[:LINES]] is the function's */
+		sc = probes_comp_named(comps, "function");
 	if (sc->arg->kind == EXPR_NUMBER)
 		return address_site(sm, comps, optional, out);
 	if (!parse_spec(sm, sc, &s))
 		return -1;
+	if (label && probes_comp_named(comps, "module")) {
+		if (!optional)
+			sema_error(sc->arg->loc, sm, "a module's labels need the module's debuginfo, "
+				   "which pmstap does not read");
+		return optional ? 0 : -1;
+	}
+	if (label)
+		return kdwarf_vmlinux(&want) ? not_too_many(sm, comps, label_sites(sm, comps, &s,
+										   optional, out))
+					     : no_debuginfo(sm, sc, optional);
 	if (probes_comp_named(comps, "module")) {
 		if (!s.file)
 			return symbol_sites(sm, comps, &s, optional, out);

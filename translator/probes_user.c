@@ -854,6 +854,75 @@ static void function_lines(struct resolver *r, const struct ufunc *f, struct hma
 		*above = a;
 }
 
+static int int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * .function("NAME[@FILE[:LINES]]").label("PAT"): as stap 4.8, the labels
+ * PAT matches in each function (and inline instance) named NAME, those
+ * declared on the lines asked for; each probe spelled with its function
+ * at the label's line, and the label's name.
+ */
+static int resolve_labels(struct resolver *r)
+{
+	struct probe_comp *lc = probes_comp_named(r->comps, "label");
+	struct vec *funcs;
+	struct hmap seen = { 0 };
+
+	if (!r->ue->dw)
+		return no_debuginfo(r, "a .label probe");
+	funcs = funcs_of(r->ue);
+	for (int i = 0; i < funcs->len; i++) {
+		const struct ufunc *f = VEC_AT(funcs, i);
+		struct vec labels = { 0 };
+		Dwarf_Die die;
+
+		if (fnmatch(r->spec.name, f->name, 0) != 0 ||
+		    (r->spec.file && !file_matches(r->spec.file, f->file)) ||
+		    !dwarf_offdie(r->ue->dw, f->die, &die))
+			continue;
+		dwarf_lines_labels(&die, lc->arg->str, &labels);
+		for (int k = 0; k < labels.len; k++) {
+			const struct dwarf_label *l = VEC_AT(&labels, k);
+			const struct line_spec *ls = &r->lines;
+			bool want = ls->kind == LINES_ONE ? l->line == ls->line
+				  : ls->kind == LINES_RELATIVE ? l->line == f->line + ls->line
+				  : ls->kind == LINES_LIST ? bsearch(&l->line, ls->lines,
+								     (size_t)ls->nlines, sizeof(int),
+								     int_cmp) != NULL
+				  : true;
+			struct vec c = { 0 };
+			struct derived_probe *dp;
+
+			if (!want || hmap_get(&seen, (void *)(uintptr_t)l->pc))
+				continue;
+			hmap_put(&seen, (void *)(uintptr_t)l->pc, (void *)1);
+			for (int j = 0; j < r->comps->len; j++) {
+				struct probe_comp *pc = ARENA_NEW(struct probe_comp);
+
+				*pc = *(struct probe_comp *)VEC_AT(r->comps, j);
+				if (strcmp(pc->name, "function") == 0) {
+					pc->arg = ast_expr(EXPR_STRING, pc->loc);
+					pc->arg->str = arena_printf("%s@%s:%d", f->name, l->file,
+								    l->line);
+				}
+				vec_push(&c, pc);
+			}
+			dp = add_probe(r, f->name, NULL, l->pc, f->lowpc);
+			if (dp)
+				dp->point = probes_user_point(&c, "label", l->name);
+		}
+	}
+	if (r->made)
+		return r->made;
+	(void)user_error(lc->arg->loc, r->sm, "no match for probe point '%s'", r->t->point);
+	return -1;
+}
+
 /*
  * As stap 4.8: in each function (not an inline instance) named NAME and
  * declared in a file FILE matches, the line, the lines, or every line,
@@ -1119,9 +1188,10 @@ int probes_user_resolve(struct sema *sm, struct derived_probe *dp, struct vec *c
 	else if (dp->kind == PROBE_UPLT)
 		n = plt_resolve(sm, dp, r.ue, comps);
 	else {
+		bool label = probes_comp_named(comps, "label") != NULL;
 		bool stmt = dp->kind != PROBE_UFUNC;
 
-		r.comp = stmt ? "statement" : "function";
+		r.comp = stmt && !label ? "statement" : "function";
 		r.at = probes_comp_named(comps, r.comp);
 		if (r.at->arg->kind != EXPR_STRING ||
 		    !(stmt ? statement_spec(r.at->arg->str, &r.spec, &r.lines)
@@ -1132,7 +1202,8 @@ int probes_user_resolve(struct sema *sm, struct derived_probe *dp, struct vec *c
 					 "NAME@FILE:N-M,P" : "NAME[@FILE[:LINE]]");
 			n = -1;
 		} else {
-			n = dp->kind == PROBE_UFUNC ? resolve_function(&r) : resolve_statement(&r);
+			n = dp->kind == PROBE_UFUNC ? resolve_function(&r)
+			    : label ? resolve_labels(&r) : resolve_statement(&r);
 		}
 	}
 	probes_user_quiet = false;

@@ -15,7 +15,11 @@
 #   - a list of lines, ksys_read@fs/read_write.c:612-614 (612 has no code:
 #     lines 613 and 614, each as often as the control), and a relative
 #     line, ksys_read@fs/read_write.c+11 (ksys_read is declared at 602:
-#     line 613), its pp() the line's.
+#     line 613), its pp() the line's;
+#   - labels: do_faccessat's "retry" and "out" (fs/open.c), each reached
+#     once per access or faccessat call: as often as the syscalls'
+#     tracepoints fire for the command (test -r, -w and -x, and the
+#     loader's access()).
 # no debuginfo of the guest's kernel here: qa/413 does not run (it says why)
 ls /usr/lib/debug/boot/vmlinux-*-amd64 >/dev/null 2>&1 || exit 0
 cat >"$tmp/lines.stp" <<'END'
@@ -93,6 +97,25 @@ $PMSTAP --runtime=kernel "$tmp/lines.stp" -c "$work"
 echo "status $?"
 echo "a list of lines, a relative line:"
 $PMSTAP --runtime=kernel "$tmp/range.stp" -c "$work"
+echo "status $?"
+cat >"$tmp/label.stp" <<'END'
+global calls, hits
+probe kernel.trace("syscalls:sys_enter_access"), kernel.trace("syscalls:sys_enter_faccessat*") {
+	if (pid() == target())
+		calls++
+}
+probe kernel.function("do_faccessat").label("*") {
+	if (pid() == target())
+		hits[pp()]++
+}
+probe end {
+	printf("access and faccessat calls: %s\n", calls >= 3 ? "3 or more" : sprintf("%d", calls))
+	foreach (p+ in hits)
+		printf("%s: %s\n", p, hits[p] == calls ? "once a call" : sprintf("%d", hits[p]))
+}
+END
+echo "labels:"
+$PMSTAP --runtime=kernel "$tmp/label.stp" -c "sh -c 'test -r /etc/passwd; test -w /etc/passwd; test -x /bin/sh'"
 echo "status $?"
 echo "addresses (-g):"
 $PMSTAP --runtime=kernel -g "$tmp/addr.stp" -c "$work"
