@@ -172,57 +172,10 @@ static const char *pretty_number(struct emitter *E, const char *val, bool sgn)
  * As emit_dwarf.c prints DWARF's (stap's words): "{.a=1, .b=0x..., .s={...}}",
  * nested structs and arrays in full with $$, at most PRETTY_MAX_VALUES values.
  */
-#define PRETTY_MAX_VALUES 32
-
-struct bpp {
-	struct emitter *E;
-	struct vec pieces;	/* struct emit_piece * */
-	const char *lit;	/* text waiting for the next value */
-	bool full;		/* $$ */
-	int values;
-};
-
-static void bpp_lit(struct bpp *p, const char *text)
-{
-	p->lit = arena_printf("%s%s", p->lit, text);
-}
-
-static void bpp_put(struct bpp *p, const char *conv, const char *val, bool str)
-{
-	struct emit_piece *ep = ARENA_NEW(struct emit_piece);
-
-	ep->lit = p->lit;
-	ep->conv = conv;
-	ep->val = val;
-	ep->str = str;
-	vec_push(&p->pieces, ep);
-	p->lit = "";
-	p->values++;
-}
-
-static void bpp_value(struct bpp *p, const struct walk *w, bool top);
-
-/* A char as stap's '%#c' shows it: itself when printable, else an octal escape. */
-static void bpp_char(struct bpp *p, const char *val)
-{
-	struct emitter *E = p->E;
-	const char *t = emit_str_temp(E), *v = emit_snapshot(E, val, TYPE_LONG);
-
-	emit_line(E, "if (%s >= ' ' && %s <= '~' && %s != '\\'' && %s != '\\\\') {", v, v, v, v);
-	emit_line(E, "\t%s[0] = (char)%s;", t, v);
-	emit_line(E, "\t%s[1] = '\\0';", t);
-	emit_line(E, "} else {");
-	emit_line(E, "\t%s[0] = '\\\\';", t);
-	emit_line(E, "\t%s[1] = '0' + ((%s >> 6) & 3);", t, v);
-	emit_line(E, "\t%s[2] = '0' + ((%s >> 3) & 7);", t, v);
-	emit_line(E, "\t%s[3] = '0' + (%s & 7);", t, v);
-	emit_line(E, "\t%s[4] = '\\0';", t);
-	emit_line(E, "}");
-	bpp_put(p, "'%s'", t, true);
-}
+static void bpp_value(struct emit_pretty *p, const struct walk *w, bool top);
 
 /* Struct or union W's members (an anonymous one's in its place, as C reaches them). */
-static void bpp_members(struct bpp *p, const struct walk *w, int *n)
+static void bpp_members(struct emit_pretty *p, const struct walk *w, int *n)
 {
 	const struct btf_type *t = type_at(w->type);
 	const struct btf_member *m = (const struct btf_member *)(t + 1);
@@ -235,34 +188,34 @@ static void bpp_members(struct bpp *p, const struct walk *w, int *n)
 		uint64_t bits = kflag ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
 		struct walk mw = { .lv = w->lv, .type = mt };
 
-		bpp_lit(p, (*n)++ ? ", " : "");
+		emit_pretty_lit(p, (*n)++ ? ", " : "");
 		if (p->values >= PRETTY_MAX_VALUES) {
-			bpp_lit(p, "...");
+			emit_pretty_lit(p, "...");
 			return;
 		}
 		if (!*name && is_record(mt)) {	/* an anonymous struct or union */
 			int k = 0;
 
-			bpp_lit(p, "={");
+			emit_pretty_lit(p, "={");
 			if (p->full)
 				bpp_members(p, &mw, &k);
 			else
-				bpp_lit(p, "...");
-			bpp_lit(p, "}");
+				emit_pretty_lit(p, "...");
+			emit_pretty_lit(p, "}");
 			continue;
 		}
-		bpp_lit(p, arena_printf(".%s=", name));
+		emit_pretty_lit(p, arena_printf(".%s=", name));
 		if (width) {	/* a number, as stap prints a bit field */
 			const char *raw = emit_long_temp(p->E);
 			int shift = (int)(bits % 8), nb = emit_bytes_for(shift + (int)width);
 
 			if (!nb || (btf_kind(mt) != BTF_KIND_INT && btf_kind(mt) != BTF_KIND_ENUM)) {
-				bpp_lit(p, "?");
+				emit_pretty_lit(p, "?");
 				continue;
 			}
 			emit_line(p->E, "%s = stp_kread_int((const char *)__builtin_preserve_access_index"
 				  "(&%s) + %llu, %d, 0);", raw, w->lv, (unsigned long long)(bits / 8), nb);
-			bpp_put(p, btf_is_signed(mt) ? "%lld" : "%llu",
+			emit_pretty_put(p, btf_is_signed(mt) ? "%lld" : "%llu",
 				emit_bits_of(raw, shift, (int)width, btf_is_signed(mt)), false);
 			continue;
 		}
@@ -271,69 +224,67 @@ static void bpp_members(struct bpp *p, const struct walk *w, int *n)
 	}
 }
 
-static void bpp_value(struct bpp *p, const struct walk *w, bool top)
+static void bpp_value(struct emit_pretty *p, const struct walk *w, bool top)
 {
 	int k = btf_kind(w->type);
 
 	if (k == BTF_KIND_INT || k == BTF_KIND_ENUM || k == BTF_KIND_ENUM64) {
 		if (is_char(w->type))
-			bpp_char(p, read_lvalue(p->E, w));
+			emit_pretty_char(p, read_lvalue(p->E, w));
 		else
-			bpp_put(p, btf_is_signed(w->type) ? "%lld" : "%llu", read_lvalue(p->E, w), false);
+			emit_pretty_put(p, btf_is_signed(w->type) ? "%lld" : "%llu", read_lvalue(p->E, w), false);
 	} else if (k == BTF_KIND_PTR) {
 		uint32_t to = btf_strip(type_at(w->type)->type);
 		const char *ptr = read_lvalue(p->E, w);
 
 		if (is_char(to)) {
-			bpp_put(p, "%s", pretty_chars(p->E, ptr), true);
+			emit_pretty_put(p, "%s", pretty_chars(p->E, ptr), true);
 		} else if (top && is_record(to)) {
 			struct walk tw = { .lv = arena_printf("(*(typeof(%s))%s)", w->lv, ptr),
 					   .type = to };
 
 			bpp_value(p, &tw, true);
 		} else {
-			bpp_put(p, "0x%016llx", ptr, false);
+			emit_pretty_put(p, "0x%016llx", ptr, false);
 		}
 	} else if (k == BTF_KIND_ARRAY) {
 		uint32_t el = btf_strip(((const struct btf_array *)(type_at(w->type) + 1))->type);
 		struct walk ew = { .lv = arena_printf("%s[0]", w->lv), .type = el };
 
 		if (!top && !p->full) {
-			bpp_lit(p, "[...]");
+			emit_pretty_lit(p, "[...]");
 		} else if (is_char(el)) {
 			const char *t = emit_str_temp(p->E);
 
 			emit_line(p->E, "stp_kread_str(__builtin_preserve_access_index(&%s), %s);",
 				  w->lv, t);
-			bpp_put(p, "\"%s\"", t, true);
+			emit_pretty_put(p, "\"%s\"", t, true);
 		} else {
-			bpp_lit(p, "[");
+			emit_pretty_lit(p, "[");
 			bpp_value(p, &ew, false);
-			bpp_lit(p, ", ...]");
+			emit_pretty_lit(p, ", ...]");
 		}
 	} else if (is_record(w->type)) {
 		int n = 0;
 
-		bpp_lit(p, "{");
+		emit_pretty_lit(p, "{");
 		if (top || p->full)
 			bpp_members(p, w, &n);
 		else
-			bpp_lit(p, "...");
-		bpp_lit(p, "}");
+			emit_pretty_lit(p, "...");
+		emit_pretty_lit(p, "}");
 	} else {
-		bpp_lit(p, "?");
+		emit_pretty_lit(p, "?");
 	}
 }
 
 /* $x$ or $x$$ (FULL) of the struct, union or pointer to one at W. */
 static const char *pretty_record(struct emitter *E, const struct walk *w, bool full)
 {
-	struct bpp p = { E, { 0 }, "", full, 0 };
+	struct emit_pretty p = { E, { 0 }, "", full, 0 };
 
 	bpp_value(&p, w, true);
-	if (*p.lit)
-		bpp_put(&p, NULL, NULL, false);
-	return emit_bpf_snprintf(E, &p.pieces);
+	return emit_pretty_text(&p);
 }
 
 /* A string for $x$ of a number, a pointer or a char array, as stap prints them. */

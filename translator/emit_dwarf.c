@@ -477,33 +477,10 @@ static const char *finish(struct dctx *d, struct dval *v, struct expr *e)
 
 /* ---- pretty printing: $var$ and $var$$ ---- */
 
-#define PRETTY_MAX_VALUES 32	/* as stap: values in one pretty-printed text */
-
 struct pp {
+	struct emit_pretty t;	/* the text */
 	struct dctx *d;
-	struct vec pieces;	/* struct emit_piece * */
-	const char *lit;	/* text waiting for the next value */
-	bool full;		/* $$: nested structs and arrays too */
-	int values;
 };
-
-static void pp_lit(struct pp *p, const char *s)
-{
-	p->lit = arena_printf("%s%s", p->lit, s);
-}
-
-static void pp_put(struct pp *p, const char *conv, const char *val, bool str)
-{
-	struct emit_piece *ep = ARENA_NEW(struct emit_piece);
-
-	ep->lit = p->lit;
-	ep->conv = conv;
-	ep->val = val;
-	ep->str = str;
-	vec_push(&p->pieces, ep);
-	p->lit = "";
-	p->values++;
-}
 
 /* The string at ADDR (a C value), or "<unknown>" when it cannot be read. */
 static void pp_string(struct pp *p, const char *addr)
@@ -516,29 +493,10 @@ static void pp_string(struct pp *p, const char *addr)
 	emit_line(E, "if (bpf_probe_read_user_str(%s, MAXSTRINGLEN, (const void *)%s) < 0)", t,
 		  addr);
 	emit_line(E, "\tstp_strcpy(%s, \"<unknown>\");", t);
-	pp_put(p, "\"%s\"", t, true);
+	emit_pretty_put(&p->t, "\"%s\"", t, true);
 }
 
 static void pp_value(struct pp *p, struct dval *v, bool top);
-
-/* A char as stap's '%#c' shows it: itself when printable, else an octal escape. */
-static void pp_char(struct pp *p, const char *val)
-{
-	struct emitter *E = p->d->E;
-	const char *t = emit_str_temp(E), *v = emit_snapshot(E, val, TYPE_LONG);
-
-	emit_line(E, "if (%s >= ' ' && %s <= '~' && %s != '\\'' && %s != '\\\\') {", v, v, v, v);
-	emit_line(E, "\t%s[0] = (char)%s;", t, v);
-	emit_line(E, "\t%s[1] = '\\0';", t);
-	emit_line(E, "} else {");
-	emit_line(E, "\t%s[0] = '\\\\';", t);
-	emit_line(E, "\t%s[1] = '0' + ((%s >> 6) & 3);", t, v);
-	emit_line(E, "\t%s[2] = '0' + ((%s >> 3) & 7);", t, v);
-	emit_line(E, "\t%s[3] = '0' + (%s & 7);", t, v);
-	emit_line(E, "\t%s[4] = '\\0';", t);
-	emit_line(E, "}");
-	pp_put(p, "'%s'", t, true);
-}
 
 static void pp_base(struct pp *p, struct dval *v)
 {
@@ -548,13 +506,13 @@ static void pp_base(struct pp *p, struct dval *v)
 	if (dwarf_tag(&v->type) == DW_TAG_base_type &&
 	    dwarf_formudata(dwarf_attr_integrate(&v->type, DW_AT_encoding, &a), &enc) == 0 &&
 	    (enc == DW_ATE_float || enc == DW_ATE_complex_float)) {
-		pp_lit(p, "?");
+		emit_pretty_lit(&p->t, "?");
 		return;
 	}
 	if (dwarf_type_is_char(&v->type))
-		pp_char(p, load(p->d, v));
+		emit_pretty_char(&p->t, load(p->d, v));
 	else
-		pp_put(p, dwarf_type_is_signed(&v->type) ? "%lld" : "%llu", load(p->d, v), false);
+		emit_pretty_put(&p->t, dwarf_type_is_signed(&v->type) ? "%lld" : "%llu", load(p->d, v), false);
 }
 
 static void pp_pointer(struct pp *p, struct dval *v, bool top)
@@ -569,7 +527,7 @@ static void pp_pointer(struct pp *p, struct dval *v, bool top)
 		to.c = ptr;
 		pp_value(p, &to, top);
 	} else {
-		pp_put(p, "0x%016llx", ptr, false);
+		emit_pretty_put(&p->t, "0x%016llx", ptr, false);
 	}
 }
 
@@ -577,8 +535,8 @@ static void pp_array(struct pp *p, struct dval *v, bool top)
 {
 	struct dval el = { .in_mem = true, .c = v->c };
 
-	if (!top && !p->full) {
-		pp_lit(p, "[...]");
+	if (!top && !p->t.full) {
+		emit_pretty_lit(&p->t, "[...]");
 		return;
 	}
 	el.has_type = dwarf_type_of(&v->type, &el.type) != NULL;
@@ -586,10 +544,10 @@ static void pp_array(struct pp *p, struct dval *v, bool top)
 		pp_string(p, v->c);
 		return;
 	}
-	pp_lit(p, "[");
+	emit_pretty_lit(&p->t, "[");
 	if (el.has_type)
 		pp_value(p, &el, false);
-	pp_lit(p, ", ...]");
+	emit_pretty_lit(&p->t, ", ...]");
 }
 
 /* A bit field: always a number, as stap prints them (a char one too). */
@@ -602,9 +560,9 @@ static void pp_bitfield(struct pp *p, struct dval *v)
 	dwarf_formudata(dwarf_attr_integrate(&v->type, DW_AT_encoding, &a), &enc);
 	if ((tag != DW_TAG_base_type && tag != DW_TAG_enumeration_type) ||
 	    enc == DW_ATE_float || enc == DW_ATE_complex_float)
-		pp_lit(p, "?");
+		emit_pretty_lit(&p->t, "?");
 	else
-		pp_put(p, dwarf_type_is_signed(&v->type) ? "%lld" : "%llu", load(p->d, v), false);
+		emit_pretty_put(&p->t, dwarf_type_is_signed(&v->type) ? "%lld" : "%llu", load(p->d, v), false);
 }
 
 static void pp_members(struct pp *p, struct dval *v)
@@ -623,18 +581,18 @@ static void pp_members(struct pp *p, struct dval *v)
 
 		if (dwarf_tag(&m) != DW_TAG_member || dwarf_hasattr(&m, DW_AT_declaration))
 			continue;
-		pp_lit(p, n++ ? ", " : "");
-		if (p->values >= PRETTY_MAX_VALUES) {
-			pp_lit(p, "...");
+		emit_pretty_lit(&p->t, n++ ? ", " : "");
+		if (p->t.values >= PRETTY_MAX_VALUES) {
+			emit_pretty_lit(&p->t, "...");
 			return;
 		}
-		pp_lit(p, name ? arena_printf(".%s=", name) : "=");
+		emit_pretty_lit(&p->t, name ? arena_printf(".%s=", name) : "=");
 		if (dwarf_attr_integrate(&m, DW_AT_data_member_location, &a))
 			dwarf_formudata(&a, &off);
 		mv = *v;
 		p->d->quiet = true;
 		if (!member_at(p->d, &mv, &m, (int64_t)off, NULL) || !mv.has_type)
-			pp_lit(p, "?");
+			emit_pretty_lit(&p->t, "?");
 		else if (mv.bit_size)
 			pp_bitfield(p, &mv);
 		else
@@ -649,7 +607,7 @@ static void pp_value(struct pp *p, struct dval *v, bool top)
 
 	if (!v->in_mem && tag != DW_TAG_base_type && tag != DW_TAG_enumeration_type &&
 	    tag != DW_TAG_pointer_type && !is_record(tag)) {
-		pp_lit(p, "?");		/* an array in registers */
+		emit_pretty_lit(&p->t, "?");		/* an array in registers */
 		return;
 	}
 	switch (tag) {
@@ -666,23 +624,16 @@ static void pp_value(struct pp *p, struct dval *v, bool top)
 	case DW_TAG_structure_type:
 	case DW_TAG_union_type:
 	case DW_TAG_class_type:
-		pp_lit(p, "{");
-		if (top || p->full)
+		emit_pretty_lit(&p->t, "{");
+		if (top || p->t.full)
 			pp_members(p, v);
 		else
-			pp_lit(p, "...");
-		pp_lit(p, "}");
+			emit_pretty_lit(&p->t, "...");
+		emit_pretty_lit(&p->t, "}");
 		break;
 	default:
-		pp_lit(p, "?");
+		emit_pretty_lit(&p->t, "?");
 	}
-}
-
-static const char *pp_text(struct pp *p)
-{
-	if (*p->lit)
-		pp_put(p, NULL, NULL, false);
-	return emit_bpf_snprintf(p->d->E, &p->pieces);
 }
 
 /*
@@ -709,11 +660,11 @@ static const char *fault_end(struct dctx *d, const char *text)
 
 static const char *pretty(struct dctx *d, struct dval *v, bool full)
 {
-	struct pp p = { d, { 0 }, "", full, 0 };
+	struct pp p = { { d->E, { 0 }, "", full, 0 }, d };
 
 	fault_begin(d);
 	pp_value(&p, v, true);
-	return fault_end(d, pp_text(&p));
+	return fault_end(d, emit_pretty_text(&p.t));
 }
 
 /* ---- $$vars, $$parms, $$locals, $$return ---- */
@@ -726,34 +677,34 @@ static void context_var(struct pp *p, struct dctx *d, Dwarf_Die *var, const char
 
 	d->failed = false;
 	d->what = arena_printf("'$%s'", name);
-	pp_lit(p, arena_printf("%s=", name));
+	emit_pretty_lit(&p->t, arena_printf("%s=", name));
 	if (pretty_level)
 		fault_begin(d);
 	if (!var_value(d, var, d->e->loc, &v)) {
 		d->fault = NULL;
-		pp_lit(p, "?");
+		emit_pretty_lit(&p->t, "?");
 		return;
 	}
 	tag = tag_of(&v);
 	if (pretty_level) {
 		/* each its own text, "ERROR" alone when its reads fault */
-		struct pp sub = { d, { 0 }, "", pretty_level == 2, 0 };
+		struct pp sub = { { d->E, { 0 }, "", pretty_level == 2, 0 }, d };
 
 		pp_value(&sub, &v, true);
-		pp_put(p, "%s", fault_end(d, pp_text(&sub)), true);
+		emit_pretty_put(&p->t, "%s", fault_end(d, emit_pretty_text(&sub.t)), true);
 	} else if (is_record(tag)) {
-		pp_lit(p, "{...}");
+		emit_pretty_lit(&p->t, "{...}");
 	} else if (tag == DW_TAG_array_type) {
-		pp_lit(p, "[...]");
+		emit_pretty_lit(&p->t, "[...]");
 	} else {
-		pp_put(p, "0x%llx", load(d, &v), false);
+		emit_pretty_put(&p->t, "0x%llx", load(d, &v), false);
 	}
 }
 
 static const char *context_vars(struct dctx *d, struct expr *e)
 {
 	const char *which = e->name + 2;
-	struct pp p = { d, { 0 }, "", false, 0 };
+	struct pp p = { { d->E, { 0 }, "", false, 0 }, d };
 	int n = 0;
 
 	d->quiet = true;
@@ -771,18 +722,18 @@ static const char *context_vars(struct dctx *d, struct expr *e)
 			if ((tag == DW_TAG_variable && strcmp(which, "parms") == 0) ||
 			    (tag == DW_TAG_formal_parameter && strcmp(which, "locals") == 0))
 				continue;
-			pp_lit(&p, n++ ? " " : "");
+			emit_pretty_lit(&p.t, n++ ? " " : "");
 			context_var(&p, d, &c, name, e->pretty);
 		} while (dwarf_siblingof(&c, &c) == 0);
 		if (dwarf_tag(&d->scopes[i]) == DW_TAG_subprogram)
 			break;	/* not the caller's variables, for an inlined function */
 	}
-	return pp_text(&p);
+	return emit_pretty_text(&p.t);
 }
 
 static const char *return_text(struct dctx *d, struct expr *e)
 {
-	struct pp p = { d, { 0 }, "return=", e->pretty == 2, 0 };
+	struct pp p = { { d->E, { 0 }, "return=", e->pretty == 2, 0 }, d };
 	struct dval v;
 
 	if (!return_value(d, e->loc, &v))
@@ -790,8 +741,8 @@ static const char *return_text(struct dctx *d, struct expr *e)
 	if (e->pretty)
 		pp_value(&p, &v, true);
 	else
-		pp_put(&p, "0x%llx", load(d, &v), false);
-	return pp_text(&p);
+		emit_pretty_put(&p.t, "0x%llx", load(d, &v), false);
+	return emit_pretty_text(&p.t);
 }
 
 /* ---- @defined: dead branches out before anything is written ---- */

@@ -284,6 +284,27 @@ int emit_count_stmts(const struct stmt *s);
 const char *emit_print_call(struct emitter *E, struct expr *e, bool used);
 const char *emit_bpf_snprintf(struct emitter *E, struct vec *pieces);
 
+/*
+ * A pretty-printed text ($x$, $x$$, $$vars) being put together: literal
+ * text and values, then one string (emit_bpf_snprintf()).  DWARF's
+ * (emit_dwarf.c) and BTF's (emit_btf.c) printers build it alike.
+ */
+#define PRETTY_MAX_VALUES 32	/* as stap: values in one pretty-printed text */
+struct emit_pretty {
+	struct emitter *E;
+	struct vec pieces;	/* struct emit_piece * */
+	const char *lit;	/* text waiting for the next value */
+	bool full;		/* $$: nested structs and arrays too */
+	int values;
+};
+void emit_pretty_lit(struct emit_pretty *p, const char *text);
+/* A value VAL printed with CONV (a string temporary when STR), after the text waiting. */
+void emit_pretty_put(struct emit_pretty *p, const char *conv, const char *val, bool str);
+/* A char as stap's '%#c' shows it: itself when printable, else an octal escape. */
+void emit_pretty_char(struct emit_pretty *p, const char *val);
+/* The text: a string temporary. */
+const char *emit_pretty_text(struct emit_pretty *p);
+
 /* emit_func.c */
 typedef void (*emit_walk_fn)(struct expr *e, void *arg);
 void emit_walk_expr(struct expr *e, emit_walk_fn fn, void *arg);

@@ -536,3 +536,48 @@ const char *emit_print_call(struct emitter *E, struct expr *e, bool used)
 	(void)used;
 	return str ? t : "0";
 }
+
+/* ---- pretty-printed texts (emit_int.h) ---- */
+
+void emit_pretty_lit(struct emit_pretty *p, const char *text)
+{
+	p->lit = arena_printf("%s%s", p->lit, text);
+}
+
+void emit_pretty_put(struct emit_pretty *p, const char *conv, const char *val, bool str)
+{
+	struct emit_piece *ep = ARENA_NEW(struct emit_piece);
+
+	ep->lit = p->lit;
+	ep->conv = conv;
+	ep->val = val;
+	ep->str = str;
+	vec_push(&p->pieces, ep);
+	p->lit = "";
+	p->values++;
+}
+
+void emit_pretty_char(struct emit_pretty *p, const char *val)
+{
+	struct emitter *E = p->E;
+	const char *t = emit_str_temp(E), *v = emit_snapshot(E, val, TYPE_LONG);
+
+	emit_line(E, "if (%s >= ' ' && %s <= '~' && %s != '\\'' && %s != '\\\\') {", v, v, v, v);
+	emit_line(E, "\t%s[0] = (char)%s;", t, v);
+	emit_line(E, "\t%s[1] = '\\0';", t);
+	emit_line(E, "} else {");
+	emit_line(E, "\t%s[0] = '\\\\';", t);
+	emit_line(E, "\t%s[1] = '0' + ((%s >> 6) & 3);", t, v);
+	emit_line(E, "\t%s[2] = '0' + ((%s >> 3) & 7);", t, v);
+	emit_line(E, "\t%s[3] = '0' + (%s & 7);", t, v);
+	emit_line(E, "\t%s[4] = '\\0';", t);
+	emit_line(E, "}");
+	emit_pretty_put(p, "'%s'", t, true);
+}
+
+const char *emit_pretty_text(struct emit_pretty *p)
+{
+	if (*p->lit)
+		emit_pretty_put(p, NULL, NULL, false);
+	return emit_bpf_snprintf(p->E, &p->pieces);
+}
