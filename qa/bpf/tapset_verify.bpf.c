@@ -119,6 +119,7 @@ static __always_inline void run_case(struct context *c, struct tv_result *r, str
 	case TV_OP_ABORT: stp_abort(c); break;
 	case TV_OP_PRINTK: stp_printk(c, in->a, in->s1); break;
 	case TV_OP_SYSTEM: stp_system(c, in->s1); break;
+	case TV_OP_SWITCH_FILE: stp_switch_file(c); break;
 	case TV_OP_SUBSTR_SELF:
 		stp_substr(c, r->s[1], in->s1, 0, MAXSTRINGLEN);
 		stp_substr(c, r->s[1], r->s[1], in->a, in->b);

@@ -48,6 +48,10 @@ void stp_send_system(struct context *c, const char *cmd)
 {
 }
 
+void stp_send_switch_file(struct context *c)
+{
+}
+
 void stp_request_exit(struct context *c)
 {
 }
@@ -488,6 +492,8 @@ static void test_control(void)
 	check_record("warn", r, STP_REC_WARN, "careful");
 	r = run_op(TV_OP_SYSTEM, "echo hi", NULL, 0, 0, 0, 0);
 	check_record("system", r, STP_REC_SYSTEM, "echo hi");
+	r = run_op(TV_OP_SWITCH_FILE, NULL, NULL, 0, 0, 0, 0);
+	check_record("switch_file", r, STP_REC_SWITCH_FILE, "");
 	r = run_op(TV_OP_PRINTK, "to the trace buffer", NULL, 6, 0, 0, 0);
 	n = strnlen(printk_note, MAXSTRINGLEN - 1);	/* as a record carries it */
 	memcpy(note, printk_note, n);

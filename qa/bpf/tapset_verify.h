@@ -31,6 +31,7 @@ enum tv_op {
 	TV_OP_PRINTK,
 	TV_OP_SUBSTR_SELF,	/* substr with OUT the same buffer as the string */
 	TV_OP_SYSTEM,
+	TV_OP_SWITCH_FILE,
 };
 
 /* TV_OP_CONTEXT: the values, indexes into tv_result.v */
