@@ -74,6 +74,7 @@ static const struct {
 	{ "kernel.function(s).label(s)", PROBE_KSTATEMENT },
 	{ "kernel.statement(a)", PROBE_KSTATEMENT },
 	{ "kernel.statement(n).absolute", PROBE_KSTATEMENT },
+	{ "kernel.statement(s).nearest", PROBE_KSTATEMENT },
 	{ "module(s).function(s)", PROBE_KFUNC },
 	{ "module(s).function(s).call", PROBE_KFUNC },
 	{ "module(s).function(s).return", PROBE_KFUNC },
@@ -116,6 +117,7 @@ static const struct {
 	{ "process.library(s).function(s)", PROBE_UFUNC },
 	{ "process.library(s).function(s).return", PROBE_UFUNC },
 	{ "process.statement(a)", PROBE_USTATEMENT },
+	{ "process.statement(s).nearest", PROBE_USTATEMENT },
 	{ "process.mark(s)", PROBE_UMARK },
 	{ "process.provider(s).mark(s)", PROBE_UMARK },
 	{ "process(a).mark(s)", PROBE_UMARK },
@@ -828,6 +830,14 @@ static int build_kstatement(struct expand *x, struct vec *comps)
 		struct vec c = spec && at ? comps_with_arg(comps, "statement", at) : *comps;
 		struct derived_probe *dp;
 
+		if (probes_comp_named(&c, "nearest")) {	/* stap's points leave it out */
+			struct vec k = { 0 };
+
+			for (int j = 0; j < c.len; j++)
+				if (strcmp(((struct probe_comp *)VEC_AT(&c, j))->name, "nearest") != 0)
+					vec_push(&k, VEC_AT(&c, j));
+			c = k;
+		}
 		if (f->label) {	/* .function("NAME@FILE:LINE").label("L"), L's line */
 			c = at ? comps_with_arg(comps, "function", at) : copy_comps(comps);
 			c = comps_with_arg(&c, "label", f->label);

@@ -32,6 +32,7 @@
 struct spec {
 	const char *func, *file;	/* FILE NULL: none */
 	struct line_spec lines;		/* LINES_NONE: the functions' entries */
+	bool nearest;			/* .nearest: a line without code takes the nearest's */
 };
 
 /* "FUNC[@FILE[:LINES|+N]]" into S; false (reported) for what it is not. */
@@ -158,6 +159,26 @@ static bool line_site(struct kdwarf_func *f, const char *file, int line, int *be
 	return f->symbol && sys_kernel_function_unique(f->symbol);
 }
 
+/*
+ * LINE's site, or with .nearest the nearest line's that F has, 5 at most
+ * away, the later one on a tie (stap's get_nearest_lineno()).
+ */
+static bool line_site_near(struct kdwarf_func *f, const char *file, int line, bool nearest,
+			   int *below, int *above)
+{
+	int b = 0, a = 0;
+
+	if (line_site(f, file, line, &b, &a))
+		return true;
+	if (b > *below)
+		*below = b;
+	if (a && (!*above || a < *above))
+		*above = a;
+	if (!nearest || !line || (!b && !a))
+		return false;
+	return line_site(f, file, b && (!a || line - b < a - line) ? b : a, &b, &a);
+}
+
 /* A site of F's once, by address: into OUT; 1 if new. */
 static int add_site(struct kdwarf_func *f, struct hmap *seen, struct vec *out)
 {
@@ -178,7 +199,7 @@ static int listed_lines(struct kdwarf_func *f, const struct spec *s, struct hmap
 		struct kdwarf_func *g = ARENA_NEW(struct kdwarf_func);
 
 		*g = *f;
-		if (line_site(g, s->file, s->lines.lines[i], &below, &above))
+		if (line_site_near(g, s->file, s->lines.lines[i], s->nearest, &below, &above))
 			n += add_site(g, seen, out);
 	}
 	return n;
@@ -230,7 +251,7 @@ static int dwarf_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 			n += every_line(f, &seen, out);
 		else if (s->lines.kind == LINES_LIST)
 			n += listed_lines(f, s, &seen, out);
-		else if (line_site(f, s->file, line, &below, &above))
+		else if (line_site_near(f, s->file, line, s->nearest, &below, &above))
 			n += add_site(f, &seen, out);
 	}
 	if (!funcs.len && !s->file)	/* not in DWARF (assembly): by its symbol */
@@ -346,6 +367,7 @@ int probes_kstatement_sites(struct sema *sm, struct vec *comps, bool optional, s
 		return address_site(sm, comps, optional, out);
 	if (!parse_spec(sm, sc, &s))
 		return -1;
+	s.nearest = probes_comp_named(comps, "nearest") != NULL;
 	if (label && probes_comp_named(comps, "module")) {
 		if (!optional)
 			sema_error(sc->arg->loc, sm, "a module's labels need the module's debuginfo, "

@@ -605,6 +605,7 @@ struct resolver {
 	const char *comp;		/* "function" or "statement" */
 	struct uspec spec;
 	struct line_spec lines;		/* a statement's */
+	bool nearest;			/* .nearest, which the probes' points leave out */
 	int made;
 };
 
@@ -814,6 +815,28 @@ static void line_probe(struct resolver *r, const struct ufunc *f, int line, uint
 	add_probe(r, f->name, arena_printf("%s@%s:%d", f->name, f->file, line), pc, f->lowpc);
 }
 
+/*
+ * *LINE's address in function DIE into *PC, or with .nearest the nearest
+ * line's (5 at most away, the later one on a tie, as stap's
+ * get_nearest_lineno()), *LINE then that line; *BELOW, *ABOVE for a hint.
+ */
+static bool line_near(struct resolver *r, Dwarf_Die *die, int *line, uint64_t *pc, int *below,
+		      int *above)
+{
+	int b = 0, a = 0;
+
+	if (dwarf_lines_pc(die, *line, line_file_matches, r->spec.file, pc, &b, &a))
+		return true;
+	if (b > *below)
+		*below = b;
+	if (a && (!*above || a < *above))
+		*above = a;
+	if (!r->nearest || (!b && !a))
+		return false;
+	*line = b && (!a || *line - b < a - *line) ? b : a;
+	return dwarf_lines_pc(die, *line, line_file_matches, r->spec.file, pc, &b, &a);
+}
+
 /* Function F's probes: the line(s) R asks for that F has code at; *BELOW, *ABOVE for a hint. */
 static void function_lines(struct resolver *r, const struct ufunc *f, struct hmap *seen,
 			   int *below, int *above)
@@ -821,7 +844,7 @@ static void function_lines(struct resolver *r, const struct ufunc *f, struct hma
 	const struct line_spec *ls = &r->lines;
 	Dwarf_Die die;
 	uint64_t pc;
-	int b, a, line;
+	int b = 0, a = 0, line;
 
 	if (!dwarf_offdie(r->ue->dw, f->die, &die))
 		return;
@@ -837,21 +860,17 @@ static void function_lines(struct resolver *r, const struct ufunc *f, struct hma
 		return;
 	}
 	if (ls->kind == LINES_LIST) {
-		for (int i = 0; i < ls->nlines; i++)
-			if (dwarf_lines_pc(&die, ls->lines[i], line_file_matches, r->spec.file, &pc,
-					   &b, &a))
-				line_probe(r, f, ls->lines[i], pc, seen);
+		for (int i = 0; i < ls->nlines; i++) {
+			line = ls->lines[i];
+			if (line_near(r, &die, &line, &pc, &b, &a))
+				line_probe(r, f, line, pc, seen);
+		}
 		return;
 	}
 	line = ls->kind == LINES_RELATIVE ? f->line + ls->line : ls->line;
-	if (dwarf_lines_pc(&die, line, line_file_matches, r->spec.file, &pc, &b, &a)) {
-		line_probe(r, f, line, pc, seen);
+	if (!line_near(r, &die, &line, &pc, below, above))
 		return;
-	}
-	if (b > *below)
-		*below = b;
-	if (a && (!*above || a < *above))
-		*above = a;
+	line_probe(r, f, line, pc, seen);
 }
 
 static int int_cmp(const void *a, const void *b)
@@ -1178,6 +1197,15 @@ int probes_user_resolve(struct sema *sm, struct derived_probe *dp, struct vec *c
 	int n;
 
 	probes_user_quiet = optional;
+	if (probes_comp_named(comps, "nearest")) {	/* stap's points leave it out */
+		struct vec c = { 0 };
+
+		for (int i = 0; i < comps->len; i++)
+			if (strcmp(((struct probe_comp *)VEC_AT(comps, i))->name, "nearest") != 0)
+				vec_push(&c, VEC_AT(comps, i));
+		*comps = c;
+		r.nearest = true;
+	}
 	r.ue = probe_file(sm, dp, comps);
 	concrete_process(comps, dp);
 	dp->point = probes_point_text(comps);
