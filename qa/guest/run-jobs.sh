@@ -37,6 +37,10 @@ xfer=$BUILD/guest/xfer
 results=$BUILD/guest/results
 [ $# -gt 0 ] || { echo "usage: qa/guest/run-jobs.sh JOB.sh..." >&2; exit 2; }
 mkdir -p "$xfer/cache" "$results"
+# one run at a time in a build tree: they share $xfer (a test run alone
+# beside make check-guest or the examples' guest run emptied its jobs)
+exec 8>"$BUILD/guest/run-jobs.lock"
+flock 8
 rm -rf "$xfer/jobs" "$xfer/out"
 mkdir -p "$xfer/jobs" "$xfer/out"
 # the host's compile runs each job from qa/: a relative path would not hold there
