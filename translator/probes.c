@@ -558,15 +558,24 @@ static struct vec copy_comps(struct vec *comps)
 	return c;
 }
 
-/* The point with its WHICH("...") argument (function, statement) replaced by NAME. */
-static struct vec comps_with_arg(struct vec *comps, const char *which, const char *name)
+struct vec probes_comps_with_arg(struct vec *comps, const char *which, const char *name)
 {
 	struct vec c = copy_comps(comps);
 	struct probe_comp *fc = probes_comp_named(&c, which);
-	struct expr *arg = ast_expr(EXPR_STRING, fc->arg->loc);
+	struct expr *arg = ast_expr(EXPR_STRING, fc->arg ? fc->arg->loc : fc->loc);	/* plt: none */
 
 	arg->str = name;
 	fc->arg = arg;
+	return c;
+}
+
+struct vec probes_comps_without(struct vec *comps, const char *name)
+{
+	struct vec c = { 0 };
+
+	for (int i = 0; i < comps->len; i++)
+		if (strcmp(((struct probe_comp *)VEC_AT(comps, i))->name, name) != 0)
+			vec_push(&c, VEC_AT(comps, i));
 	return c;
 }
 
@@ -586,7 +595,7 @@ static void module_site(struct derived_probe *dp, const char *mod, const char *n
 static struct derived_probe *kfunc_probe(struct expand *x, struct vec *comps, const char *name,
 					 const char *spelled)
 {
-	struct vec c = spelled ? comps_with_arg(comps, "function", spelled) : *comps;
+	struct vec c = spelled ? probes_comps_with_arg(comps, "function", spelled) : *comps;
 	const char *mod = str_arg(comps, "module");
 	struct derived_probe *dp = make_probe(x, &c, PROBE_KFUNC);
 	struct vec *params;
@@ -827,20 +836,14 @@ static int build_kstatement(struct expand *x, struct vec *comps)
 	for (int i = 0; i < n; i++) {
 		struct kdwarf_func *f = VEC_AT(&sites, i);
 		const char *at = f->file ? arena_printf("%s@%s:%d", f->name, f->file, f->line) : NULL;
-		struct vec c = spec && at ? comps_with_arg(comps, "statement", at) : *comps;
+		struct vec c = spec && at ? probes_comps_with_arg(comps, "statement", at) : *comps;
 		struct derived_probe *dp;
 
-		if (probes_comp_named(&c, "nearest")) {	/* stap's points leave it out */
-			struct vec k = { 0 };
-
-			for (int j = 0; j < c.len; j++)
-				if (strcmp(((struct probe_comp *)VEC_AT(&c, j))->name, "nearest") != 0)
-					vec_push(&k, VEC_AT(&c, j));
-			c = k;
-		}
+		if (probes_comp_named(&c, "nearest"))	/* stap's points leave it out */
+			c = probes_comps_without(&c, "nearest");
 		if (f->label) {	/* .function("NAME@FILE:LINE").label("L"), L's line */
-			c = at ? comps_with_arg(comps, "function", at) : copy_comps(comps);
-			c = comps_with_arg(&c, "label", f->label);
+			c = at ? probes_comps_with_arg(comps, "function", at) : copy_comps(comps);
+			c = probes_comps_with_arg(&c, "label", f->label);
 		}
 		dp = make_probe(x, &c, PROBE_KSTATEMENT);
 		dp->module = str_arg(comps, "module");

@@ -15,6 +15,10 @@ void probes_derive(struct sema *sm, struct probe *p);
 char *probes_point_text(struct vec *comps);
 /* The component of a probe point called NAME, or NULL. */
 struct probe_comp *probes_comp_named(struct vec *comps, const char *name);
+/* A copy of the point COMPS with its WHICH("...") argument replaced by NAME. */
+struct vec probes_comps_with_arg(struct vec *comps, const char *which, const char *name);
+/* The point COMPS without its component NAME (its parts shared). */
+struct vec probes_comps_without(struct vec *comps, const char *name);
 
 /*
  * The shapes of the builtin probe points, as "process(a).statement(a)":

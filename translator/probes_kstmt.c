@@ -15,7 +15,6 @@
  * (probes_lines.h): "+N" is N lines after the function's declaration
  * line, a LIST (N-M,P...) each line of it where the function has code.
  */
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include "arena.h"
@@ -137,21 +136,17 @@ static int no_debuginfo(struct sema *sm, struct probe_comp *sc, bool optional)
 	return -1;
 }
 
-/* F's site: its entry, or LINE's address (LINE 0: none); false when F has not the line. */
-static bool line_site(struct kdwarf_func *f, const char *file, int line, int *below, int *above)
+/*
+ * F's site: its entry, or LINE's address (LINE 0: none); false when F has
+ * not the line, *B and *A then the lines around it that it has.
+ */
+static bool line_site(struct kdwarf_func *f, const char *file, int line, int *b, int *a)
 {
 	uint64_t pc = f->entry;
-	int b, a;
 
-	if (line) {
-		if (!kdwarf_line_pc(f, file, line, &pc, &b, &a)) {
-			if (b > *below)
-				*below = b;
-			if (a && (!*above || a < *above))
-				*above = a;
-			return false;
-		}
-	}
+	*b = *a = 0;
+	if (line && !kdwarf_line_pc(f, file, line, &pc, b, a))
+		return false;
 	f->symbol = kdwarf_symbol_holding(pc, &f->offset);
 	f->entry = pc;
 	if (line)
@@ -166,17 +161,13 @@ static bool line_site(struct kdwarf_func *f, const char *file, int line, int *be
 static bool line_site_near(struct kdwarf_func *f, const char *file, int line, bool nearest,
 			   int *below, int *above)
 {
-	int b = 0, a = 0;
+	int b, a, near;
 
 	if (line_site(f, file, line, &b, &a))
 		return true;
-	if (b > *below)
-		*below = b;
-	if (a && (!*above || a < *above))
-		*above = a;
-	if (!nearest || !line || (!b && !a))
-		return false;
-	return line_site(f, file, b && (!a || line - b < a - line) ? b : a, &b, &a);
+	probes_line_hint_keep(below, above, b, a);
+	near = nearest && line ? probes_line_nearest(line, b, a) : 0;
+	return near && line_site(f, file, near, &b, &a);
 }
 
 /* A site of F's once, by address: into OUT; 1 if new. */
@@ -242,8 +233,8 @@ static int dwarf_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 	kdwarf_functions(s->func, s->file, &funcs);
 	for (int i = 0; i < funcs.len; i++) {
 		struct kdwarf_func *f = VEC_AT(&funcs, i);
-		int line = s->lines.kind == LINES_ONE ? s->lines.line
-			 : s->lines.kind == LINES_RELATIVE ? f->line + s->lines.line : 0;
+		int line = s->lines.kind == LINES_ONE || s->lines.kind == LINES_RELATIVE
+			   ? probes_line_of(&s->lines, f->line) : 0;
 
 		if (!sm->s->guru && kdwarf_blocklisted(f, false))
 			continue;
@@ -265,34 +256,10 @@ static int dwarf_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 	}
 	/* stap 4.8's words (a relative line: from the first function's), and its hint */
 	if (sema_error(sc->arg->loc, sm, "no line records for %s:%d", s->file,
-		       s->lines.kind == LINES_ONE ? s->lines.line
-		       : ((struct kdwarf_func *)VEC_AT(&funcs, 0))->line + s->lines.line) &&
-	    (below || above))
-		diag_hint("try %s%s%s", below ? arena_printf(":%d", below) : "",
-			  below && above ? " or " : "", above ? arena_printf(":%d", above) : "");
+		       probes_line_of(&s->lines, ((struct kdwarf_func *)VEC_AT(&funcs, 0))->line)) &&
+	    probes_line_hint(below, above))
+		diag_hint("%s", probes_line_hint(below, above));
 	return -1;
-}
-
-static int line_cmp(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Label L of F is on the lines S asks for (any line when none). */
-static bool label_line_wanted(const struct kdwarf_func *f, const struct spec *s,
-			      const struct dwarf_label *l)
-{
-	const struct line_spec *ls = &s->lines;
-
-	if (ls->kind == LINES_ONE)
-		return l->line == ls->line;
-	if (ls->kind == LINES_RELATIVE)
-		return l->line == f->line + ls->line;
-	if (ls->kind == LINES_LIST)
-		return bsearch(&l->line, ls->lines, (size_t)ls->nlines, sizeof(int), line_cmp);
-	return true;
 }
 
 /*
@@ -320,7 +287,7 @@ static int label_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 			const struct dwarf_label *l = VEC_AT(&labels, k);
 			struct kdwarf_func *g;
 
-			if (!label_line_wanted(f, s, l))
+			if (!probes_line_wanted(&s->lines, f->line, l->line))
 				continue;
 			g = ARENA_NEW(struct kdwarf_func);
 			*g = *f;

@@ -69,6 +69,41 @@ static bool line_list(const char *p, struct line_spec *ls)
 	return true;
 }
 
+int probes_line_of(const struct line_spec *ls, int decl_line)
+{
+	return ls->kind == LINES_RELATIVE ? decl_line + ls->line : ls->line;
+}
+
+bool probes_line_wanted(const struct line_spec *ls, int decl_line, int line)
+{
+	if (ls->kind == LINES_ONE || ls->kind == LINES_RELATIVE)
+		return line == probes_line_of(ls, decl_line);
+	if (ls->kind == LINES_LIST)
+		return bsearch(&line, ls->lines, (size_t)ls->nlines, sizeof(int), by_value) != NULL;
+	return true;
+}
+
+int probes_line_nearest(int line, int below, int above)
+{
+	return below && (!above || line - below < above - line) ? below : above;
+}
+
+void probes_line_hint_keep(int *below, int *above, int b, int a)
+{
+	if (b > *below)
+		*below = b;
+	if (a && (!*above || a < *above))
+		*above = a;
+}
+
+const char *probes_line_hint(int below, int above)
+{
+	if (!below && !above)
+		return NULL;
+	return arena_printf("try %s%s%s", below ? arena_printf(":%d", below) : "",
+			    below && above ? " or " : "", above ? arena_printf(":%d", above) : "");
+}
+
 bool probes_line_spec(const char *text, struct line_spec *ls)
 {
 	const char *p = text + 1;

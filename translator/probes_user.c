@@ -556,18 +556,11 @@ static bool parse_spec(const char *text, struct uspec *sp)
 /* Point text: COMPS with component COMP's argument replaced by ARG. */
 char *probes_user_point(struct vec *comps, const char *comp, const char *arg)
 {
-	struct vec c = { 0 };
+	struct vec c;
 
-	for (int i = 0; i < comps->len; i++) {
-		struct probe_comp *pc = ARENA_NEW(struct probe_comp);
-
-		*pc = *(struct probe_comp *)VEC_AT(comps, i);
-		if (arg && strcmp(pc->name, comp) == 0) {
-			pc->arg = ast_expr(EXPR_STRING, pc->loc);
-			pc->arg->str = arg;
-		}
-		vec_push(&c, pc);
-	}
+	if (!arg)
+		return probes_point_text(comps);
+	c = probes_comps_with_arg(comps, comp, arg);
 	return probes_point_text(&c);
 }
 
@@ -823,17 +816,13 @@ static void line_probe(struct resolver *r, const struct ufunc *f, int line, uint
 static bool line_near(struct resolver *r, Dwarf_Die *die, int *line, uint64_t *pc, int *below,
 		      int *above)
 {
-	int b = 0, a = 0;
+	int b, a;
 
 	if (dwarf_lines_pc(die, *line, line_file_matches, r->spec.file, pc, &b, &a))
 		return true;
-	if (b > *below)
-		*below = b;
-	if (a && (!*above || a < *above))
-		*above = a;
-	if (!r->nearest || (!b && !a))
+	probes_line_hint_keep(below, above, b, a);
+	if (!r->nearest || !(*line = probes_line_nearest(*line, b, a)))
 		return false;
-	*line = b && (!a || *line - b < a - *line) ? b : a;
 	return dwarf_lines_pc(die, *line, line_file_matches, r->spec.file, pc, &b, &a);
 }
 
@@ -867,17 +856,10 @@ static void function_lines(struct resolver *r, const struct ufunc *f, struct hma
 		}
 		return;
 	}
-	line = ls->kind == LINES_RELATIVE ? f->line + ls->line : ls->line;
+	line = probes_line_of(ls, f->line);
 	if (!line_near(r, &die, &line, &pc, below, above))
 		return;
 	line_probe(r, f, line, pc, seen);
-}
-
-static int int_cmp(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
 }
 
 /*
@@ -907,30 +889,15 @@ static int resolve_labels(struct resolver *r)
 		dwarf_lines_labels(&die, lc->arg->str, &labels);
 		for (int k = 0; k < labels.len; k++) {
 			const struct dwarf_label *l = VEC_AT(&labels, k);
-			const struct line_spec *ls = &r->lines;
-			bool want = ls->kind == LINES_ONE ? l->line == ls->line
-				  : ls->kind == LINES_RELATIVE ? l->line == f->line + ls->line
-				  : ls->kind == LINES_LIST ? bsearch(&l->line, ls->lines,
-								     (size_t)ls->nlines, sizeof(int),
-								     int_cmp) != NULL
-				  : true;
-			struct vec c = { 0 };
+			struct vec c;
 			struct derived_probe *dp;
 
-			if (!want || hmap_get(&seen, (void *)(uintptr_t)l->pc))
+			if (!probes_line_wanted(&r->lines, f->line, l->line) ||
+			    hmap_get(&seen, (void *)(uintptr_t)l->pc))
 				continue;
 			hmap_put(&seen, (void *)(uintptr_t)l->pc, (void *)1);
-			for (int j = 0; j < r->comps->len; j++) {
-				struct probe_comp *pc = ARENA_NEW(struct probe_comp);
-
-				*pc = *(struct probe_comp *)VEC_AT(r->comps, j);
-				if (strcmp(pc->name, "function") == 0) {
-					pc->arg = ast_expr(EXPR_STRING, pc->loc);
-					pc->arg->str = arena_printf("%s@%s:%d", f->name, l->file,
-								    l->line);
-				}
-				vec_push(&c, pc);
-			}
+			c = probes_comps_with_arg(r->comps, "function",
+						  arena_printf("%s@%s:%d", f->name, l->file, l->line));
 			dp = add_probe(r, f->name, NULL, l->pc, f->lowpc);
 			if (dp)
 				dp->point = probes_user_point(&c, "label", l->name);
@@ -980,12 +947,10 @@ static int resolve_statement(struct resolver *r)
 		return -1;
 	}
 	/* stap 4.8's words (a relative line: from the first function's), and its hint */
-	line = r->lines.kind == LINES_RELATIVE ? first->line + r->lines.line : r->lines.line;
+	line = probes_line_of(&r->lines, first->line);
 	if (user_error(r->at->arg->loc, r->sm, "no line records for %s:%d", first->file, line))
-		diag_hint(below || above ? "try %s%s%s" : "the line may hold no statement, or the "
-			  "compiler merged it with another; try a nearby line",
-			  below ? arena_printf(":%d", below) : "", below && above ? " or " : "",
-			  above ? arena_printf(":%d", above) : "");
+		diag_hint("%s", probes_line_hint(below, above) ?: "the line may hold no statement, "
+			  "or the compiler merged it with another; try a nearby line");
 	return -1;
 }
 
@@ -1198,12 +1163,7 @@ int probes_user_resolve(struct sema *sm, struct derived_probe *dp, struct vec *c
 
 	probes_user_quiet = optional;
 	if (probes_comp_named(comps, "nearest")) {	/* stap's points leave it out */
-		struct vec c = { 0 };
-
-		for (int i = 0; i < comps->len; i++)
-			if (strcmp(((struct probe_comp *)VEC_AT(comps, i))->name, "nearest") != 0)
-				vec_push(&c, VEC_AT(comps, i));
-		*comps = c;
+		*comps = probes_comps_without(comps, "nearest");
 		r.nearest = true;
 	}
 	r.ue = probe_file(sm, dp, comps);
