@@ -157,8 +157,9 @@ void stp_script__switch_file(struct stp_script *s)
 
 /*
  * Before what comes next: the next file when asked for, or once -S's size
- * is past, as stap's stapio switches before its next message.  A file
- * that cannot be opened stops the script, as a write that fails does.
+ * is past, as stap's stapio switches before its next message (neither
+ * without -o).  A file that cannot be opened stops the script, as a write
+ * that fails does.
  */
 static void out_rotate(struct stp_script *s)
 {
@@ -183,8 +184,7 @@ static void out_rotate(struct stp_script *s)
  */
 static void out_reserve(struct stp_script *s, struct stp_out *out)
 {
-	if (s->out.owned)
-		out_rotate(s);
+	out_rotate(s);
 	if (s->out.size - s->out.len < PRINT_BUFSIZE)
 		stp_out_flush(s);
 	stp_out_init(out, s->out.buf + s->out.len, PRINT_BUFSIZE);
@@ -200,12 +200,10 @@ void stp_script__output(struct stp_script *s, const char *buf, size_t len)
 {
 	if (!s->out.buf || s->out.failed)
 		return;
-	if (s->out.owned) {
-		out_rotate(s);
-		if (s->out.failed)
-			return;
-		s->out.written += len;
-	}
+	out_rotate(s);
+	if (s->out.failed)
+		return;
+	s->out.written += len;
 	if (len > s->out.size - s->out.len)
 		stp_out_flush(s);
 	if (len >= s->out.size) {
