@@ -9,8 +9,8 @@
  * address (or the stack, taken there and then) and how to name it
  * (STP_REC_SYMS of runtime/stp_meta.h), and the runner names it while it
  * formats the record (runtime/user/stack_print.c).  Anywhere else in
- * kernel context, where the string itself would be needed, the call
- * stays a runtime error that says so (runtime/bpf/stp_stack.bpf.h).
+ * kernel context, where the string itself is needed, the call is made
+ * there and names what the kernel knows (runtime/bpf/stp_stack.bpf.h).
  */
 #include <string.h>
 #include "emit_symdefer.h"

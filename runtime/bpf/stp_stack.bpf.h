@@ -5,8 +5,10 @@
  *
  * printf("%s", symname(a)) and its kin send the addresses to be named in
  * user space (stp_rec_syms()); other uses of a name in kernel context
- * get a kernel address's name from the kernel, and raise an error that
- * says why for the rest (stp_sym_sprint()).
+ * (stp_sym_sprint()) get a kernel address's name and stacks' from the
+ * kernel, and a user address's as stap's module gives them for a file it
+ * has no symbols for: the file mapped there (bpf_find_vma()), the offset
+ * in it, else hex.
  *
  * Addresses come from bpf_get_task_stack() on the current task (it needs
  * no program context, so that tapset functions can call it): its kernel
@@ -41,6 +43,8 @@
 #endif
 
 struct stp_stack_buf {
+	uint64_t at;		/* the names' length in OUT (stp__kstack_names() ...) */
+	uint64_t first;		/* the first address they name */
 	uint64_t addrs[STP_STACK_MAX];
 	struct bpf_stack_build_id ids[STP_STACK_MAX];
 	char rec[sizeof(struct stp_rec_hdr) + 8 + 8 * STP_STACK_MAX + 2 + MAXSTRINGLEN];
@@ -110,27 +114,42 @@ static __always_inline int stp__stack_capture(struct stp_stack_buf *b, int64_t u
 	return (int)n;
 }
 
-STP_SERVICE void stp_backtrace(struct context *c, char *out, int64_t user)
+/* The Ith address of stp_backtrace(), after the others (B->at: OUT's length). */
+struct stp__bt_state {
+	char *out;
+	struct stp_stack_buf *b;
+	int64_t n;
+};
+
+STP_STR_STEP stp__bt_step(uint64_t i, void *state)
 {
 	static const char first[] = "0x%lx", next[] = " 0x%lx";
-	struct stp_stack_buf *b = stp__stack_buf();
-	uint32_t pos = 0;
+	struct stp__bt_state *st = state;
+	struct stp_stack_buf *b = st->b;
+	uint64_t pos = b->at;
 	long r;
-	int n;
+
+	if ((int64_t)i >= st->n || pos > MAXSTRINGLEN - 20)
+		return 1;
+	r = bpf_snprintf(st->out + pos, MAXSTRINGLEN - pos, pos ? next : first,
+			 &b->addrs[i & (STP_STACK_MAX - 1)], 8);
+	if (r <= 1 || r > 20)
+		return 1;
+	b->at = pos + (uint64_t)r - 1;
+	return 0;
+}
+
+STP_SERVICE void stp_backtrace(struct context *c, char *out, int64_t user)
+{
+	struct stp_stack_buf *b = stp__stack_buf();
+	struct stp__bt_state st = { out, b, 0 };
 
 	out[0] = '\0';
 	if (!b || (!user && STP_KSTACK_REFUSED(c)))
 		return;
-	n = stp__stack_capture(b, user);
-	for (int i = 0; i < STP_STACK_MAX && i < n; i++) {
-		if (pos > MAXSTRINGLEN - 20)
-			break;
-		r = bpf_snprintf(out + pos, MAXSTRINGLEN - pos, pos ? next : first,
-				 &b->addrs[i], 8);
-		if (r <= 1 || r > 20)
-			break;
-		pos += (uint32_t)r - 1;
-	}
+	st.n = stp__stack_capture(b, user);
+	b->at = 0;
+	stp__loop(STP_STACK_MAX, stp__bt_step, &st);
 }
 
 static __always_inline void stp__stack_send(struct stp_stack_buf *b, uint32_t size, uint16_t id)
@@ -178,9 +197,11 @@ STP_SERVICE void stp_print_stack(struct context *c, const char *stk, int64_t fla
  * A symbol's name as a string in kernel context.  printf/print of the
  * tapset calls never get here (the record carries the addresses:
  * translator/emit_symdefer.c).  A kernel address's symbol, offset and
- * module the kernel itself can give (stp__ksym()); the names of user
- * addresses and the other styles (source lines, stacks) only user space
- * knows: an error.
+ * module, and a kernel stack's names, the kernel itself can give
+ * (stp__ksym(), stp__kstack_names()); a user address is named as stap's
+ * module names one in a file it has no symbols for, stap without -d
+ * (stp__usym_names()): pmstap loads no symbol tables into the kernel.
+ * Source lines of kernel addresses only user space knows: an error.
  */
 #define STP_SYM_HINT ": names are known only in user space; print the call directly " \
 	"(printf/print/println), or keep the address for an end or timer probe"
@@ -235,15 +256,448 @@ static __always_inline bool stp__ksym(char *out, const char *stk, int64_t style)
 }
 #endif
 
+/*
+ * The addresses of STK (hex numbers as stp_backtrace() writes them, or one
+ * "0x..." of symname() and the like) into B->addrs; how many.  The count
+ * and the number being read live in STP_VARS memory (stp_strings.h).
+ */
+struct stp__addrs_vars {
+	uint64_t cur;		/* the number being read */
+	uint64_t digits;	/* whether CUR has a digit */
+	uint64_t n;		/* numbers stored */
+};
+
+struct stp__addrs_state {
+	const char *s;
+	struct stp_stack_buf *b;
+	struct stp__addrs_vars *v;
+};
+
+STP_STR_STEP stp__addrs_step(uint64_t i, void *state)
+{
+	struct stp__addrs_state *st = state;
+	struct stp__addrs_vars *v = st->v;
+	char ch;
+	int d;
+
+	if (!STP_IN_STR((int64_t)i))
+		return 1;
+	ch = st->s[i];
+	d = stp__digit(ch);
+	if (ch == 'x' || ch == 'X') {		/* the "0" of "0x" was no address */
+		v->cur = 0;
+		return 0;
+	}
+	if (d < 16) {
+		v->cur = v->cur * 16 + (uint64_t)d;
+		v->digits = 1;
+		return 0;
+	}
+	if (v->digits) {
+		if (v->n >= STP_STACK_MAX)
+			return 1;
+		st->b->addrs[v->n & (STP_STACK_MAX - 1)] = v->cur;
+		v->n++;
+	}
+	v->cur = 0;
+	v->digits = 0;
+	return ch == '\0';
+}
+
+static __always_inline int stp__addrs(struct stp_stack_buf *b, const char *stk)
+{
+	STP_VARS(struct stp__addrs_vars, v);
+	struct stp__addrs_state st = { stk, b, v };
+
+	if (!v)
+		return 0;
+	stp__loop(MAXSTRINGLEN, stp__addrs_step, &st);
+	return (int)(v->n & (2 * STP_STACK_MAX - 1));
+}
+
+#ifndef STP_DYNINST
+/*
+ * Kernel stacks named in the kernel (sprint_stack(), sprint_syms()): each
+ * of B's N addresses as %pS gives it ("sym+0xOFF/0xSIZE", " [module]"
+ * after a module's), in the forms of user space's runtime/user/
+ * symbolize.c: "sym+0xOFF/0xSIZE [kernel]" a line each (STP_SYM_LINES),
+ * or " 0xADDR : sym+0xOFF/0xSIZE [kernel]\n" (STP_SYM_FULL); an address
+ * in no symbol is "0xADDR" (" 0xADDR\n").  As many whole lines as fit OUT.
+ */
+struct stp__kstack_state {
+	char *out;
+	struct stp_stack_buf *b;
+	int64_t style;
+	int64_t n;
+};
+
+/* The name of kernel address ADDR as %pS gives it, into NAME. */
+static __always_inline void stp__kname(char *name, uint64_t addr)
+{
+	static const char sym_fmt[] = "%pS";
+
+#ifdef STP_KMOD
+	snprintf(name, MAXSTRINGLEN, sym_fmt, (void *)(uintptr_t)addr);
+#else
+	bpf_snprintf(name, MAXSTRINGLEN, sym_fmt, &addr, 8);
+#endif
+}
+
+/* Whether the Ith address is the probe's own (its BPF program), as user space skips them. */
+STP_STR_STEP stp__kstack_own_step(uint64_t i, void *state)
+{
+	struct stp__kstack_state *st = state;
+
+	if ((int64_t)i >= st->n)
+		return 1;
+	stp__kname(st->b->rec, st->b->addrs[i & (STP_STACK_MAX - 1)]);
+	if (bpf_strncmp(st->b->rec, 9, "bpf_prog_") == 0)
+		st->b->first = i + 1;
+	return 0;
+}
+
+/* The Ith address's line. */
+STP_STR_STEP stp__kstack_step(uint64_t i, void *state)
+{
+	static const char line_fmt[] = "%s%s\n", full_fmt[] = " 0x%lx : %s%s\n",
+			  bare_fmt[] = " 0x%lx\n";
+	struct stp__kstack_state *st = state;
+	struct stp_stack_buf *b = st->b;
+	char *name = b->rec, *out = st->out;	/* the frame's name, before it is placed */
+	uint64_t args[3], pos = b->at, k = i + b->first;
+	bool bare;
+	int64_t sp;
+	long r;
+
+	if ((int64_t)k >= st->n || pos > MAXSTRINGLEN - 2)
+		return 1;
+	args[0] = b->addrs[k & (STP_STACK_MAX - 1)];
+	stp__kname(name, args[0]);
+	bare = name[0] == '0' && name[1] == 'x';
+	sp = stp__upto(name, 0, ' ', ' ');
+	args[1] = (uint64_t)(uintptr_t)name;
+	args[2] = (uint64_t)(uintptr_t)(bare || (STP_IN_STR(sp) && name[sp]) ? "" : " [kernel]");
+	if (st->style == STP_SYM_FULL && bare)
+		r = bpf_snprintf(out + pos, MAXSTRINGLEN - pos, bare_fmt, args, 8);
+	else if (st->style == STP_SYM_FULL)
+		r = bpf_snprintf(out + pos, MAXSTRINGLEN - pos, full_fmt, args, 24);
+	else
+		r = bpf_snprintf(out + pos, MAXSTRINGLEN - pos, line_fmt, args + 1, 16);
+	if (r <= 1 || (uint64_t)r > MAXSTRINGLEN - pos) {
+		out[pos] = '\0';	/* a line cut short is left out */
+		return 1;
+	}
+	b->at = pos + (uint64_t)r - 1;
+	return 0;
+}
+
+/*
+ * Kernel stacks named in the kernel (sprint_stack(), sprint_syms()): each
+ * of B's N addresses as %pS gives it ("sym+0xOFF/0xSIZE", " [module]"
+ * after a module's), in the forms of user space's runtime/user/
+ * symbolize.c: "sym+0xOFF/0xSIZE [kernel]" a line each (STP_SYM_LINES),
+ * or " 0xADDR : sym+0xOFF/0xSIZE [kernel]\n" (STP_SYM_FULL); an address
+ * in no symbol is "0xADDR" (" 0xADDR\n").  As many whole lines as fit OUT.
+ */
+static __always_inline void stp__kstack_names(char *out, struct stp_stack_buf *b, int n,
+					      int64_t style)
+{
+	struct stp__kstack_state st = { out, b, style, n };
+
+	b->at = 0;
+	b->first = 0;
+	stp__loop(8, stp__kstack_own_step, &st);
+	stp__loop(STP_STACK_MAX, stp__kstack_step, &st);
+}
+
+/*
+ * A user address's file, in kernel context: what stap's module knows of
+ * a module it has no symbols for (no -d): the path of the file mapped
+ * there, where the file's mappings begin (BASE: the address of its
+ * offset 0) and end.  LEAF indexes PATH's last component.
+ */
+#define STP_UPATH_WALK 1024	/* a path built from its end: a power of 2 */
+
+/*
+ * Where a path's walk is (stp__path_step()): a dentry, its struct mount,
+ * where the path begins in walk[] and where its last component does; the
+ * dentry and mount it ends at.
+ */
+struct stp__path_vars {
+	uint64_t dentry, mnt;
+	uint64_t pos, leaf;
+	uint64_t root, root_mnt;	/* the task's root (chroot), where the path starts */
+};
+
+struct stp__umod {
+	uint64_t base, end;
+	int64_t leaf;
+	struct stp__path_vars pv;	/* in map memory, as STP_VARS (stp_strings.h) */
+	char path[MAXSTRINGLEN];
+	char walk[STP_UPATH_WALK + 256];	/* room for a 255-byte name at its end */
+};
+
+STP_MAP(stp_umod_bufs, BPF_MAP_TYPE_PERCPU_ARRAY, uint32_t, struct stp__umod, 1, 0);
+
+#ifdef STP_KMOD
+/*
+ * The module looks the address up under the mm's lock, taken only if
+ * free and only in process context with interrupts on: elsewhere the
+ * probe may have interrupted a holder of the locks that releasing it, or
+ * d_path(), take (the scheduler's, rename_lock), and the file is unknown.
+ */
+static __always_inline bool stp__umod_find(struct stp__umod *m, uint64_t addr)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma, *next;
+	bool found = false;
+	char *p;
+
+	if (!mm || in_interrupt() || irqs_disabled() || !mmap_read_trylock(mm))
+		return false;
+	vma = vma_lookup(mm, addr);
+	if (vma && vma->vm_file) {
+		m->base = vma->vm_start - (vma->vm_pgoff << PAGE_SHIFT);
+		m->end = vma->vm_end;
+		for (int i = 0; i < 8; i++) {	/* the file's later mappings */
+			next = vma_lookup(mm, m->end);
+			if (!next || !next->vm_file ||
+			    file_inode(next->vm_file) != file_inode(vma->vm_file))
+				break;
+			m->end = next->vm_end;
+		}
+		p = d_path(&vma->vm_file->f_path, m->walk, sizeof(m->walk));
+		if (!IS_ERR(p)) {
+			strscpy(m->path, p, MAXSTRINGLEN);
+			p = strrchr(m->path, '/');
+			m->leaf = p ? p + 1 - m->path : 0;
+			found = true;
+		}
+	}
+	mmap_read_unlock(mm);
+	return found;
+}
+#else
+/* What bpf_find_vma() saw of a mapping. */
+struct stp__vma_seen {
+	uint64_t start, end, pgoff;
+	uint64_t file, inode;
+};
+
+static long stp__vma_seen_cb(struct task_struct *t, struct vm_area_struct *vma, void *data)
+{
+	struct stp__vma_seen *v = data;
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	v->start = BPF_CORE_READ(vma, vm_start);
+	v->end = BPF_CORE_READ(vma, vm_end);
+	v->pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	v->file = (uint64_t)(uintptr_t)f;
+	v->inode = f ? (uint64_t)(uintptr_t)BPF_CORE_READ(f, f_inode) : 0;
+	return 0;
+}
+
+/*
+ * A file's path, from its dentry up: a name per step, and at a mount's
+ * root on to where it is mounted, up to the task's root, as d_path()
+ * walks (without its locks: a rename under way may give a path that
+ * never was).
+ */
+struct stp__path_state {
+	struct stp__umod *m;
+};
+
+STP_STR_STEP stp__path_step(uint64_t i, void *state)
+{
+	struct stp__path_state *st = state;
+	struct stp__path_vars *v = &st->m->pv;
+	struct dentry *d = (void *)(uintptr_t)v->dentry, *up;
+	struct mount *mnt = (void *)(uintptr_t)v->mnt, *parent;
+	const unsigned char *name;
+	uint32_t len;
+
+	if (v->dentry == v->root && v->mnt == v->root_mnt)
+		return 1;
+	if (d == BPF_CORE_READ(mnt, mnt.mnt_root)) {
+		parent = BPF_CORE_READ(mnt, mnt_parent);
+		if (!parent || parent == mnt)
+			return 1;	/* the root */
+		v->dentry = (uint64_t)(uintptr_t)BPF_CORE_READ(mnt, mnt_mountpoint);
+		v->mnt = (uint64_t)(uintptr_t)parent;
+		return 0;
+	}
+	up = BPF_CORE_READ(d, d_parent);
+	len = BPF_CORE_READ(d, d_name.len);
+	name = BPF_CORE_READ(d, d_name.name);
+	if (!up || up == d || !len || len > 255 || v->pos < len + 1)
+		return 1;
+	v->pos -= len;
+	bpf_probe_read_kernel(st->m->walk + (v->pos & (STP_UPATH_WALK - 1)), len & 255, name);
+	if (!v->leaf)
+		v->leaf = v->pos;
+	v->pos--;
+	st->m->walk[v->pos & (STP_UPATH_WALK - 1)] = '/';
+	v->dentry = (uint64_t)(uintptr_t)up;
+	return 0;
+}
+
+static __always_inline bool stp__umod_find(struct stp__umod *m, uint64_t addr)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct stp__vma_seen v = {}, w;
+	struct stp__path_state st = { m };
+	struct stp__path_vars *pv = &m->pv;
+	struct file *f = NULL;
+	uint64_t len;
+
+	if (bpf_find_vma(t, addr, stp__vma_seen_cb, &v, 0) || !v.file)
+		return false;
+	m->base = v.start - (v.pgoff << 12);
+	m->end = v.end;
+	for (int i = 0; i < 8; i++) {	/* the file's later mappings */
+		w.inode = 0;
+		if (bpf_find_vma(t, m->end, stp__vma_seen_cb, &w, 0) || w.inode != v.inode)
+			break;
+		m->end = w.end;
+	}
+	f = (void *)(uintptr_t)v.file;
+	pv->dentry = (uint64_t)(uintptr_t)BPF_CORE_READ(f, f_path.dentry);
+	pv->mnt = (uint64_t)(uintptr_t)BPF_CORE_READ(f, f_path.mnt) -
+		  bpf_core_field_offset(struct mount, mnt);
+	pv->root = (uint64_t)(uintptr_t)BPF_CORE_READ(t, fs, root.dentry);
+	pv->root_mnt = (uint64_t)(uintptr_t)BPF_CORE_READ(t, fs, root.mnt) -
+		       bpf_core_field_offset(struct mount, mnt);
+	pv->pos = STP_UPATH_WALK - 1;
+	pv->leaf = 0;
+	m->walk[STP_UPATH_WALK - 1] = '\0';
+	stp__loop(64, stp__path_step, &st);
+	len = STP_UPATH_WALK - 1 - pv->pos;
+	if (!len || !pv->leaf)
+		return false;
+	stp__copy(m->path, m->walk + (pv->pos & (STP_UPATH_WALK - 1)), (int64_t)len);
+	m->leaf = (int64_t)(pv->leaf - pv->pos);
+	return true;
+}
+#endif
+
+/*
+ * User addresses named in kernel context as stap's module names those of
+ * a module it has no symbols for: usymname(), usymfileline() "0xADDR";
+ * umodname() the file's path ("" for none, its error); usymdata()
+ * "0xADDR [PATH+0xOFF/0xSIZE]"; sprint_ustack() "0xADDR [FILE+0xOFF]" a
+ * line each, FILE the path's last component; sprint_usyms()
+ * " 0xADDR : 0xADDR [PATH+0xOFF/0xSIZE]\n" each.  Where no file is
+ * known, "0xADDR" in each form.  B's N addresses (one but for stacks).
+ */
+struct stp__usym_state {
+	char *out;
+	struct stp_stack_buf *b;
+	struct stp__umod *m;
+	int64_t style;
+	int64_t n;
+};
+
+/* One address, the Ith, of stp__usym_names() */
+STP_STR_STEP stp__usym_step(uint64_t i, void *state)
+{
+	static const char hex_fmt[] = "0x%lx", data_fmt[] = "0x%lx [%s+0x%lx/0x%lx]",
+			  line_fmt[] = "0x%lx [%s+0x%lx]\n", bare_line_fmt[] = "0x%lx\n",
+			  full_fmt[] = " 0x%lx : 0x%lx [%s+0x%lx/0x%lx]\n",
+			  bare_full_fmt[] = " 0x%lx : 0x%lx\n";
+	struct stp__usym_state *st = state;
+	struct stp__umod *m = st->m;
+	char *out = st->out;
+	uint64_t args[5], pos = st->b->at;
+	bool known;
+	long r;
+
+	if ((int64_t)i >= st->n || pos > MAXSTRINGLEN - 2)
+		return 1;
+	args[0] = st->b->addrs[i & (STP_STACK_MAX - 1)];
+	if (st->style == STP_SYM_NAME || st->style == STP_SYM_FILELINE) {
+		bpf_snprintf(out, MAXSTRINGLEN, hex_fmt, args, 8);
+		return 1;
+	}
+	known = stp__umod_find(m, args[0]);
+	if (!known && i > 0)
+		return 1;	/* frame pointers followed through code without them */
+	if (st->style == STP_SYM_MODULE) {
+		if (known)
+			stp__copy(out, m->path, stp__strlen(m->path));
+		return 1;
+	}
+	args[1] = (uint64_t)(uintptr_t)m->path;
+	args[2] = args[0] - m->base;
+	args[3] = m->end - m->base;
+	if (st->style == STP_SYM_DATA) {
+		if (known)
+			bpf_snprintf(out, MAXSTRINGLEN, data_fmt, args, 32);
+		else
+			bpf_snprintf(out, MAXSTRINGLEN, hex_fmt, args, 8);
+		return 1;
+	}
+	if (st->style == STP_SYM_FULL) {
+		args[4] = args[3];
+		args[3] = args[2];
+		args[2] = args[1];
+		args[1] = args[0];
+		r = known ? bpf_snprintf(out + pos, MAXSTRINGLEN - pos, full_fmt, args, 40)
+			  : bpf_snprintf(out + pos, MAXSTRINGLEN - pos, bare_full_fmt, args, 16);
+	} else {
+		if (STP_IN_STR(m->leaf))
+			args[1] = (uint64_t)(uintptr_t)(m->path + m->leaf);
+		r = known ? bpf_snprintf(out + pos, MAXSTRINGLEN - pos, line_fmt, args, 24)
+			  : bpf_snprintf(out + pos, MAXSTRINGLEN - pos, bare_line_fmt, args, 8);
+	}
+	if (r <= 1 || (uint64_t)r > MAXSTRINGLEN - pos) {
+		out[pos] = '\0';	/* a line cut short is left out */
+		return 1;
+	}
+	st->b->at = pos + (uint64_t)r - 1;
+	return 0;
+}
+
+static __always_inline void stp__usym_names(char *out, struct stp_stack_buf *b, int n,
+					    int64_t style)
+{
+	uint32_t zero = 0;
+	struct stp__usym_state st = { out, b, bpf_map_lookup_elem(&stp_umod_bufs, &zero), style,
+				      n };
+
+	if (!st.m)
+		return;
+	b->at = 0;
+	stp__loop(STP_STACK_MAX, stp__usym_step, &st);
+}
+#endif
+
 STP_SERVICE void stp_sym_sprint(struct context *c, char *out, const char *stk, int64_t style,
 				int64_t flags)
 {
 	bool user = flags & STP_STACK_USER;
+#ifndef STP_DYNINST
+	struct stp_stack_buf *b;
+	int n;
+#endif
 
 	out[0] = '\0';
 #ifndef STP_DYNINST
 	if (!user && stp__ksym(out, stk, style))
 		return;
+	if (!user && (style == STP_SYM_LINES || style == STP_SYM_FULL)) {
+		b = stp__stack_buf();
+		n = b ? stp__addrs(b, stk) : 0;
+		if (b && !STP_KSTACK_REFUSED(c))
+			stp__kstack_names(out, b, n, style);
+		return;
+	}
+	if (user) {
+		b = stp__stack_buf();
+		n = b ? stp__addrs(b, stk) : 0;
+		if (b)
+			stp__usym_names(out, b, n, style);
+		return;
+	}
 #endif
 	if (style == STP_SYM_NAME)
 		stp_raise_msg(c, user ? "usymname() cannot return a name in a kernel-context probe" STP_SYM_HINT

@@ -959,7 +959,7 @@ static struct stp_dmap_ref *const stp_kmod_runtime_maps[] = {
 	&stp_proc_exes,
 #endif
 #ifdef STP_STACK_BPF_H
-	&stp_stack_bufs, &stp_umaps,
+	&stp_stack_bufs, &stp_umaps, &stp_umod_bufs,
 #endif
 };
 

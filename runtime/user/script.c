@@ -404,8 +404,10 @@ static const char *load_reason(const struct stp_meta_probe *p, int err, bool *sh
 	}
 	if (err == -ENOENT || err == -ESRCH)
 		return "the probed kernel object does not exist on this kernel";
-	if (err == -E2BIG)
+	if (err == -E2BIG) {
+		*show_log = true;	/* which limit: instructions, states, jumps */
 		return "the program is too large for the BPF verifier";
+	}
 	return NULL;
 }
 
