@@ -11,10 +11,11 @@
 # Every example .stp is run the way its .meta file's "test_check:" line
 # runs it, with -pN dropped, from the script's own directory (so -Itapset/
 # works): $$ becomes this shell's pid (as the shell would expand it),
-# `which stap` the pmstap binary, and any other `command` nothing: the
-# harness runs no commands from .meta files.  (The one there,
-# hw_watch_addr's lookup of vm_dirty_ratio in /proc/kallsyms, finds nothing
-# on the kernels here either, which leaves its address argument "0x".)
+# `which stap` the pmstap binary, and any other `command` nothing: pass 1
+# runs no commands from .meta files (--run does, below).  (The one of a
+# test_check line, hw_watch_addr's lookup of vm_dirty_ratio in
+# /proc/kallsyms, finds nothing on the kernels here either, which leaves
+# its address argument "0x".)
 # Scripts without a .meta, or whose test_check is not a stap command, run
 # with no options or arguments, as "stap -p1 FILE" would.
 #
@@ -80,13 +81,14 @@ test_check() {
 }
 
 # The words of a test_check line, quoted as the shell would, with "-pN"
-# dropped (alone, or inside a cluster such as -gp4; kept when $keep_p is
-# set), into "$@"-ready text.
+# and backquoted commands dropped (-pN alone, or inside a cluster such as
+# -gp4; with $keep_p set, both kept and the commands run), into
+# "$@"-ready text.
 # Sets $words to a string safe to eval.
 expand_words() {
 	# shellcheck disable=SC2016 # the backquotes are text to remove
-	line=$(printf '%s' "$1" |
-		sed -e "s|\`which stap\`|$pmstap|g" -e 's/`[^`]*`//g')
+	line=$(printf '%s' "$1" | sed -e "s|\`which stap\`|$pmstap|g")
+	[ -n "$keep_p" ] || line=$(printf '%s' "$line" | sed -e 's/`[^`]*`//g')
 	# eval expands $$ (outside single quotes) to this shell's pid
 	eval "set -- $line"
 	words=
@@ -114,7 +116,9 @@ refusal_of() {
 
 # --run: run every example that elaborates for real, as its .meta file's
 # test_installcheck line runs it (that line's options, arguments and -c
-# command, backquoted commands dropped as above; -pN kept, so the
+# command; its backquoted commands run by the shell, as stap's own
+# harness runs that line: mbrwatch's finds a disk, hw_watch_addr's an
+# address in /proc/kallsyms; -pN kept, so the
 # interactive games stop after pass 4 as their line says), with -T 2 added
 # when the line has no -T, under "timeout 20", with -v to see the last pass
 # reached.  Scripts whose line is not a stap command run with their
@@ -174,10 +178,13 @@ result() {
 		"$(printf '%s' "$words" | tr -d "'")" >"$rundir/res/$(printf '%s' "$1" | tr / _)"
 }
 
-# The last pass a -v run's stderr in file $1 reached, and its first error.
+# The last pass a -v run's stderr in file $1 reached, and its first error
+# (else its first line that is not one of -v's notes).
 last_pass() { grep -o '^Pass [1-5]:' "$1" | tail -n 1 | cut -c6; }
 first_error() {
-	grep -v '^Pass [1-5]:' "$1" | grep -m 1 -i 'error:' || grep -v '^Pass [1-5]:' "$1" | grep -m 1 .
+	grep -v '^Pass [1-5]:' "$1" | grep -m 1 -i 'error:' ||
+		grep -v -e '^Pass [1-5]:' -e '^pmstap: note: ' -e '^pmstap: option .* has no effect' "$1" |
+		grep -m 1 .
 }
 run_limit=20
 
@@ -373,12 +380,11 @@ r() {
 	fi
 	(cd "$d" && timeout 60 "$PMSTAP" -v "$@" </dev/null >"$tmp/out" 2>"$tmp/err")
 	rc=$?
-	last=$(grep -o '^Pass [1-5]:' "$tmp/err" | tail -n 1 | cut -c6)
-	err=$(grep -v '^Pass [1-5]:' "$tmp/err" | grep -m 1 -i 'error:' ||
-		grep -v '^Pass [1-5]:' "$tmp/err" | grep -m 1 .)
-	echo "$s|$rc|$last|$(printf '%s' "$err" | tr '|\n' '/ ')"
+	echo "$s|$rc|$(last_pass "$tmp/err")|$(first_error "$tmp/err" | tr '|\n' '/ ')"
 }
 END
+		# the same reading of the run's stderr as --run's
+		sed -n -e '/^last_pass() {/p' -e '/^first_error() {/,/^}/p' "$here/run.sh" >>"$job"
 		cat "$part" >>"$job"
 	done
 	n=$(wc -l <"$rundir/lines")

@@ -386,16 +386,26 @@ static __always_inline int stp_map_exists(struct context *c, void *map, const vo
 #ifndef E2BIG
 #define E2BIG 7
 #endif
+#ifndef EBUSY
+#define EBUSY 16
+#endif
 
 /*
  * An insert failed with ERR: -E2BIG is a full map (counted, and FULL is
- * the message); anything else (the bucket busy in a nested program, no
- * memory) says so.
+ * the message); -EBUSY a map another handler or the runner held too long
+ * (a BPF bucket lock taken on this CPU, a module's map that pmstap was
+ * reading): the handler leaves, counted as skipped, as stap skips a
+ * probe whose locks are contended; anything else (no memory) says so.
  */
 static __always_inline void stp_map_full(struct context *c, int site, const char *full, long err)
 {
+	if (err == -EBUSY) {
+		stp_count(skipped);
+		c->error = STP_ERR_SKIP;
+		return;
+	}
 	if (err != -E2BIG) {
-		stp_raise(c, site, "the kernel refused an array update (busy or out of memory)");
+		stp_raise(c, site, "the kernel refused an array update (out of memory)");
 		return;
 	}
 	stp_count(map_full);

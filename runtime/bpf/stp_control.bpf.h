@@ -35,6 +35,7 @@ enum stp_err {
 	STP_ERR_NEXT,		/* next: leave the handler (or try the next overload) */
 	STP_ERR_RETURN,		/* return inside a kernel loop body (a bpf_loop callback) */
 	STP_ERR_FATAL,		/* an error try/catch cannot catch (MAXACTION): reported */
+	STP_ERR_SKIP,		/* a map was busy: unwind, counted as a skipped probe */
 };
 
 struct stp_control {
