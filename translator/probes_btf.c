@@ -9,8 +9,9 @@
  * its type ids and string offsets go on where vmlinux's end) is appended
  * to the same index when a module("M") probe or a @cast to a "kernel:M"
  * type needs it, so every reader of a type id reads the module's types
- * too.  One module's per translation: another module's ids would be the
- * same numbers.
+ * too.  Each module's ids and strings would start at the same numbers, so
+ * a module read after another has its types copied with their ids and
+ * names moved past the modules before it (module_relocate()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,11 +36,17 @@ struct btf {
 	struct vec tp_wrappers;		/* ids of the __bpf_trace_* functions */
 	bool tp_indexed;
 	unsigned generation;		/* of the arena holding all of this */
-	/* a module's split BTF, appended: its ids from base_n, its strings from base_str_len */
-	const char *module;
+	/* the modules' split BTF, appended one after another */
 	int base_n;			/* vmlinux's types: ids below it */
-	const char *mod_strs;
-	uint32_t mod_str_len;
+	struct vec modules;		/* struct btf_module */
+};
+
+/* A module's types: ids FIRST to END - 1, strings from STR_AT in name_of()'s numbering. */
+struct btf_module {
+	const char *name;
+	int first, end;
+	uint32_t str_at, str_len;
+	const char *strs;
 };
 
 static struct btf btf;
@@ -99,12 +106,109 @@ static bool btf_load(void)
 	return true;
 }
 
+static struct btf_module *module_named(const char *name)
+{
+	for (int i = 0; i < btf.modules.len; i++) {
+		struct btf_module *m = VEC_AT(&btf.modules, i);
+
+		if (strcmp(m->name, name) == 0)
+			return m;
+	}
+	return NULL;
+}
+
+/* The module whose types ID is one of, or NULL (vmlinux's, or none). */
+static struct btf_module *module_of_id(uint32_t id)
+{
+	for (int i = 0; i < btf.modules.len; i++) {
+		struct btf_module *m = VEC_AT(&btf.modules, i);
+
+		if ((int)id >= m->first && (int)id < m->end)
+			return m;
+	}
+	return NULL;
+}
+
+/*
+ * A split BTF's type T, read as if its ids and strings started where the
+ * modules read before it end: each id of its own (at or past vmlinux's
+ * count) moved by ID_SHIFT, each string of its own by STR_SHIFT.  T is a
+ * copy (the .ko's data is read-only).
+ */
+static void module_relocate(struct btf_type *t, int id_shift, uint32_t str_shift)
+{
+	unsigned vlen = BTF_INFO_VLEN(t->info);
+#define STR(off) ((off) = (off) >= btf.str_len ? (off) + str_shift : (off))
+#define ID(id) ((id) = (int)(id) >= btf.base_n ? (id) + (uint32_t)id_shift : (id))
+
+	STR(t->name_off);
+	switch (BTF_INFO_KIND(t->info)) {
+	case BTF_KIND_PTR: case BTF_KIND_TYPEDEF: case BTF_KIND_VOLATILE:
+	case BTF_KIND_CONST: case BTF_KIND_RESTRICT: case BTF_KIND_FUNC:
+	case BTF_KIND_VAR: case BTF_KIND_DECL_TAG: case BTF_KIND_TYPE_TAG:
+		ID(t->type);
+		break;
+	case BTF_KIND_FUNC_PROTO: {
+		struct btf_param *p = (struct btf_param *)(t + 1);
+
+		ID(t->type);
+		for (unsigned i = 0; i < vlen; i++) {
+			STR(p[i].name_off);
+			ID(p[i].type);
+		}
+		break;
+	}
+	case BTF_KIND_ARRAY: {
+		struct btf_array *a = (struct btf_array *)(t + 1);
+
+		ID(a->type);
+		ID(a->index_type);
+		break;
+	}
+	case BTF_KIND_STRUCT: case BTF_KIND_UNION: {
+		struct btf_member *m = (struct btf_member *)(t + 1);
+
+		for (unsigned i = 0; i < vlen; i++) {
+			STR(m[i].name_off);
+			ID(m[i].type);
+		}
+		break;
+	}
+	case BTF_KIND_ENUM: {
+		struct btf_enum *e = (struct btf_enum *)(t + 1);
+
+		for (unsigned i = 0; i < vlen; i++)
+			STR(e[i].name_off);
+		break;
+	}
+	case BTF_KIND_ENUM64: {
+		struct btf_enum64 *e = (struct btf_enum64 *)(t + 1);
+
+		for (unsigned i = 0; i < vlen; i++)
+			STR(e[i].name_off);
+		break;
+	}
+	case BTF_KIND_DATASEC: {
+		struct btf_var_secinfo *v = (struct btf_var_secinfo *)(t + 1);
+
+		for (unsigned i = 0; i < vlen; i++)
+			ID(v[i].type);
+		break;
+	}
+	default:
+		break;
+	}
+#undef STR
+#undef ID
+}
+
 /* Module MODULE's BTF appended to the index; *WHY and false when it cannot be. */
 bool btf_module_load(const char *module, const char **why)
 {
 	struct btf_header h;
-	const char *path, *types;
-	char *data;
+	struct btf_module *m, *last;
+	const char *path;
+	char *data, *types;
 	size_t len, off = 0;
 	struct vec ids = { 0 };
 
@@ -113,10 +217,8 @@ bool btf_module_load(const char *module, const char **why)
 		*why = "the kernel has no BTF, which a module's BTF is split against";
 		return false;
 	}
-	if (btf.module)
-		return strcmp(btf.module, module) == 0 ||
-		       (*why = arena_printf("module %s's BTF is read already, and pmstap reads one "
-					    "module's per script", btf.module), false);
+	if (module_named(module))
+		return true;
 	if (!(path = kmodfile_path(module))) {
 		*why = arena_printf("there is no module %s under /lib/modules/%s", module,
 				    sysroot_kernel_release());
@@ -131,20 +233,31 @@ bool btf_module_load(const char *module, const char **why)
 		*why = arena_printf("%s has no BTF section", path);
 		return false;
 	}
+	last = btf.modules.len ? VEC_AT(&btf.modules, btf.modules.len - 1) : NULL;
+	m = ARENA_NEW(struct btf_module);
+	m->name = arena_strdup(module);
+	m->first = btf.n;
+	m->str_at = last ? last->str_at + last->str_len : btf.str_len;
+	m->strs = data + h.hdr_len + h.str_off;
+	m->str_len = h.str_len;
 	for (int i = 0; i < btf.n; i++)
 		vec_push(&ids, (void *)btf.types[i]);
-	types = data + h.hdr_len + h.type_off;
+	types = arena_alloc(h.type_len);
+	memcpy(types, data + h.hdr_len + h.type_off, h.type_len);
 	while (off + sizeof(struct btf_type) <= h.type_len) {
-		const struct btf_type *t = (const void *)(types + off);
+		struct btf_type *t = (void *)(types + off);
 
-		vec_push(&ids, (void *)t);
 		off += sizeof(struct btf_type) + type_extra(t);
+		if (off > h.type_len)
+			break;
+		if (last)
+			module_relocate(t, m->first - btf.base_n, m->str_at - btf.str_len);
+		vec_push(&ids, t);
 	}
 	btf.types = (const struct btf_type **)ids.items;
 	btf.n = ids.len;
-	btf.mod_strs = data + h.hdr_len + h.str_off;
-	btf.mod_str_len = h.str_len;
-	btf.module = arena_strdup(module);
+	m->end = btf.n;
+	vec_push(&btf.modules, m);
 	return true;
 }
 
@@ -152,8 +265,13 @@ static const char *name_of(uint32_t off)
 {
 	if (off < btf.str_len)
 		return btf.strs + off;
-	off -= btf.str_len;
-	return btf.module && off < btf.mod_str_len ? btf.mod_strs + off : "";
+	for (int i = 0; i < btf.modules.len; i++) {
+		struct btf_module *m = VEC_AT(&btf.modules, i);
+
+		if (off >= m->str_at && off - m->str_at < m->str_len)
+			return m->strs + (off - m->str_at);
+	}
+	return "";
 }
 
 static const struct btf_type *type_at(uint32_t id)
@@ -507,7 +625,9 @@ uint32_t btf_find_named(const char *name, const char **c)
 
 const char *btf_module_of(uint32_t id)
 {
-	return btf.module && (int)id >= btf.base_n && (int)id < btf.n ? btf.module : NULL;
+	struct btf_module *m = module_of_id(id);
+
+	return m ? m->name : NULL;
 }
 
 uint32_t btf_find_cast(const char *name, const char *module, const char **c)
@@ -614,18 +734,19 @@ struct kfunc_proto {
  */
 static intptr_t module_func(const char *name)
 {
-	const char *f = strchr(name, ':') + 1, *why;
+	const char *f = strchr(name, ':') + 1, *why, *mod = arena_strndup(name, (size_t)(f - 1 - name));
+	struct btf_module *m;
 	intptr_t found = 0;
 
-	if (!btf_module_load(arena_strndup(name, (size_t)(f - 1 - name)), &why))
+	if (!btf_module_load(mod, &why) || !(m = module_named(mod)))
 		return 0;
-	for (int i = btf.base_n; i < btf.n; i++) {
+	for (int i = m->first; i < m->end; i++) {
 		const struct btf_type *t = btf.types[i];
 
 		if (kind_of(t) != BTF_KIND_FUNC || strcmp(name_of(t->name_off), f) != 0)
 			continue;
-		if (!found || ((int)type_at((uint32_t)found)->type < btf.base_n &&
-			       (int)t->type >= btf.base_n))
+		if (!found || ((int)type_at((uint32_t)found)->type < m->first &&
+			       (int)t->type >= m->first))
 			found = i;
 	}
 	return found;
