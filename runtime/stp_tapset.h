@@ -358,6 +358,8 @@ STP_SERVICE void stp_printk(struct context *c, int64_t level, const char *msg);
 
 /* Flags of stp_print_stack() and stp_sym_sprint() (enum order is the record's). */
 #define STP_STACK_USER 1	/* user addresses (of the current task), else kernel */
+#define STP_STACK_UNNOTED 2	/* stp_backtrace(): the files of a user stack not noted for
+				   naming after the process (kernel context's stp_umaps) */
 
 /* The styles stp_sym_sprint() writes, as stap's _STP_SYM_* do. */
 #define STP_SYM_NAME 0		/* "sym", or "0xADDR" when unknown: symname() */

@@ -211,7 +211,8 @@ static bool is_syscall_tp(const struct derived_probe *dp)
 /*
  * Per probe, for tapset.bpf.h: bit 0 a .return probe (is_return()), bit 1
  * the user registers are the probe's (register(), int_arg()...), bit 2
- * they are a syscall's, whose arguments follow the syscall convention.
+ * they are a syscall's, whose arguments follow the syscall convention,
+ * bit 3 its handler runs in interrupt context (timer.profile, perf.*).
  */
 void emit_uprobe_flags(struct emitter *E, FILE *out)
 {
@@ -220,11 +221,12 @@ void emit_uprobe_flags(struct emitter *E, FILE *out)
 	fprintf(out, "/* what each probe's context holds */\n");
 	fprintf(out, "enum {\n\tSTP_PF_RETURN = 1,\t/* a .return */\n"
 		"\tSTP_PF_UREGS = 2,\t/* the user's registers: a uprobe, or a syscall's */\n"
-		"\tSTP_PF_SYSCALL = 4,\t/* a syscall's registers */\n};\n\n");
+		"\tSTP_PF_SYSCALL = 4,\t/* a syscall's registers */\n"
+		"\tSTP_PF_IRQ = 8,\t/* run in interrupt context */\n};\n\n");
 	fprintf(out, "static const uint8_t stp_point_flags[STP_NPROBES] SEC(\".rodata\") = {");
 	for (int i = 0; i < n; i++) {
 		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
-		const char *flags[3];
+		const char *flags[4];
 		int k = 0;
 
 		if (dp->is_return)
@@ -233,6 +235,8 @@ void emit_uprobe_flags(struct emitter *E, FILE *out)
 			flags[k++] = "STP_PF_UREGS";
 		if (is_syscall_tp(dp))
 			flags[k++] = "STP_PF_SYSCALL";
+		if (dp->kind == PROBE_PROFILE || dp->kind == PROBE_PERF)
+			flags[k++] = "STP_PF_IRQ";
 		fprintf(out, "%s", i ? ", " : " ");
 		for (int j = 0; j < k; j++)
 			fprintf(out, "%s%s", j ? " | " : "", flags[j]);
@@ -249,5 +253,8 @@ void emit_uprobe_flags(struct emitter *E, FILE *out)
 		"0;\n}\n\n");
 	fprintf(out, "static __always_inline int64_t stp_ctx_syscall_regs(struct context *c)\n{\n");
 	fprintf(out, "\treturn c->probe < STP_NPROBES ? stp_point_flags[c->probe] & STP_PF_SYSCALL : "
+		"0;\n}\n\n");
+	fprintf(out, "static __always_inline int64_t stp_ctx_in_irq(struct context *c)\n{\n");
+	fprintf(out, "\treturn c->probe < STP_NPROBES ? stp_point_flags[c->probe] & STP_PF_IRQ : "
 		"0;\n}\n\n");
 }

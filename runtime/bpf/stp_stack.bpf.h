@@ -102,14 +102,20 @@ static __noinline int stp__umaps_note(struct stp_stack_buf *b, int n)
 	return 0;
 }
 
-/* Capture the current stack into B->addrs; returns the number of frames. */
+/*
+ * Capture the current stack into B->addrs; returns the number of frames.
+ * A user stack's files are noted (stp_umaps) unless STP_STACK_UNNOTED is
+ * in USER: the note takes the mm's lock, and in interrupt context lets it
+ * go from this CPU's one irq_work, which a file lookup in the same
+ * handler (stp__umod_find()) would then find busy.
+ */
 static __always_inline int stp__stack_capture(struct stp_stack_buf *b, int64_t user)
 {
 	long n = bpf_get_task_stack(bpf_get_current_task_btf(), b->addrs, sizeof(b->addrs),
-				    user ? BPF_F_USER_STACK : 0);
+				    user & STP_STACK_USER ? BPF_F_USER_STACK : 0);
 
 	n = n > 0 ? (long)((uint64_t)n / 8) : 0;
-	if (user && n > 0)
+	if ((user & STP_STACK_USER) && !(user & STP_STACK_UNNOTED) && n > 0)
 		stp__umaps_note(b, (int)n);
 	return (int)n;
 }
@@ -145,7 +151,7 @@ STP_SERVICE void stp_backtrace(struct context *c, char *out, int64_t user)
 	struct stp__bt_state st = { out, b, 0 };
 
 	out[0] = '\0';
-	if (!b || (!user && STP_KSTACK_REFUSED(c)))
+	if (!b || (!(user & STP_STACK_USER) && STP_KSTACK_REFUSED(c)))
 		return;
 	st.n = stp__stack_capture(b, user);
 	b->at = 0;
@@ -442,18 +448,102 @@ STP_MAP(stp_umod_bufs, BPF_MAP_TYPE_PERCPU_ARRAY, uint32_t, struct stp__umod, 1,
 #ifdef STP_KMOD
 /*
  * The module looks the address up under the mm's lock, taken only if
- * free and only in process context with interrupts on: elsewhere the
- * probe may have interrupted a holder of the locks that releasing it, or
- * d_path(), take (the scheduler's, rename_lock), and the file is unknown.
+ * free (mmap_read_trylock()).  With interrupts off (a timer.profile
+ * hrtimer, a probe in the scheduler) the lock is let go later, from this
+ * CPU's irq_work, as bpf_find_vma() does: releasing it may wake a task,
+ * which takes locks the probed code may hold.  In interrupt context the
+ * path is read from the dentries up, under RCU and without d_path()'s
+ * rename_lock (the probe may have interrupted its holder), for a file
+ * on the task's root mount only (no struct mount to cross another);
+ * elsewhere d_path() gives it.  NMI: not known.
  */
+struct stp__mm_unlock {
+	struct irq_work work;
+	struct mm_struct *mm;
+};
+
+static void stp__mm_unlock_fn(struct irq_work *w)
+{
+	mmap_read_unlock_non_owner(container_of(w, struct stp__mm_unlock, work)->mm);
+}
+
+static DEFINE_PER_CPU(struct stp__mm_unlock, stp_mm_unlock);
+
+/* At load, before any probe. */
+static void stp__umod_init(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		per_cpu(stp_mm_unlock, cpu).work =
+			(struct irq_work)IRQ_WORK_INIT_HARD(stp__mm_unlock_fn);
+}
+
+/* At unload: no unlock left to run in this module's code. */
+static void stp__umod_sync(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		irq_work_sync(&per_cpu(stp_mm_unlock, cpu).work);
+}
+
+/* F's path from its dentries up to the task's root, as the top says. */
+static bool stp__umod_walk(struct stp__umod *m, struct file *f)
+{
+	struct fs_struct *fs = READ_ONCE(current->fs);
+	struct dentry *d = f->f_path.dentry, *root;
+	uint32_t pos = STP_UPATH_WALK - 1, leaf = 0, len;
+	bool ok = false;
+
+	if (!fs || READ_ONCE(fs->root.mnt) != f->f_path.mnt)
+		return false;
+	root = READ_ONCE(fs->root.dentry);
+	m->walk[pos] = '\0';
+	rcu_read_lock();
+	for (int i = 0; i < 64; i++) {
+		struct dentry *up = READ_ONCE(d->d_parent);
+		const unsigned char *name = READ_ONCE(d->d_name.name);
+
+		if (d == root || d == f->f_path.mnt->mnt_root) {
+			ok = pos < STP_UPATH_WALK - 1;
+			break;
+		}
+		len = READ_ONCE(d->d_name.len);
+		if (up == d || !len || len > 255 || pos < len + 1)
+			break;
+		pos -= len;
+		if (copy_from_kernel_nofault(m->walk + pos, name, len))
+			break;
+		if (!leaf)
+			leaf = pos;
+		m->walk[--pos] = '/';
+		d = up;
+	}
+	rcu_read_unlock();
+	if (!ok)
+		return false;
+	strscpy(m->path, m->walk + pos, MAXSTRINGLEN);
+	m->leaf = leaf - pos;
+	return true;
+}
+
 static __always_inline bool stp__umod_find(struct stp__umod *m, uint64_t addr)
 {
 	struct mm_struct *mm = current->mm;
+	struct stp__mm_unlock *later = NULL;
 	struct vm_area_struct *vma, *next;
 	bool found = false;
 	char *p;
 
-	if (!mm || in_interrupt() || irqs_disabled() || !mmap_read_trylock(mm))
+	if (!mm || in_nmi())
+		return false;
+	if (irqs_disabled()) {
+		later = this_cpu_ptr(&stp_mm_unlock);
+		if (irq_work_is_busy(&later->work))
+			return false;
+	}
+	if (!mmap_read_trylock(mm))
 		return false;
 	vma = vma_lookup(mm, addr);
 	if (vma && vma->vm_file) {
@@ -466,15 +556,24 @@ static __always_inline bool stp__umod_find(struct stp__umod *m, uint64_t addr)
 				break;
 			m->end = next->vm_end;
 		}
-		p = d_path(&vma->vm_file->f_path, m->walk, sizeof(m->walk));
-		if (!IS_ERR(p)) {
-			strscpy(m->path, p, MAXSTRINGLEN);
-			p = strrchr(m->path, '/');
-			m->leaf = p ? p + 1 - m->path : 0;
-			found = true;
+		if (in_interrupt() || irqs_disabled()) {
+			found = stp__umod_walk(m, vma->vm_file);
+		} else {
+			p = d_path(&vma->vm_file->f_path, m->walk, sizeof(m->walk));
+			if (!IS_ERR(p)) {
+				strscpy(m->path, p, MAXSTRINGLEN);
+				p = strrchr(m->path, '/');
+				m->leaf = p ? p + 1 - m->path : 0;
+				found = true;
+			}
 		}
 	}
-	mmap_read_unlock(mm);
+	if (later) {
+		later->mm = mm;
+		irq_work_queue(&later->work);
+	} else {
+		mmap_read_unlock(mm);
+	}
 	return found;
 }
 #else
@@ -743,11 +842,11 @@ static __always_inline uint32_t stp_rec_syms(struct context *c, uint32_t off, in
 	c->rec[off + 2] = (char)style;
 	c->rec[off + 3] = (char)flags;
 	__builtin_memcpy(c->rec + off + 4, &pid, 8);
-	if (stk && (flags & STP_STACK_USER)) {	/* for stp_umaps */
+	if (flags & STP_STACK_USER) {	/* for stp_umaps (uaddr() may have noted nothing) */
 		struct stp_stack_buf *b = stp__stack_buf();
 
 		if (b)
-			stp__stack_capture(b, 1);
+			stp__stack_capture(b, STP_STACK_USER);
 	}
 	if (stk) {
 		n = !(flags & STP_STACK_USER) && STP_KSTACK_REFUSED(c) ? 0 :
@@ -763,11 +862,22 @@ static __always_inline uint32_t stp_rec_syms(struct context *c, uint32_t off, in
 	return off + 2 + payload;
 }
 
+/*
+ * uaddr(): the frame's file is noted for naming the address after its
+ * process is gone, but not in interrupt context, where the note would keep
+ * the handler's own file lookups (umodname(uaddr()) in timer.profile) from
+ * taking the mm's lock: see stp__stack_capture().
+ */
 STP_SERVICE uint64_t stp_uaddr(struct context *c)
 {
 	struct stp_stack_buf *b = stp__stack_buf();
+	int64_t how = STP_STACK_USER;
 
-	if (!b || stp__stack_capture(b, 1) < 1)
+#ifdef STP_CTX_UREGS
+	if (stp_ctx_in_irq(c))
+		how |= STP_STACK_UNNOTED;
+#endif
+	if (!b || stp__stack_capture(b, how) < 1)
 		return 0;
 	return b->addrs[0];
 }

@@ -49,6 +49,8 @@
 #include <net/sock.h>
 
 #include <linux/fdtable.h>
+#include <linux/fs_struct.h>
+#include <linux/irq_work.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>

@@ -1036,6 +1036,9 @@ static int __init stp_kmod_init(void)
 	int err;
 
 	mutex_init(&stp_km.lock);
+#ifdef STP_STACK_BPF_H
+	stp__umod_init();
+#endif
 	err = stp_kmod_segment();
 	if (err)
 		return err;
@@ -1062,6 +1065,9 @@ static void __exit stp_kmod_exit(void)
 		stp_kmod_stop();
 	stp_dseg__free(stp_km.seg);
 	vfree(stp_km.mem);
+#ifdef STP_STACK_BPF_H
+	stp__umod_sync();
+#endif
 }
 
 module_init(stp_kmod_init);

@@ -3,7 +3,7 @@
 # runtimes: user ones as stap's module names those of a file it has no
 # symbols for (the file mapped there, the offset in it, its extent),
 # kernel ones by the kernel (%pS).  A uprobe on many_funcs' uf_00 and
-# the syscall entries of the same process.
+# the syscall entries of the same process; timer.profile on spin.
 M=$QA_BIN/many_funcs
 cat >"$tmp/names.stp" <<END
 global done, sys, keys
@@ -36,6 +36,23 @@ for rt in bpf kernel; do
 	echo "== $rt runtime"
 	$PMSTAP --runtime=$rt "$tmp/names.stp" -c "$M 3" 2>&1 | grep -v '^uf_\|^sem '
 	echo "status ${PIPESTATUS[0]}"
+done
+# In interrupt context (timer.profile's hrtimer in the module, a perf
+# event's handler with BPF) the file is found too: the module lets the
+# mm's lock go from an irq_work and reads the path from the dentries.
+cat >"$tmp/prof.stp" <<END
+global names
+probe timer.profile {
+	if (pid() != target() || !user_mode()) next
+	try { m = umodname(uaddr()) } catch (e) { m = "" }
+	if (m == "$QA_BIN/spin") names["the program"]++
+}
+probe end { foreach (m in names) printf("timer.profile: %s\n", m) }
+END
+for rt in bpf kernel; do
+	echo "== $rt runtime, timer.profile"
+	$PMSTAP --runtime=$rt "$tmp/prof.stp" -c "$QA_BIN/spin 300"
+	echo "status $?"
 done
 [ -n "${GUEST_COMPILE_ONLY:-}" ] && exit 0
 echo "modules left: $(grep -c "^pmstap_kmod_" /proc/modules)"
