@@ -77,11 +77,37 @@ static __always_inline struct stp_stack_buf *stp__stack_buf(void)
 }
 
 /* The files of the N user frames in B->addrs, by build id, into stp_umaps. */
+struct stp__umaps_state {
+	struct stp_stack_buf *b;
+	int64_t n;		/* frames with an address and a build id */
+	uint64_t last;		/* the last mapping noted */
+	uint32_t pid;
+};
+
+STP_STR_STEP stp__umaps_step(uint64_t i, void *state)
+{
+	struct stp__umaps_state *st = state;
+	struct stp_stack_buf *b = st->b;
+	struct stp_umap_key key = { .pid = st->pid };
+	struct stp_umap val;
+
+	if ((int64_t)i >= st->n)
+		return 1;
+	if (b->ids[i & (STP_STACK_MAX - 1)].status != BPF_STACK_BUILD_ID_VALID)
+		return 0;
+	key.bias = b->addrs[i & (STP_STACK_MAX - 1)] - b->ids[i & (STP_STACK_MAX - 1)].offset;
+	if (key.bias == st->last)
+		return 0;
+	st->last = key.bias;
+	__builtin_memcpy(val.build_id, b->ids[i & (STP_STACK_MAX - 1)].build_id,
+			 sizeof(val.build_id));
+	bpf_map_update_elem(&stp_umaps, &key, &val, BPF_ANY);
+	return 0;
+}
+
 static __noinline int stp__umaps_note(struct stp_stack_buf *b, int n)
 {
-	struct stp_umap_key key = { .pid = (uint32_t)(bpf_get_current_pid_tgid() >> 32) };
-	struct stp_umap val;
-	uint64_t last = 0;
+	struct stp__umaps_state st = { b, 0, 0, (uint32_t)(bpf_get_current_pid_tgid() >> 32) };
 	long m;
 
 	if (!b)
@@ -89,16 +115,8 @@ static __noinline int stp__umaps_note(struct stp_stack_buf *b, int n)
 	m = bpf_get_task_stack(bpf_get_current_task_btf(), b->ids, sizeof(b->ids),
 			       BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
 	m = m > 0 ? (long)((uint64_t)m / sizeof(b->ids[0])) : 0;
-	for (int i = 0; i < STP_STACK_MAX && i < n && i < m; i++) {
-		if (b->ids[i].status != BPF_STACK_BUILD_ID_VALID)
-			continue;
-		key.bias = b->addrs[i] - b->ids[i].offset;
-		if (key.bias == last)
-			continue;
-		last = key.bias;
-		__builtin_memcpy(val.build_id, b->ids[i].build_id, sizeof(val.build_id));
-		bpf_map_update_elem(&stp_umaps, &key, &val, BPF_ANY);
-	}
+	st.n = n < m ? n : m;
+	stp__loop(STP_STACK_MAX, stp__umaps_step, &st);
 	return 0;
 }
 
