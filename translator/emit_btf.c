@@ -297,6 +297,8 @@ static const char *pretty(struct emitter *E, struct expr *e, const struct walk *
 	p->lit = "";
 	if (is_char_pointer(w->type))
 		return pretty_chars(E, read_lvalue(E, w));
+	if (is_char(w->type))	/* 'c', as stap prints a char */
+		return pretty_record(E, w, e->pretty == 2);
 	if (k == BTF_KIND_PTR && is_record(btf_strip(type_at(w->type)->type)))
 		return pretty_record(E, w, e->pretty == 2);	/* the struct it points to */
 	if (k == BTF_KIND_ARRAY && is_char(btf_strip(((const struct btf_array *)(type_at(w->type) + 1))->type))) {
