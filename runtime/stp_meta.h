@@ -323,6 +323,8 @@ struct stp_counters {
 	uint64_t dropped;		/* records lost: ring buffer full */
 	uint64_t map_full;		/* array inserts refused: map full */
 	uint64_t maxaction;		/* handlers stopped at MAXACTION */
+	uint64_t keys_cut;		/* array keys whose string was cut to its column (a BPF
+					   hash key is at most 512 bytes, shared by the columns) */
 };
 
 /* Per-probe counters (for stap.probes.* in pmdastap), per CPU. */

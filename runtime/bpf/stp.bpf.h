@@ -241,11 +241,19 @@ static __always_inline int64_t stp_strcpy(char *dst, const char *src)
 	return n - 1;
 }
 
-/* At most N - 1 bytes of SRC into DST (N bytes), NUL-terminated (a key column). */
+/*
+ * At most N - 1 bytes of SRC into DST (N bytes), NUL-terminated (a key
+ * column).  A column narrower than a string (what the key's other columns
+ * leave of its 512 bytes) that cuts SRC counts it.
+ */
 static __always_inline void stp_strlcpy(char *dst, const char *src, int n)
 {
-	if (bpf_probe_read_kernel_str(dst, n, src) <= 0)
+	long r = bpf_probe_read_kernel_str(dst, n, src);
+
+	if (r <= 0)
 		dst[0] = '\0';
+	else if (n < MAXSTRINGLEN && r == n && src[n - 1] != '\0')
+		stp_count(keys_cut);
 }
 
 /* DST = A . B, truncated to MAXSTRINGLEN - 1 bytes; DST is a frame buffer. */

@@ -479,6 +479,7 @@ void stp_counters_add(struct stp_counters *sum, const struct stp_counters *c)
 	sum->dropped += c->dropped;
 	sum->map_full += c->map_full;
 	sum->maxaction += c->maxaction;
+	sum->keys_cut += c->keys_cut;
 }
 
 int stp_data__counters(struct stp_data *d, struct stp_counters *sum)

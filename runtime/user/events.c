@@ -611,6 +611,11 @@ void stp_summary(struct stp_script *s)
 	if (c.dropped)
 		fprintf(stderr, "WARNING: %llu output record%s dropped (ring buffer full)\n",
 			(unsigned long long)c.dropped, c.dropped == 1 ? " was" : "s were");
+	c.keys_cut += stp_uctx_keys_cut();
+	if (c.keys_cut)
+		fprintf(stderr, "WARNING: %llu array key%s cut to fit: an array's key is at most "
+			"512 bytes, and its string columns share what the others leave\n",
+			(unsigned long long)c.keys_cut, c.keys_cut == 1 ? " was" : "s were");
 	if (s->opts.verbose && c.skipped)
 		stp_msg(s, "note", "skipped probes: %llu found their CPU's context busy (a probe "
 			"inside a probe), %llu were not run by the kernel (the program already running "

@@ -98,6 +98,8 @@ int stp_script__ncpus(const struct stp_script *s);	/* possible CPUs: per-CPU val
 uint64_t stp_prog_misses(int prog_fd);
 /* The sum of stp_prog_misses over the script's loaded programs. */
 uint64_t stp_script__misses(const struct stp_script *s);
+/* Array keys user-context handlers cut to their string column (uctx.c). */
+uint64_t stp_uctx_keys_cut(void);
 
 /*
  * The value of the scalar globals' map (the single entry of stp_globals),

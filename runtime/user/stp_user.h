@@ -201,11 +201,16 @@ static inline int64_t stp_strcpy(char *dst, const char *src)
 	return (int64_t)n;
 }
 
+/* A key's string cut to its column, counted with kernel context's (stp_counters.keys_cut). */
+void stp_key_cut(void);
+
 /* At most N - 1 bytes of SRC into DST (N bytes), NUL-terminated (a key column). */
 static inline void stp_strlcpy(char *dst, const char *src, int n)
 {
 	size_t m = strnlen(src, (size_t)n - 1);
 
+	if (n < MAXSTRINGLEN && m == (size_t)n - 1 && src[m] != '\0')
+		stp_key_cut();
 	memmove(dst, src, m);
 	dst[m] = '\0';
 }

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "maps.h"
+#include "script.h"
 #include "stp_user.h"
 
 #define STP_OUT_CHUNK 65536	/* the longest output of one printf or histogram */
@@ -428,6 +429,19 @@ char *stp_map_get_str(struct context *c, struct stp_map *m, const void *key, cha
 	memcpy(buf, v ? v : "", n);
 	buf[n] = '\0';
 	return buf;
+}
+
+/* User context's keys cut to their column (stp_strlcpy() of stp_user.h). */
+static uint64_t keys_cut;
+
+void stp_key_cut(void)
+{
+	__atomic_fetch_add(&keys_cut, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t stp_uctx_keys_cut(void)
+{
+	return __atomic_load_n(&keys_cut, __ATOMIC_RELAXED);
 }
 
 int stp_map_exists(struct context *c, struct stp_map *m, const void *key)
