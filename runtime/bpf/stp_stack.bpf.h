@@ -341,13 +341,21 @@ static __always_inline int stp__addrs(struct stp_stack_buf *b, const char *stk)
 
 #ifndef STP_DYNINST
 /*
- * Kernel stacks named in the kernel (sprint_stack(), sprint_syms()): each
- * of B's N addresses as %pS gives it ("sym+0xOFF/0xSIZE", " [module]"
- * after a module's), in the forms of user space's runtime/user/
- * symbolize.c: "sym+0xOFF/0xSIZE [kernel]" a line each (STP_SYM_LINES),
- * or " 0xADDR : sym+0xOFF/0xSIZE [kernel]\n" (STP_SYM_FULL); an address
- * in no symbol is "0xADDR" (" 0xADDR\n").  As many whole lines as fit OUT.
+ * A line of a stack's names, R bytes with its NUL (bpf_snprintf()'s count)
+ * written at B->at of OUT: kept, B->at past it, or, cut short, left out;
+ * the step's answer (1: no more lines).
  */
+static __always_inline long stp__line_placed(char *out, struct stp_stack_buf *b, uint64_t pos,
+					     long r)
+{
+	if (r <= 1 || (uint64_t)r > MAXSTRINGLEN - pos) {
+		out[pos] = '\0';
+		return 1;
+	}
+	b->at = pos + (uint64_t)r - 1;
+	return 0;
+}
+
 struct stp__kstack_state {
 	char *out;
 	struct stp_stack_buf *b;
@@ -407,12 +415,7 @@ STP_STR_STEP stp__kstack_step(uint64_t i, void *state)
 		r = bpf_snprintf(out + pos, MAXSTRINGLEN - pos, full_fmt, args, 24);
 	else
 		r = bpf_snprintf(out + pos, MAXSTRINGLEN - pos, line_fmt, args + 1, 16);
-	if (r <= 1 || (uint64_t)r > MAXSTRINGLEN - pos) {
-		out[pos] = '\0';	/* a line cut short is left out */
-		return 1;
-	}
-	b->at = pos + (uint64_t)r - 1;
-	return 0;
+	return stp__line_placed(out, b, pos, r);
 }
 
 /*
@@ -620,14 +623,15 @@ static long stp__vma_seen_cb(struct task_struct *t, struct vm_area_struct *vma, 
  * walks (without its locks: a rename under way may give a path that
  * never was).
  */
+/* bpf_loop()'s context is on the stack (the verifier wants fp there): the buffer's pointer */
 struct stp__path_state {
 	struct stp__umod *m;
 };
 
 STP_STR_STEP stp__path_step(uint64_t i, void *state)
 {
-	struct stp__path_state *st = state;
-	struct stp__path_vars *v = &st->m->pv;
+	struct stp__umod *m = ((struct stp__path_state *)state)->m;
+	struct stp__path_vars *v = &m->pv;
 	struct dentry *d = (void *)(uintptr_t)v->dentry, *up;
 	struct mount *mnt = (void *)(uintptr_t)v->mnt, *parent;
 	const unsigned char *name;
@@ -649,11 +653,11 @@ STP_STR_STEP stp__path_step(uint64_t i, void *state)
 	if (!up || up == d || !len || len > 255 || v->pos < len + 1)
 		return 1;
 	v->pos -= len;
-	bpf_probe_read_kernel(st->m->walk + (v->pos & (STP_UPATH_WALK - 1)), len & 255, name);
+	bpf_probe_read_kernel(m->walk + (v->pos & (STP_UPATH_WALK - 1)), len & 255, name);
 	if (!v->leaf)
 		v->leaf = v->pos;
 	v->pos--;
-	st->m->walk[v->pos & (STP_UPATH_WALK - 1)] = '/';
+	m->walk[v->pos & (STP_UPATH_WALK - 1)] = '/';
 	v->dentry = (uint64_t)(uintptr_t)up;
 	return 0;
 }
@@ -766,12 +770,7 @@ STP_STR_STEP stp__usym_step(uint64_t i, void *state)
 		r = known ? bpf_snprintf(out + pos, MAXSTRINGLEN - pos, line_fmt, args, 24)
 			  : bpf_snprintf(out + pos, MAXSTRINGLEN - pos, bare_line_fmt, args, 8);
 	}
-	if (r <= 1 || (uint64_t)r > MAXSTRINGLEN - pos) {
-		out[pos] = '\0';	/* a line cut short is left out */
-		return 1;
-	}
-	st->b->at = pos + (uint64_t)r - 1;
-	return 0;
+	return stp__line_placed(out, st->b, pos, r);
 }
 
 static __always_inline void stp__usym_names(char *out, struct stp_stack_buf *b, int n,
@@ -801,18 +800,15 @@ STP_SERVICE void stp_sym_sprint(struct context *c, char *out, const char *stk, i
 #ifndef STP_DYNINST
 	if (!user && stp__ksym(out, stk, style))
 		return;
-	if (!user && (style == STP_SYM_LINES || style == STP_SYM_FULL)) {
+	if (user || style == STP_SYM_LINES || style == STP_SYM_FULL) {
 		b = stp__stack_buf();
-		n = b ? stp__addrs(b, stk) : 0;
-		if (b && !STP_KSTACK_REFUSED(c))
-			stp__kstack_names(out, b, n, style);
-		return;
-	}
-	if (user) {
-		b = stp__stack_buf();
-		n = b ? stp__addrs(b, stk) : 0;
-		if (b)
+		if (!b)
+			return;
+		n = stp__addrs(b, stk);
+		if (user)
 			stp__usym_names(out, b, n, style);
+		else if (!STP_KSTACK_REFUSED(c))
+			stp__kstack_names(out, b, n, style);
 		return;
 	}
 #endif
