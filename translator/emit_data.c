@@ -448,7 +448,7 @@ const char *emit_key(struct emitter *E, struct eglobal *g, const struct vec *arg
 	for (int i = 0; i < d->arity; i++)
 		strings |= d->key_types[i] == TYPE_STRING || (i < args->len && !vals[i]);
 	if (strings)
-		emit_line(E, "__builtin_memset(&%s, 0, sizeof(%s));", k, k);
+		emit_line(E, "stp_key_zero(&%s);", k);
 	for (int i = 0; i < args->len && i < d->arity; i++) {
 		if (!vals[i])
 			continue;	/* '*' of a slice */

@@ -174,6 +174,27 @@ STP_RINGBUF(stp_events, STP_RINGBUF_BYTES);
 /* A zeroed value to insert new statistics with. */
 static const char stp_zero_value[STP_ZERO_SIZE];
 
+/*
+ * Zero key temporary K before its columns go in (emit_key): a string
+ * column's bytes past its NUL are part of the hash key.  A key's columns
+ * are char arrays, aligned to a byte, so clang writes __builtin_memset()'s
+ * zeros one byte at a time: 512 stores, each one verified, for a string
+ * key, in every handler that indexes an array by a string.  A copy from a
+ * zeroed key is one helper call (which zeroes K should it ever fail).
+ * Natively (module, dyninst) memset() is the cheaper.
+ */
+#if defined(STP_DYNINST) || defined(STP_KMOD)
+#define stp_key_zero(k) __builtin_memset((k), 0, sizeof(*(k)))
+#else
+static const char stp_zero_key[512];	/* a key's most: emit_data.c, key_string_size() */
+
+#define stp_key_zero(k)								\
+	do {									\
+		_Static_assert(sizeof(*(k)) <= sizeof(stp_zero_key), "a key over 512 bytes"); \
+		bpf_probe_read_kernel((k), sizeof(*(k)), stp_zero_key);	\
+	} while (0)
+#endif
+
 /* ---- counters and control ---------------------------------------------- */
 
 static __always_inline struct stp_counters *stp_counters_get(void)

@@ -23,8 +23,8 @@
  * has then been passed to ops.error: the index into meta->errors of where
  * it happened (-1 for error()'s, whose message says it all) and the full
  * message, never empty.  Handlers run one at a time on the runner's
- * thread.  The generated script.c #includes user/tapset_user.c, so the
- * stp_tapset.h services are built with the script's MAXSTRINGLEN.
+ * thread.  The stp_tapset.h services script.c calls are libstaprt's
+ * (tapset_user.c), told the script's MAXSTRINGLEN when it is loaded.
  *
  * The generated code shares its statements with the kernel side: the
  * helpers here have the names and meanings of runtime/bpf/stp.bpf.h's.
@@ -200,6 +200,9 @@ static inline int64_t stp_strcpy(char *dst, const char *src)
 	dst[n] = '\0';
 	return (int64_t)n;
 }
+
+/* Zero key temporary K before its columns go in (kernel context: stp.bpf.h's). */
+#define stp_key_zero(k) memset((k), 0, sizeof(*(k)))
 
 /* A key's string cut to its column, counted with kernel context's (stp_counters.keys_cut). */
 void stp_key_cut(void);
