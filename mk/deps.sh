@@ -11,7 +11,14 @@
 # for kernel.function & co; make check-guest, part of make check) come
 # too: about 90 MB to download, 600 MB on disk, a minute to install.
 # PMSTAP_NO_GUEST=1 leaves them out; failing to install them only warns
-# (the guest tests then report that they did not run, and why).
+# (the guest tests then report that they did not run, and why).  So does
+# the guest kernel's debuginfo (linux-image-RELEASE-dbg: 860 MB to
+# download, 5.6 GB on disk, half a minute here), which kernel.function
+# and .statement read for static and inline functions, source lines and
+# $vars beyond BTF (qa/407, 413, 418; stap -r needs it too).
+#
+# systemtap (Debian's 4.8) is the reference some tests compare with
+# (qa/179 runs stap -p2; qa/guest/peer.sh runs it in the guest).
 #
 # valgrind is for the QA: qa/118 counts the bytes pmdastap holds under it;
 # strace too: qa/160 counts a -c command's calls with it, as the control.
@@ -37,7 +44,7 @@ PACKAGES="make gcc clang llvm pkg-config
 	pcp libpcp3-dev libpcp-pmda3-dev
 	libbpf-dev bpftool libdw-dev libelf-dev
 	libcunit1-dev libclang-rt-14-dev valgrind strace
-	systemtap-sdt-dev libzydis-dev g++
+	systemtap-sdt-dev libzydis-dev g++ systemtap
 	dpkg-dev debhelper fakeroot lintian
 	curl jq redis-server iproute2"
 # nfs-kernel-server: rpc.nfsd and exportfs for the NFS server the nfsd
@@ -110,7 +117,8 @@ if [ -n "$missing$guest_missing$web_missing" ] || [ -n "$(dpkg --audit 2>/dev/nu
 	PATH="$dpath" dpkg --configure -a
 fi
 
-# --runtime=kernel builds its modules for the guest's kernel: that release's kbuild
+# --runtime=kernel builds its modules for the guest's kernel: that release's
+# kbuild; its debuginfo, for the DWARF of kernel.function & co
 if [ -n "$GUEST_PACKAGES" ] && [ "$(id -u)" = 0 ]; then
 	kver=$(ls -d /lib/modules/*-amd64 2>/dev/null | sed 's|.*/||' | sort -V | tail -1)
 	if [ -n "$kver" ] && [ ! -e "/usr/src/linux-headers-$kver/Makefile" ]; then
@@ -118,6 +126,13 @@ if [ -n "$GUEST_PACKAGES" ] && [ "$(id -u)" = 0 ]; then
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			--no-install-recommends "linux-headers-$kver" >/dev/null; } ||
 			echo "deps: warning: cannot install linux-headers-$kver: the kernel runtime's guest tests will fail" >&2
+	fi
+	if [ -n "$kver" ] && [ -z "${PMSTAP_NO_DBG:-}" ] &&
+		[ -n "$(missing_of "linux-image-$kver-dbg")" ]; then
+		echo "deps: installing linux-image-$kver-dbg (the guest kernel's DWARF; PMSTAP_NO_DBG=1 leaves it out)"
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends "linux-image-$kver-dbg" >/dev/null; } ||
+			echo "deps: warning: cannot install linux-image-$kver-dbg: tests that need the kernel's DWARF will not run" >&2
 	fi
 fi
 
