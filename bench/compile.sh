@@ -22,7 +22,7 @@
 #   verifier  time in those BPF_PROG_LOAD calls, summed (strace -T): the
 #             kernel's verification and JIT
 #   pass 4    pmstap -p4 wall time with PMSTAP_CACHE an empty directory
-#             (cold: the precompiled headers and tapset object made too),
+#             (cold: the precompiled headers made too),
 #             then again in a cache that has those but not the script
 #             ("headers cached": what a new script costs once pmstap has run)
 #   attach    kernel attachments made and the time to make them, and the
@@ -182,7 +182,7 @@ compile() {
 		rm -rf "$work/cold" "$work/warm"
 		mkdir -p "$work/cold" "$work/warm"
 		cold=$(pass4 "$pmstap" "$work/cold" "$work/$s.stp")
-		# a cache with the headers and the tapset object, not this script
+		# a cache with the headers, not this script
 		pass4 "$pmstap" "$work/warm" "$work/oneliner.stp" >/dev/null
 		find "$work/warm" -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +
 		warm=$(pass4 "$pmstap" "$work/warm" "$work/$s.stp")
@@ -249,7 +249,7 @@ first() {
 }
 
 # pmstap_figures PMSTAP: for each script, a cold run (PMSTAP_CACHE empty:
-# headers, tapset object and script compiled) and a cached one, into
+# headers and script compiled) and a cached one, into
 # $work/fig.pmstap.  Under the BPF lock.
 pmstap_figures() {
 	local s

@@ -7,8 +7,8 @@
 # its autostart directory holds the metrics/ scripts whose .meta says
 # "default: yes", its cache is under BUILD/tmp.  Each repetition stops the
 # agent, empties the cache (cold: nothing cached at all, as after an
-# install or a kernel update: vmlinux.h, the kernel headers' PCH, the
-# tapset object and every script built anew) or keeps it (cached), and
+# install or a kernel update: vmlinux.h, the kernel headers' PCH and
+# every script built anew) or keeps it (cached), and
 # has pmcd start the agent again; from pmcd's restart of it, every 20 ms
 # stap.scripts.status and the first metric each script's .meta names are
 # fetched, until the script is "running" and the metric answers (an
@@ -125,5 +125,5 @@ done
 	for s in $scripts last; do
 		printf '| %-10s | %8s | %8s |\n' "$s" "$(median ${res[cold,$s]})" "$(median ${res[cached,$s]})"
 	done
-	echo "cold: the cache empty (vmlinux.h, the headers' PCH, the tapset object and each script made); target: the last under 2000 ms"
+	echo "cold: the cache empty (vmlinux.h, the headers' PCH and each script made); target: the last under 2000 ms"
 } | tee "$build/bench/results-pmda-start.txt"

@@ -13,8 +13,8 @@
 # pmdabpftrace (installed for the run when it can be, see below).  First value: stap.control.register
 # with bench/pmda/first.stp, then lookup + fetch every millisecond until
 # its global is not 0, BENCH_REPS (default 3) times with an empty cache
-# (cold: a script not compiled before, the kernel headers' PCH and the
-# tapset object already made; also once with nothing cached at all) and
+# (cold: a script not compiled before, the kernel headers' PCH already
+# made; also once with nothing cached at all) and
 # from the cache.  RSS is VmRSS from /proc.
 # Results also go to BUILD/bench/results-pmda.txt.
 #
@@ -259,7 +259,7 @@ deregister() {
 }
 
 # cold: the script's build removed, the pieces pass 4 makes once per kernel
-# and runtime (vmlinux.h, its PCH, the tapset object) kept; empty: nothing
+# (vmlinux.h, its PCH) kept; empty: nothing
 # cached at all (the first script after an install or a kernel update)
 clear_builds() {
 	find "$work/cache" -mindepth 1 -maxdepth 1 -regextype egrep -regex '.*/[0-9a-f]{64}' \

@@ -310,24 +310,6 @@ static const char *runtime_digest(struct session *s)
 	return hex(d, 32);
 }
 
-/*
- * The same, kept for the rest of this run (pass 4 names its shared
- * objects by it).  The cache key reads the tree afresh instead, so a key
- * always reflects the files as they are.
- */
-const char *cache_runtime_digest(struct session *s)
-{
-	static const char *digest, *dir;
-	static unsigned generation;
-
-	if (digest && generation == arena_generation() && dir == s->runtime_dir)
-		return digest;
-	digest = runtime_digest(s);
-	dir = s->runtime_dir;
-	generation = arena_generation();
-	return digest;
-}
-
 static void add_options(struct cache_sha256 *c, struct session *s)
 {
 	for (int i = 0; i < s->defines.len; i++)

@@ -52,9 +52,6 @@ const char *cache_root(struct session *s);
  */
 const char *cache_key(struct session *s, const struct program *prog);
 
-/* 64 hex digits: a hash of the runtime's .h and .c files (memoized). */
-const char *cache_runtime_digest(struct session *s);
-
 /* "PATH SIZE MTIME INODE": a file told apart from a rebuilt one; "none" if missing. */
 const char *cache_file_id(const char *path);
 

@@ -289,8 +289,8 @@ static void bpf_command(struct tool *t, struct session *s, const char *dir, cons
 	compile_tool_arg(t, arena_printf("%s/%s", dir, COMPILE_BPF_OBJECT));
 }
 
-/* TAPSET: the tapset services' object to link in, or NULL (script.c has them). */
-static void user_command(struct tool *t, struct session *s, const char *dir, const char *tapset)
+/* script.so: its tapset services are libstaprt's, in the program that loads it */
+static void user_command(struct tool *t, struct session *s, const char *dir)
 {
 	compile_tool_arg(t, "-O2");
 	compile_tool_arg(t, "-g");
@@ -302,8 +302,6 @@ static void user_command(struct tool *t, struct session *s, const char *dir, con
 	compile_tool_arg(t, "-o");
 	compile_tool_arg(t, arena_printf("%s/%s", dir, COMPILE_USER_OBJECT));
 	compile_tool_arg(t, arena_printf("%s/%s", dir, COMPILE_USER_SOURCE));
-	if (tapset)
-		compile_tool_arg(t, tapset);
 }
 
 /* DIR/vmlinux.h -> ../vmlinux-<release>.h: what #include "vmlinux.h" finds (-I DIR). */
@@ -384,12 +382,11 @@ static bool bpf_start(struct session *s, const char *dir, const char *root, cons
 	return compile_tool_start(t);
 }
 
-static bool user_start(struct session *s, const char *dir, const char *cc, const char *tapset,
-		       struct tool *t)
+static bool user_start(struct session *s, const char *dir, const char *cc, struct tool *t)
 {
 	*t = (struct tool){ .name = "cc" };
 	compile_tool_arg(t, cc);
-	user_command(t, s, dir, tapset);
+	user_command(t, s, dir);
 	t->out = t->err = arena_printf("%s/%s.log", dir, COMPILE_USER_OBJECT);
 	return compile_tool_start(t);
 }
@@ -417,46 +414,11 @@ static bool bpf_finish(struct session *s, const char *dir, const char *root, con
 	       bpf_finish(s, dir, root, clang, NULL, t, dropped);
 }
 
-/* The user side's end; a failure with the tapset object is tried again whole. */
-static bool user_finish(struct session *s, const char *dir, const char *cc,
-			struct compile_tapset *ts, struct tool *t)
-{
-	const char *object = ts->object;
-
-	if (compile_tool_finish(t)) {
-		show_time(s, t, object ? "compiled script.c, linked the tapset object," :
-				 "compiled script.c");
-		return true;
-	}
-	if (!object)
-		return false;
-	if (compile_tool_log_has(t, object))
-		unlink(object);
-	compile_tapset_undo(dir);
-	ts->object = NULL;
-	return user_start(s, dir, cc, NULL, t) && user_finish(s, dir, cc, ts, t);
-}
-
-/* The tapset object made (or not: then script.c compiles whole), start cc. */
-static bool user_start_after(struct session *s, const char *dir, const char *cc,
-			     struct compile_tapset *ts, struct tool *t)
-{
-	if (ts->building && !compile_tapset_finish(ts)) {
-		compile_tapset_undo(dir);
-		ts->object = NULL;
-	}
-	return user_start(s, dir, cc, ts->object, t);
-}
-
-/*
- * Both sides at once, and beside them the PCH or the tapset object when
- * this is the first build that needs one.  See compile_int.h.
- */
+/* Both sides at once, and beside them the PCH when this is the first build that needs it. */
 int compile_program(struct session *s, const char *dir, const char *root)
 {
 	const char *vmlinux, *clang, *cc, *pch;
 	struct compile_pch p = { 0 };
-	struct compile_tapset ts = { 0 };
 	struct tool bpf, user, *failed[2];
 	int nfailed = 0;
 	bool dropped = false;
@@ -467,26 +429,22 @@ int compile_program(struct session *s, const char *dir, const char *root)
 		return -1;
 	compile_pch_prepare(s, root, vmlinux, clang, &p);
 	pch = p.ready ? p.path : NULL;
-	if (!compile_tapset_prepare(s, dir, root, cc, &ts))
-		ts = (struct compile_tapset){ 0 };
 	if (!bpf_start(s, dir, root, clang, pch, &bpf))
 		return -1;
-	if (!ts.building && !user_start(s, dir, cc, ts.object, &user)) {
+	if (!user_start(s, dir, cc, &user)) {
 		compile_tool_finish(&bpf);
 		return -1;
 	}
-	/* the shared pieces first: builds waiting for them go on at once */
+	/* the PCH first: builds waiting for it go on at once */
 	if (p.building)
 		compile_pch_finish(&p);
-	if (ts.building && !user_start_after(s, dir, cc, &ts, &user)) {
-		compile_tool_finish(&bpf);
-		return -1;
-	}
 	if (!bpf_finish(s, dir, root, clang, pch, &bpf, &dropped))
 		failed[nfailed++] = &bpf;
 	if (dropped)	/* made anew now, for the next build */
 		compile_pch_prepare(s, root, vmlinux, clang, &p);
-	if (!user_finish(s, dir, cc, &ts, &user))
+	if (compile_tool_finish(&user))
+		show_time(s, &user, "compiled script.c");
+	else
 		failed[nfailed++] = &user;
 	if (p.building)
 		compile_pch_finish(&p);
@@ -531,7 +489,7 @@ static int side_and_user(struct session *s, const char *dir, const char *cc, str
 
 	if (!compile_tool_start(side))
 		return -1;
-	if (!user_start(s, dir, cc, NULL, &user)) {
+	if (!user_start(s, dir, cc, &user)) {
 		compile_tool_finish(side);
 		return -1;
 	}

@@ -11,10 +11,10 @@
  * both with the run's -D options.  The kernel side includes "vmlinux.h": a
  * link in DIR to <cache root>/vmlinux-<release>.h (hence -I<dir>), which
  * is dumped from the kernel's BTF by bpftool the first time a release
- * needs it.  That header and libbpf's are precompiled once (a PCH), and
- * runtime/user/tapset_user.c is compiled once per set of limits and linked
- * into script.so: see compile_int.h.  The
- * compilers are clang and cc, or $PMSTAP_CLANG and $PMSTAP_CC.
+ * needs it.  That header and libbpf's are precompiled once (a PCH): see
+ * compile_int.h.  script.so's tapset services (runtime/user/tapset_user.c)
+ * are libstaprt's, in pmstap and pmdastap, which load it.  The compilers
+ * are clang and cc, or $PMSTAP_CLANG and $PMSTAP_CC.
  */
 #ifndef PMSTAP_COMPILE_H
 #define PMSTAP_COMPILE_H

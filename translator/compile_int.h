@@ -6,15 +6,15 @@
  *	<root>/bpf-<release>-<hash>.h	the kernel side's fixed prefix:
  *					vmlinux.h and libbpf's headers
  *	<root>/bpf-<release>-<hash>.pch	that prefix, precompiled by clang
- *	<root>/tapset-<hash>.c, .o	runtime/user/tapset_user.c, compiled
- *					with a script's limits and -D options
  *
  * Each is named by a hash of what it is made from (the compiler, its
- * flags, the limits, the runtime's files) and written under a temporary
- * name then renamed, like vmlinux.h.  Builds that run at once (pmdastap
- * starts all its scripts together) make each piece once: the one that
- * takes <piece>.lock first makes it, the others wait for that lock and
- * use what it made (compile_piece_lock).  Clang checks a PCH's inputs (size
+ * flags, vmlinux.h) and written under a temporary name then renamed, like
+ * vmlinux.h.  Builds that run at once (pmdastap starts all its scripts
+ * together) make each piece once: the one that takes <piece>.lock first
+ * makes it, the others wait for that lock and use what it made
+ * (compile_piece_lock).  The user side has no such piece: its tapset
+ * services (runtime/user/tapset_user.c) are libstaprt's, compiled with
+ * pcp-stap, and script.so calls them in the program that loads it.  Clang checks a PCH's inputs (size
  * and time of every header) when it is used; a PCH that is missing, not
  * a PCH, or refused by clang is rebuilt, never used.
  */
@@ -81,29 +81,5 @@ bool compile_pch_prepare(struct session *s, const char *root, const char *vmlinu
 
 /* Wait for a PCH job started by compile_pch_prepare() and put it in place. */
 void compile_pch_finish(struct compile_pch *p);
-
-/* The tapset services object for a build's script.c, or a job making it. */
-struct compile_tapset {
-	const char *object;	/* <root>/tapset-<hash>.o */
-	bool building;
-	struct tool job;
-	const char *tmp;
-	int lock;		/* object's lock while building, else -1 */
-};
-
-/*
- * When DIR's script.c can take the tapset services from an object built
- * once (it is not guru code and has the usual shape), find or start
- * building that object, and make script.c's #include of tapset_user.c
- * find an empty stand-in in DIR.  False: compile script.c whole.
- */
-bool compile_tapset_prepare(struct session *s, const char *dir, const char *root,
-			    const char *cc, struct compile_tapset *t);
-
-/* Wait for a job started by compile_tapset_prepare(); false if it failed. */
-bool compile_tapset_finish(struct compile_tapset *t);
-
-/* Undo compile_tapset_prepare()'s stand-in in DIR: script.c compiles whole again. */
-void compile_tapset_undo(const char *dir);
 
 #endif

@@ -1,8 +1,7 @@
 /*
- * compile_shared.c - pass 4's pieces made once and shared by every build
+ * compile_shared.c - pass 4's piece made once and shared by every build
  * in the cache: the kernel side's headers precompiled (vmlinux.h and
- * libbpf's, most of clang's time), and runtime/user/tapset_user.c
- * compiled for a script's limits (most of cc's time).  See compile_int.h.
+ * libbpf's, most of clang's time).  See compile_int.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -225,118 +224,4 @@ void compile_pch_finish(struct compile_pch *p)
 		compile_piece_unlock(&p->lock);
 	}
 	p->building = false;
-}
-
-/* ---- the tapset services' object ---- */
-
-/*
- * The #define lines that open script.c (its limits and -D options), when
- * script.c has the shape emit_user.c gives it: those lines, then
- * <stddef.h> and user/stp_user.h, and tapset_user.c included last.
- */
-static const char *script_defines(const char *dir)
-{
-	char *text = arena_read_file(arena_printf("%s/%s", dir, COMPILE_USER_SOURCE), NULL);
-	const char *defines = "";
-	char *line, *next;
-
-	if (!text || !strstr(text, "\n#include \"user/tapset_user.c\"\n"))
-		return NULL;
-	for (line = text; line && *line; line = next) {
-		if ((next = strchr(line, '\n')))
-			*next++ = '\0';
-		if (strcmp(line, "#include <stddef.h>") == 0)
-			return defines;
-		if (strncmp(line, "#define ", 8) == 0)
-			defines = arena_printf("%s%s\n", defines, line);
-		else if (*line && strncmp(line, "/*", 2) != 0)
-			return NULL;
-	}
-	return NULL;
-}
-
-static void tapset_command(struct tool *t, struct session *s, const char *cc)
-{
-	t->name = "cc (tapset object)";
-	compile_tool_arg(t, cc);
-	compile_tool_arg(t, "-O2");
-	compile_tool_arg(t, "-g");
-	compile_tool_arg(t, "-fPIC");
-	compile_tool_arg(t, "-fwrapv");
-	for (int i = 0; i < s->defines.len; i++)
-		compile_tool_arg(t, arena_printf("-D%s", (char *)VEC_AT(&s->defines, i)));
-	compile_tool_arg(t, arena_printf("-I%s", s->runtime_dir));
-	compile_tool_arg(t, "-c");
-}
-
-/* DIR/user/tapset_user.c: found before the runtime's by script.c's #include "...". */
-static bool stand_in(const char *dir, const char *object)
-{
-	const char *sub = arena_printf("%s/user", dir);
-
-	return (mkdir(sub, 0755) == 0 || errno == EEXIST) &&
-	       write_once(arena_printf("%s/tapset_user.c", sub),
-			  arena_printf("/* empty: the tapset services are linked in from %s */\n",
-				       object));
-}
-
-void compile_tapset_undo(const char *dir)
-{
-	unlink(arena_printf("%s/user/tapset_user.c", dir));
-	rmdir(arena_printf("%s/user", dir));
-}
-
-bool compile_tapset_prepare(struct session *s, const char *dir, const char *root,
-			    const char *cc, struct compile_tapset *ts)
-{
-	const char *defines = script_defines(dir), *items[4], *base, *source;
-	struct tool *t = &ts->job;
-
-	*ts = (struct compile_tapset){ .lock = -1 };
-	if (s->guru || !defines || getenv("PMSTAP_NO_TAPSET_OBJECT"))
-		return false;
-	tapset_command(t, s, cc);
-	items[0] = argv_text(t);
-	items[1] = cache_file_id(cc);
-	items[2] = defines;
-	items[3] = cache_runtime_digest(s);
-	base = arena_printf("%s/tapset-%s", root, short_hash(items, 4));
-	ts->object = arena_printf("%s.o", base);
-	if (!stand_in(dir, ts->object))
-		goto whole;
-	if (!starts_with(ts->object, "\177ELF", 4))
-		ts->lock = compile_piece_lock(ts->object);
-	if (starts_with(ts->object, "\177ELF", 4)) {	/* there, or made while this build waited */
-		compile_piece_unlock(&ts->lock);
-		utimensat(AT_FDCWD, ts->object, NULL, 0);
-		return true;
-	}
-	source = arena_printf("%s.c", base);
-	if (!write_once(source, arena_printf("/* tapset_user.c for scripts with these limits: "
-					     "linked into their script.so (pmstap) */\n%s\n"
-					     "#include <stddef.h>\n#include \"user/stp_user.h\"\n"
-					     "#include \"user/tapset_user.c\"\n", defines)) ||
-	    !(ts->tmp = temp_beside(ts->object)))
-		goto whole;
-	compile_tool_arg(t, source);
-	compile_tool_arg(t, "-o");
-	compile_tool_arg(t, ts->tmp);
-	t->out = t->err = arena_printf("%s.log", ts->tmp);
-	if ((ts->building = compile_tool_start(t)))
-		return true;
-	unlink(ts->tmp);
-whole:
-	compile_piece_unlock(&ts->lock);
-	compile_tapset_undo(dir);
-	*ts = (struct compile_tapset){ .lock = -1 };
-	return false;
-}
-
-bool compile_tapset_finish(struct compile_tapset *ts)
-{
-	bool ok = !ts->building || job_done(&ts->job, ts->tmp, ts->object, "\177ELF");
-
-	compile_piece_unlock(&ts->lock);
-	ts->building = false;
-	return ok;
 }

@@ -289,7 +289,5 @@ int emit_user_file(struct emitter *E, FILE *out)
 	free(E->defs_buf);
 	globals_init(E, out);
 	emit_meta(E, out);
-	fprintf(out, "\n/* the stp_tapset.h services, built with this MAXSTRINGLEN */\n");
-	fprintf(out, "#include \"user/tapset_user.c\"\n");
 	return diag_error_count() > errors ? -1 : 0;
 }

@@ -9,7 +9,6 @@
  * cannot attach is reported with its point, its place in the script and
  * why; an optional one ('?') is skipped with a note at -v.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -27,6 +26,7 @@
 #include "attach_kprobe.h"
 #include "attach_netfilter.h"
 #include "attach_rawtp.h"
+#include "tapset_user.h"
 #include "proc_attach.h"
 #include "symbolize.h"
 
@@ -84,11 +84,9 @@ static int perf_open(struct perf_event_attr *attr, int cpu)
 /* timer.profile fires once a tick: the kernel's HZ, as the script's runtime knows it. */
 static uint64_t tick_ns(const struct stp_script *s)
 {
-	int64_t (*kernel_hz)(void);
-	int64_t hz;
+	int64_t hz = stp_kernel_hz();
 
-	*(void **)&kernel_hz = dlsym(s->dl, "stp_kernel_hz");
-	hz = kernel_hz ? kernel_hz() : 0;
+	(void)s;
 	return hz > 0 ? (uint64_t)(1000000000 / hz) : PROFILE_PERIOD_NS;
 }
 

@@ -16,7 +16,6 @@
  * script's name), given as the module's parameter procfs_dir.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -32,6 +31,7 @@
 
 #include "maps.h"
 #include "script_int.h"
+#include "tapset_user.h"
 #include "../dyninst/dmap.h"
 #include "../kmod/kmod_abi.h"
 
@@ -296,11 +296,7 @@ static char *module_params(struct stp_script *s)
 /* script.so's user context calls the script's embedded C through the device (tapset_user.c). */
 static void give_device(struct stp_script *s)
 {
-	void (*set)(int);
-
-	*(void **)&set = dlsym(s->dl, "stp_tapset_user_kmod");
-	if (set)
-		set(s->kmod_fd);
+	stp_tapset_user_kmod(s->kmod_fd);
 }
 
 int stp_kmod_open(struct stp_script *s)

@@ -29,6 +29,7 @@
 #include "script_int.h"
 #include "attach_netfilter.h"
 #include "uctx_glue.h"
+#include "tapset_user.h"
 #include "../bpf/stp_control.bpf.h"
 #include "../stp_tapset.h"
 
@@ -635,29 +636,26 @@ int stp_control_set(struct stp_script *s, enum stp_state state)
 /*
  * What kernel context cannot find out (target(), clocks, the script's
  * arguments): the struct stp_rt_info in the object's STP_RT_SECTION map,
- * filled by stp_rt_info_init() of the script's user-context runtime
- * (tapset_user.c, in script.so), which reads the same memory.
+ * filled by stp_rt_info_init() of the user-context tapset services
+ * (tapset_user.c, which script.so calls here), which read the same
+ * memory, and with the script's MAXSTRINGLEN.
  */
 static int init_rt_info(struct stp_script *s)
 {
 	struct bpf_map *map = s->obj ? bpf_object__find_map_by_name(s->obj, STP_RT_SECTION) : NULL;
-	void (*rt_init)(struct stp_rt_info *, int64_t, int, const char *const *);
-	void (*user_init)(const struct stp_rt_info *);
 	struct stp_rt_info *rt = NULL;
 	size_t size = 0;
 	int fd;
 
-	*(void **)&rt_init = dlsym(s->dl, "stp_rt_info_init");
-	*(void **)&user_init = dlsym(s->dl, "stp_tapset_user_init");
+	stp_tapset_user_set_maxstringlen(s->meta->limits.maxstringlen);
 	if (s->dseg && (fd = stp_maps__find(s->maps, "stp_rt_map", NULL)) >= 0)
 		rt = stp_mapfd_mmap(fd, sizeof(*rt));	/* the dyninst runtime's: in the segment */
 	else if (map)
 		rt = (void *)bpf_map__initial_value(map, &size);
-	if (!rt || (!s->dseg && size < sizeof(*rt)) || !rt_init)
+	if (!rt || (!s->dseg && size < sizeof(*rt)))
 		return 0;	/* no tapset service needs it */
-	rt_init(rt, s->target, s->opts.nargs, s->opts.args);
-	if (user_init)
-		user_init(rt);
+	stp_rt_info_init(rt, s->target, s->opts.nargs, s->opts.args);
+	stp_tapset_user_init(rt);
 	if (s->dseg)
 		return 0;	/* the handlers read it there, in place */
 	/*

@@ -1,7 +1,7 @@
 /*
  * tapset_stack_user.c - the backtrace services of runtime/stp_tapset.h in
  * user context (begin, end, error and timer probes): #included at the end
- * of tapset_user.c, so that it builds with the script's MAXSTRINGLEN.
+ * of tapset_user.c, whose MAXSTRINGLEN it uses.
  *
  * There is no probed task here: stp_backtrace() gives "" and
  * stp_print_stack() of "" prints nothing.  Given addresses (kept by a

@@ -13,9 +13,9 @@
 #include <stdint.h>
 
 /*
- * The script's MAXSTRINGLEN: a constant when this file is compiled with
- * the script (included after its definitions, or -D MAXSTRINGLEN=N),
- * else 512 until stp_tapset_user_set_maxstringlen() says otherwise.
+ * The script's MAXSTRINGLEN: 512 until stp_tapset_user_set_maxstringlen()
+ * says otherwise (libstaprt's build: the runner tells it the loaded
+ * script's), or a constant when this file is compiled with one (-D).
  */
 #ifndef MAXSTRINGLEN
 static int64_t maxstringlen = 512;

@@ -8,11 +8,12 @@
  * the like raise "kernel read fault at 0xADDR".  The string services run
  * the same code as kernel context (runtime/stp_strings.h).
  *
- * tapset_user.c works on the generated code's string buffers, so it is
- * compiled with the script's MAXSTRINGLEN, into script.so: #included at
- * the end of the generated script.c, or built beside it with the same -D
- * flags.  The runner finds stp_rt_info_init() and stp_tapset_user_init()
- * there with dlsym().  The hooks it calls are stp_user.h's.
+ * tapset_user.c is libstaprt's, compiled once with pcp-stap: the script.so
+ * that pmstap loads calls it (pmstap exports it, -rdynamic), so no script
+ * compiles it again.  It works on the generated code's string buffers,
+ * MAXSTRINGLEN bytes: the runner gives it the script's value before any
+ * handler runs (stp_tapset_user_set_maxstringlen()), with the run's
+ * stp_rt_info.  The hooks it calls are stp_user.h's.
  */
 #ifndef STP_TAPSET_USER_H
 #define STP_TAPSET_USER_H
@@ -50,7 +51,7 @@ struct stp_kmod_call;
  */
 void stp_kmod_ucall(struct context *c, struct stp_kmod_call *k, char *err);
 
-/* The script's MAXSTRINGLEN, for a build of tapset_user.c without one (the unit tests). */
+/* The script's MAXSTRINGLEN (a build of tapset_user.c with one defined ignores it). */
 void stp_tapset_user_set_maxstringlen(int64_t maxstringlen);
 
 /* The kernel's HZ: CONFIG_HZ from its config, else measured; 0 when unknown. */
