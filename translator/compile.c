@@ -414,7 +414,12 @@ static bool bpf_finish(struct session *s, const char *dir, const char *root, con
 	       bpf_finish(s, dir, root, clang, NULL, t, dropped);
 }
 
-/* Both sides at once, and beside them the PCH when this is the first build that needs it. */
+/*
+ * Both sides at once, and beside them the PCH when this is the first build
+ * that needs it.  The user side starts first: it needs neither vmlinux.h
+ * nor the PCH, which another build may be making while this one waits
+ * (pmdastap starts its scripts together, on a cold cache).
+ */
 int compile_program(struct session *s, const char *dir, const char *root)
 {
 	const char *vmlinux, *clang, *cc, *pch;
@@ -424,15 +429,16 @@ int compile_program(struct session *s, const char *dir, const char *root)
 	bool dropped = false;
 
 	if (!check_runtime(s) || !(clang = find_tool("PMSTAP_CLANG", "clang")) ||
-	    !(cc = find_tool("PMSTAP_CC", "cc")) || !(vmlinux = compile_vmlinux_h(root)) ||
-	    !link_vmlinux_h(dir, vmlinux))
+	    !(cc = find_tool("PMSTAP_CC", "cc")) || !user_start(s, dir, cc, &user))
 		return -1;
+	if (!(vmlinux = compile_vmlinux_h(root)) || !link_vmlinux_h(dir, vmlinux)) {
+		compile_tool_finish(&user);
+		return -1;
+	}
 	compile_pch_prepare(s, root, vmlinux, clang, &p);
 	pch = p.ready ? p.path : NULL;
-	if (!bpf_start(s, dir, root, clang, pch, &bpf))
-		return -1;
-	if (!user_start(s, dir, cc, &user)) {
-		compile_tool_finish(&bpf);
+	if (!bpf_start(s, dir, root, clang, pch, &bpf)) {
+		compile_tool_finish(&user);
 		return -1;
 	}
 	/* the PCH first: builds waiting for it go on at once */

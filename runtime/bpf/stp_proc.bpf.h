@@ -92,12 +92,37 @@ struct stp_proc_task {
 
 struct stp_proc_task stp_proc_tasks[STP_NCPUS];
 
-static __always_inline struct task_struct *stp__task(struct context *c)
+/*
+ * The task fields the common services read (pid(), tid(), ppid(),
+ * execname(), pexecname()), as a CO-RE flavour of struct task_struct
+ * that has only them.  For the same reason as above: a handler that
+ * names struct task_struct (a variable, a cast, an inlined function's
+ * type) costs its compile 0.1 s of CPU, and execname() or pid() made 4
+ * of pmdastap's 9 default scripts pay it.  The module reads the kernel's
+ * own struct (flavours are BPF's).
+ */
+#ifdef STP_KMOD
+#define stp_task_s task_struct
+#define stp_current_task() ((struct task_struct *)bpf_get_current_task())
+#else
+struct task_struct___stp {
+	int pid;
+	int tgid;
+	char comm[16];
+	struct task_struct___stp *real_parent;
+} __attribute__((preserve_access_index));
+
+#define stp_task_s task_struct___stp
+/* not bpf_get_current_task_btf(): its prototype names struct task_struct */
+#define stp_current_task() ((struct task_struct___stp *)bpf_get_current_task())
+#endif
+
+static __always_inline struct stp_task_s *stp__task(struct context *c)
 {
 	uint32_t cpu = bpf_get_smp_processor_id();
 
 	if (c && cpu < STP_NCPUS && stp_proc_tasks[cpu].task && stp_proc_tasks[cpu].probe == c->probe)
-		return (struct task_struct *)stp_proc_tasks[cpu].task;
+		return (struct stp_task_s *)stp_proc_tasks[cpu].task;
 	return NULL;
 }
 

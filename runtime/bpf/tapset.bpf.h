@@ -87,24 +87,22 @@ int stp_printk_warned;
 #ifndef STP_DYNINST
 STP_SERVICE int64_t stp_pid(struct context *c)
 {
-	struct task_struct *t = stp__task(c);
+	struct stp_task_s *t = stp__task(c);
 
 	return t ? BPF_CORE_READ(t, tgid) : (int64_t)(bpf_get_current_pid_tgid() >> 32);
 }
 
 STP_SERVICE int64_t stp_tid(struct context *c)
 {
-	struct task_struct *t = stp__task(c);
+	struct stp_task_s *t = stp__task(c);
 
 	return t ? BPF_CORE_READ(t, pid) : (int64_t)(__u32)bpf_get_current_pid_tgid();
 }
 
 STP_SERVICE int64_t stp_ppid(struct context *c)
 {
-	struct task_struct *t = stp__task(c);
+	struct stp_task_s *t = stp__task(c) ?: stp_current_task();
 
-	if (!t)
-		t = bpf_get_current_task_btf();
 	return BPF_CORE_READ(t, real_parent, tgid);
 }
 
@@ -155,7 +153,7 @@ STP_SERVICE int64_t stp_egid(struct context *c)
 
 STP_SERVICE void stp_execname(struct context *c, char *out)
 {
-	struct task_struct *t = stp__task(c);
+	struct stp_task_s *t = stp__task(c);
 
 	if (t ? bpf_probe_read_kernel_str(out, STP_COMM_LEN, &t->comm) < 0 :
 		bpf_get_current_comm(out, STP_COMM_LEN) != 0)
@@ -165,8 +163,8 @@ STP_SERVICE void stp_execname(struct context *c, char *out)
 
 STP_SERVICE void stp_pexecname(struct context *c, char *out)
 {
-	struct task_struct *t = stp__task(c) ?: bpf_get_current_task_btf();
-	struct task_struct *parent = BPF_CORE_READ(t, real_parent);
+	struct stp_task_s *t = stp__task(c) ?: stp_current_task();
+	struct stp_task_s *parent = BPF_CORE_READ(t, real_parent);
 
 	out[0] = '\0';
 	if (parent && bpf_probe_read_kernel_str(out, STP_COMM_LEN, &parent->comm) < 0)
