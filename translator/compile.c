@@ -415,10 +415,13 @@ static bool bpf_finish(struct session *s, const char *dir, const char *root, con
 }
 
 /*
- * Both sides at once, and beside them the PCH when this is the first build
- * that needs it.  The user side starts first: it needs neither vmlinux.h
- * nor the PCH, which another build may be making while this one waits
- * (pmdastap starts its scripts together, on a cold cache).
+ * Both sides at once.  The user side starts first: it needs neither
+ * vmlinux.h nor the PCH, which another build may be making while this one
+ * waits (pmdastap starts its scripts together, on a cold cache).  The
+ * build that makes the PCH waits for it too and compiles with it: on 2
+ * CPUs busy with the others' builds, its own clang without the PCH took
+ * twice the CPU of one with it (9 default scripts at once: 2.34 s ->
+ * 2.22 s, 5 runs each; alone on a cold cache it ends 0.15 s later).
  */
 int compile_program(struct session *s, const char *dir, const char *root)
 {
@@ -436,14 +439,13 @@ int compile_program(struct session *s, const char *dir, const char *root)
 		return -1;
 	}
 	compile_pch_prepare(s, root, vmlinux, clang, &p);
+	if (p.building)
+		compile_pch_finish(&p);
 	pch = p.ready ? p.path : NULL;
 	if (!bpf_start(s, dir, root, clang, pch, &bpf)) {
 		compile_tool_finish(&user);
 		return -1;
 	}
-	/* the PCH first: builds waiting for it go on at once */
-	if (p.building)
-		compile_pch_finish(&p);
 	if (!bpf_finish(s, dir, root, clang, pch, &bpf, &dropped))
 		failed[nfailed++] = &bpf;
 	if (dropped)	/* made anew now, for the next build */

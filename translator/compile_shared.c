@@ -220,7 +220,7 @@ bool compile_pch_prepare(struct session *s, const char *root, const char *vmlinu
 void compile_pch_finish(struct compile_pch *p)
 {
 	if (p->building) {
-		job_done(&p->job, p->tmp, p->path, "CPCH");
+		p->ready = job_done(&p->job, p->tmp, p->path, "CPCH");
 		compile_piece_unlock(&p->lock);
 	}
 	p->building = false;
