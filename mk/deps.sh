@@ -134,6 +134,12 @@ if [ -n "$GUEST_PACKAGES" ] && [ "$(id -u)" = 0 ]; then
 			--no-install-recommends "linux-image-$kver-dbg" >/dev/null; } ||
 			echo "deps: warning: cannot install linux-image-$kver-dbg: tests that need the kernel's DWARF will not run" >&2
 	fi
+	# stap -r reads the build tree's System.map (/boot's is Debian's stub): the -dbg package's
+	map=/usr/lib/debug/boot/System.map-$kver
+	if [ -n "$kver" ] && [ -s "$map" ] && [ -d "/lib/modules/$kver/build" ] &&
+		[ ! -s "/lib/modules/$kver/build/System.map" ]; then
+		ln -sf "$map" "/lib/modules/$kver/build/System.map"
+	fi
 fi
 
 # tracepoints are read from tracefs
