@@ -1058,6 +1058,7 @@ int emit_bpf_file(struct emitter *E, FILE *out)
 			E->prog->counters.len, process_perf(E), (long long)E->maxmapentries);
 	if (E->kmod)
 		emit_guru_prelude(E, out);
+	emit_flavour_defs(E, out);
 	fputs(E->protos_buf, out);
 	emit_body_decls(E, out);
 	fputs(E->defs_buf, out);

@@ -36,6 +36,7 @@ struct walk {
 	const char *lv;
 	uint32_t type;		/* stripped */
 	bool bits;		/* val is a bit field's value, read */
+	bool fl;		/* the C types are CO-RE flavours (emit_flavour.c) */
 };
 
 static bool is_char(uint32_t id)
@@ -107,6 +108,8 @@ static bool step_member(struct emitter *E, struct walk *w, const struct target_c
 	}
 	if (width)
 		return read_bits(E, w, tc, m, bits, width);
+	if (w->fl)
+		emit_flavour_member(E, w->type, tc->member, m);
 	w->lv = w->lv ? arena_printf("%s.%s", w->lv, tc->member)
 		      : arena_printf("((%s)%s)->%s", w->ctype, w->val, tc->member);
 	w->type = btf_strip(m);
@@ -175,7 +178,8 @@ static const char *pretty_number(struct emitter *E, const char *val, bool sgn)
 static void bpp_value(struct emit_pretty *p, const struct walk *w, bool top);
 
 /* Struct or union W's members (an anonymous one's in its place, as C reaches them). */
-static void bpp_members(struct emit_pretty *p, const struct walk *w, int *n)
+/* OWNER: the record whose flavour W's lvalue has (an anonymous member's are its own) */
+static void bpp_members(struct emit_pretty *p, const struct walk *w, uint32_t owner, int *n)
 {
 	const struct btf_type *t = type_at(w->type);
 	const struct btf_member *m = (const struct btf_member *)(t + 1);
@@ -186,7 +190,7 @@ static void bpp_members(struct emit_pretty *p, const struct walk *w, int *n)
 		uint32_t mt = btf_strip(m[i].type);
 		uint32_t width = kflag ? BTF_MEMBER_BITFIELD_SIZE(m[i].offset) : 0;
 		uint64_t bits = kflag ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
-		struct walk mw = { .lv = w->lv, .type = mt };
+		struct walk mw = { .lv = w->lv, .type = mt, .fl = w->fl };
 
 		emit_pretty_lit(p, (*n)++ ? ", " : "");
 		if (p->values >= PRETTY_MAX_VALUES) {
@@ -198,13 +202,15 @@ static void bpp_members(struct emit_pretty *p, const struct walk *w, int *n)
 
 			emit_pretty_lit(p, "={");
 			if (p->full)
-				bpp_members(p, &mw, &k);
+				bpp_members(p, &mw, owner, &k);
 			else
 				emit_pretty_lit(p, "...");
 			emit_pretty_lit(p, "}");
 			continue;
 		}
 		emit_pretty_lit(p, arena_printf(".%s=", name));
+		if (w->fl && !width)	/* a bit field is read from its offset */
+			emit_flavour_member(p->E, owner, name, m[i].type);
 		if (width) {	/* a number, as stap prints a bit field */
 			const char *raw = emit_long_temp(p->E);
 			int shift = (int)(bits % 8), nb = emit_bytes_for(shift + (int)width);
@@ -241,7 +247,7 @@ static void bpp_value(struct emit_pretty *p, const struct walk *w, bool top)
 			emit_pretty_put(p, "%s", pretty_chars(p->E, ptr), true);
 		} else if (top && is_record(to)) {
 			struct walk tw = { .lv = arena_printf("(*(typeof(%s))%s)", w->lv, ptr),
-					   .type = to };
+					   .type = to, .fl = w->fl };
 
 			bpp_value(p, &tw, true);
 		} else {
@@ -249,7 +255,7 @@ static void bpp_value(struct emit_pretty *p, const struct walk *w, bool top)
 		}
 	} else if (k == BTF_KIND_ARRAY) {
 		uint32_t el = btf_strip(((const struct btf_array *)(type_at(w->type) + 1))->type);
-		struct walk ew = { .lv = arena_printf("%s[0]", w->lv), .type = el };
+		struct walk ew = { .lv = arena_printf("%s[0]", w->lv), .type = el, .fl = w->fl };
 
 		if (!top && !p->full) {
 			emit_pretty_lit(p, "[...]");
@@ -269,7 +275,7 @@ static void bpp_value(struct emit_pretty *p, const struct walk *w, bool top)
 
 		emit_pretty_lit(p, "{");
 		if (top || p->full)
-			bpp_members(p, w, &n);
+			bpp_members(p, w, w->type, &n);
 		else
 			emit_pretty_lit(p, "...");
 		emit_pretty_lit(p, "}");
@@ -324,8 +330,14 @@ static const char *offset_chain(struct emitter *E, struct expr *e, const char *a
 /* Follow E's ->member and [i] from W; the value, its address (&), or its text ($). */
 static const char *walk_chain(struct emitter *E, struct expr *e, struct walk *w)
 {
+	const char *flavour = w->lv ? NULL : emit_flavour_ptr(E, w->type);
+
 	if (E->kmod && !e->pretty && !w->lv)	/* a module: offsets, not its headers' types */
 		return offset_chain(E, e, arena_printf("(int64_t)(%s)", w->val), w->type);
+	if (flavour) {
+		w->ctype = flavour;
+		w->fl = true;
+	}
 	for (int i = 0; i < e->comps.len; i++) {
 		const struct target_comp *tc = VEC_AT(&e->comps, i);
 
@@ -350,7 +362,7 @@ static const char *walk_chain(struct emitter *E, struct expr *e, struct walk *w)
 			emit_unsupported(E, e->loc, "'&' on a value that is not in memory", NULL);
 		if (e->pretty && is_record(w->type)) {	/* the struct a pointer value points to */
 			struct walk tw = { .lv = arena_printf("(*(%s)%s)", w->ctype, w->val),
-					   .type = w->type };
+					   .type = w->type, .fl = w->fl };
 
 			return pretty_record(E, &tw, e->pretty == 2);
 		}

@@ -191,6 +191,9 @@ struct emitter {
 	const char **slice_vals;	/* user foreach over a slice: the fixed keys */
 	int foreach_depth;		/* user foreach iterators open */
 	const char *foreach_its[16];
+	struct vec flavours;		/* kernel structs read through CO-RE flavours (emit_flavour.c) */
+	struct hmap flavour_of;		/* BTF id -> its flavour */
+	struct hmap flavour_enums;	/* enum names written (str_keys) */
 	struct hmap reported;		/* one error per construct and context */
 	int errors_reported;
 };
@@ -356,6 +359,15 @@ const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_ar
 const char *emit_btf_chain_at(struct emitter *E, struct expr *e, const struct tp_arg *a,
 			      const char *word);
 const char *emit_btf_cast(struct emitter *E, struct expr *e);
+
+/* emit_flavour.c: CO-RE flavours of the kernel's structs for $var chains in BPF programs */
+bool emit_flavour_on(const struct emitter *E);
+/* "struct NAME___stp *" for struct or union ID, registered; NULL: no flavour (use vmlinux.h's) */
+const char *emit_flavour_ptr(struct emitter *E, uint32_t id);
+/* Member NAME (BTF type TYPE) of record OWNER's flavour, read by a chain */
+void emit_flavour_member(struct emitter *E, uint32_t owner, const char *name, uint32_t type);
+/* The flavours' declarations and definitions, before the code that uses them */
+void emit_flavour_defs(struct emitter *E, FILE *out);
 int emit_btf_defined(struct emitter *E, struct expr *e);
 /* The index of tracepoint TP's argument NAME ("prev"), or -1. */
 int emit_tp_arg_index(const struct tracepoint *tp, const char *name);
