@@ -426,9 +426,43 @@ static void report_load_error(struct stp_script *s, int i, int err)
 		bpf_log_print_tail(s->opts.verbose ? 400 : 20);
 }
 
+/*
+ * -v: the verifier's statistics of each program (log level 4: its time,
+ * the instructions it processed), in a buffer of its own.  libbpf prints
+ * no verifier log for a program with one, so a load that fails is tried
+ * again without them (load_retrying()).
+ */
+#define STP_VSTATS_BYTES 512
+
+static void want_vstats(struct stp_script *s)
+{
+	struct bpf_program *prog;
+	size_t n = 0;
+
+	free(s->vstats);
+	s->vstats = NULL;
+	if (!s->opts.verbose || s->vstats_off)
+		return;
+	bpf_object__for_each_program(prog, s->obj)
+		n++;
+	s->vstats = calloc(n ? n : 1, STP_VSTATS_BYTES);
+	if (!s->vstats)
+		return;
+	n = 0;
+	bpf_object__for_each_program(prog, s->obj) {
+		if (bpf_program__autoload(prog) &&
+		    (bpf_program__set_log_level(prog, 4) != 0 ||
+		     bpf_program__set_log_buf(prog, s->vstats + n * STP_VSTATS_BYTES,
+					      STP_VSTATS_BYTES) != 0))
+			bpf_program__set_log_level(prog, 0);
+		n++;
+	}
+}
+
 static int load_once(struct stp_script *s)
 {
 	bpf_log_reset();
+	want_vstats(s);
 	return bpf_object__load(s->obj);
 }
 
@@ -460,6 +494,14 @@ static int load_retrying(struct stp_script *s)
 	int err, i;
 
 	while ((err = load_once(s)) != 0) {
+		if (s->vstats) {	/* again, with the verifier's log of what it refused */
+			s->vstats_off = true;
+			bpf_object__close(s->obj);
+			s->obj = NULL;
+			if ((err = open_bpf_object(s)) != 0)
+				return err;
+			continue;
+		}
 		i = failed_probe(s);
 		if (i < 0 || s->skipped[i]) {
 			stp_msg(s, "error", "cannot load %s: %s", s->bpf_path, strerror(-err));
@@ -678,28 +720,103 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* -v: how many programs the verifier passed, their instructions, and the load's time. */
+/* The probe point program NAME runs ("3 probes, the first PP" when it runs more). */
+static const char *program_point(const struct stp_script *s, const char *name, char *buf,
+				 size_t size)
+{
+	const char *first = NULL;
+	int n = 0;
+
+	for (int i = 0; i < s->meta->nprobes; i++) {
+		const struct stp_meta_probe *p = &s->meta->probes[i];
+
+		if (p->context != STP_CTX_KERNEL || s->skipped[i] || strcmp(p->prog, name) != 0)
+			continue;
+		if (!n++)
+			first = p->point;
+	}
+	if (!first) {	/* a split handler's body (emit_body.c): its handler's point */
+		size_t len = strlen(name);
+
+		if (len > 5 && len < 128 && strcmp(name + len - 5, "_body") == 0) {
+			char head[128], of[256];
+
+			snprintf(head, sizeof(head), "%.*s", (int)(len - 5), name);
+			snprintf(buf, size, "the body of %s", program_point(s, head, of, sizeof(of)));
+			return buf;
+		}
+		return "the runtime's";
+	}
+	if (n == 1)
+		return first;
+	snprintf(buf, size, "%d probes, the first %s", n, first);
+	return buf;
+}
+
+/* The verifier's time for program I, from its statistics; -1 when it did not say. */
+static long long vstats_usec(const struct stp_script *s, size_t i)
+{
+	const char *log = s->vstats ? s->vstats + i * STP_VSTATS_BYTES : "";
+	const char *at = strstr(log, "verification time ");
+	long long us;
+
+	return at && sscanf(at, "verification time %lld usec", &us) == 1 ? us : -1;
+}
+
+/*
+ * -v: how many programs the verifier passed, their instructions, the
+ * load's time and the verifier's part of it, and the program it took
+ * longest over; -vv: each program's.
+ */
 static void report_programs(const struct stp_script *s, double ms)
 {
-	struct bpf_program *prog;
-	unsigned long long insns = 0, xlated = 0;
+	struct bpf_program *prog, *slowest = NULL;
+	unsigned long long insns = 0, xlated = 0, slowest_insns = 0;
+	long long verify_us = 0, slowest_us = -1;
+	size_t i = 0;
 	int n = 0;
 
 	bpf_object__for_each_program(prog, s->obj) {
 		struct bpf_prog_info info;
 		uint32_t len = sizeof(info);
+		long long us = vstats_usec(s, i++);
 
 		if (bpf_program__fd(prog) < 0)
 			continue;
 		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0) {
-			insns += info.verified_insns;
-			xlated += info.xlated_prog_len / 8;
-		}
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) != 0)
+			info.verified_insns = info.xlated_prog_len = 0;
+		insns += info.verified_insns;
+		xlated += info.xlated_prog_len / 8;
 		n++;
+		if (us < 0)
+			continue;
+		verify_us += us;
+		if (us > slowest_us) {
+			slowest_us = us;
+			slowest = prog;
+			slowest_insns = info.verified_insns;
+		}
+		if (s->opts.verbose >= 2) {
+			char buf[256];
+
+			stp_msg(s, "note", "program %s (%s): %u instructions verified in %.1f ms",
+				bpf_program__name(prog),
+				program_point(s, bpf_program__name(prog), buf, sizeof(buf)),
+				info.verified_insns, us / 1e3);
+		}
 	}
 	stp_msg(s, "note", "loaded %d BPF program%s: %llu instructions verified, %llu loaded, "
 		"in %.0f ms", n, n == 1 ? "" : "s", insns, xlated, ms);
+	if (slowest) {
+		char buf[256];
+
+		stp_msg(s, "note", "the verifier took %.0f ms, the longest over %s (%s: %llu "
+			"instructions, %.1f ms)%s", verify_us / 1e3, bpf_program__name(slowest),
+			program_point(s, bpf_program__name(slowest), buf, sizeof(buf)),
+			slowest_insns, slowest_us / 1e3,
+			s->opts.verbose >= 2 || n == 1 ? "" : "; -vv lists each program");
+	}
 }
 
 int stp_script__load(struct stp_script *s)
@@ -833,6 +950,7 @@ void stp_script__free(struct stp_script *s)
 	free(s->links);
 	free(s->link_fds);
 	free(s->dispatched);
+	free(s->vstats);
 	free(s->skipped);
 	free(s->bpf_path);
 	free(s->dir);

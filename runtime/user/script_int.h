@@ -71,6 +71,10 @@ struct stp_script {
 	bool kmod_loaded;
 	char kmod_name[64];			/* STP_KMOD_PREFIX<pid> */
 
+	/* -v: each program's verifier statistics (log level 4), STP_VSTATS_BYTES each */
+	char *vstats;
+	bool vstats_off;			/* a load failed with them: the verifier's reasons instead */
+
 	/* per probe, indexed like meta.probes */
 	bool *skipped;				/* optional and unavailable here */
 	struct bpf_link ***links;		/* NULL-terminated, one per CPU for perf */
