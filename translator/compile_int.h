@@ -12,11 +12,12 @@
  * vmlinux.h.  Builds that run at once (pmdastap starts all its scripts
  * together) make each piece once: the one that takes <piece>.lock first
  * makes it, the others wait for that lock and use what it made
- * (compile_piece_lock).  The user side has no such piece: its tapset
- * services (runtime/user/tapset_user.c) are libstaprt's, compiled with
- * pcp-stap, and script.so calls them in the program that loads it.  Clang checks a PCH's inputs (size
- * and time of every header) when it is used; a PCH that is missing, not
- * a PCH, or refused by clang is rebuilt, never used.
+ * (compile_piece_lock).  Clang checks a PCH's inputs (size and time of
+ * every header) when it is used; a PCH that is missing, not a PCH, or
+ * refused by clang is rebuilt, never used.  The user side has no such
+ * piece: its tapset services (runtime/user/tapset_user.c) are libstaprt's,
+ * compiled with pcp-stap, and script.so calls them in the program that
+ * loads it.
  */
 #ifndef PMSTAP_COMPILE_INT_H
 #define PMSTAP_COMPILE_INT_H

@@ -19,11 +19,6 @@ static const struct btf_type *type_at(uint32_t id)
 	return btf_type_at(id);
 }
 
-static bool is_record(uint32_t id)
-{
-	return btf_kind(id) == BTF_KIND_STRUCT || btf_kind(id) == BTF_KIND_UNION;
-}
-
 
 /*
  * Where the walk is: a pointer value (a C expression of type CTYPE whose
@@ -99,7 +94,7 @@ static bool read_bits(struct emitter *E, struct walk *w, const struct target_com
 static bool step_member(struct emitter *E, struct walk *w, const struct target_comp *tc)
 {
 	uint64_t bits = 0;
-	uint32_t width = 0, m = is_record(w->type) ? btf_member_at(w->type, tc->member, &bits, &width)
+	uint32_t width = 0, m = btf_is_record(w->type) ? btf_member_at(w->type, tc->member, &bits, &width)
 						   : 0;
 
 	if (!m) {
@@ -197,7 +192,7 @@ static void bpp_members(struct emit_pretty *p, const struct walk *w, uint32_t ow
 			emit_pretty_lit(p, "...");
 			return;
 		}
-		if (!*name && is_record(mt)) {	/* an anonymous struct or union */
+		if (!*name && btf_is_record(mt)) {	/* an anonymous struct or union */
 			int k = 0;
 
 			emit_pretty_lit(p, "={");
@@ -245,7 +240,7 @@ static void bpp_value(struct emit_pretty *p, const struct walk *w, bool top)
 
 		if (is_char(to)) {
 			emit_pretty_put(p, "%s", pretty_chars(p->E, ptr), true);
-		} else if (top && is_record(to)) {
+		} else if (top && btf_is_record(to)) {
 			struct walk tw = { .lv = arena_printf("(*(typeof(%s))%s)", w->lv, ptr),
 					   .type = to, .fl = w->fl };
 
@@ -270,7 +265,7 @@ static void bpp_value(struct emit_pretty *p, const struct walk *w, bool top)
 			bpp_value(p, &ew, false);
 			emit_pretty_lit(p, ", ...]");
 		}
-	} else if (is_record(w->type)) {
+	} else if (btf_is_record(w->type)) {
 		int n = 0;
 
 		emit_pretty_lit(p, "{");
@@ -305,7 +300,7 @@ static const char *pretty(struct emitter *E, struct expr *e, const struct walk *
 		return pretty_chars(E, read_lvalue(E, w));
 	if (is_char(w->type))	/* 'c', as stap prints a char */
 		return pretty_record(E, w, e->pretty == 2);
-	if (k == BTF_KIND_PTR && is_record(btf_strip(type_at(w->type)->type)))
+	if (k == BTF_KIND_PTR && btf_is_record(btf_strip(type_at(w->type)->type)))
 		return pretty_record(E, w, e->pretty == 2);	/* the struct it points to */
 	if (k == BTF_KIND_ARRAY && is_char(btf_strip(((const struct btf_array *)(type_at(w->type) + 1))->type))) {
 		const char *t = emit_str_temp(E);
@@ -360,7 +355,7 @@ static const char *walk_chain(struct emitter *E, struct expr *e, struct walk *w)
 	if (!w->lv) {
 		if (e->addr_of)
 			emit_unsupported(E, e->loc, "'&' on a value that is not in memory", NULL);
-		if (e->pretty && is_record(w->type)) {	/* the struct a pointer value points to */
+		if (e->pretty && btf_is_record(w->type)) {	/* the struct a pointer value points to */
 			struct walk tw = { .lv = arena_printf("(*(%s)%s)", w->ctype, w->val),
 					   .type = w->type, .fl = w->fl };
 
@@ -485,7 +480,7 @@ static const char *offset_chain(struct emitter *E, struct expr *e, const char *a
 		}
 		if (tc->kind == COMP_MEMBER) {
 			uint64_t bits;
-			uint32_t width, m = is_record(cur) ? btf_member_at(cur, tc->member, &bits,
+			uint32_t width, m = btf_is_record(cur) ? btf_member_at(cur, tc->member, &bits,
 									     &width) : 0;
 			int shift = (int)(bits % 8);
 
@@ -524,7 +519,7 @@ static const char *offset_chain(struct emitter *E, struct expr *e, const char *a
 		emit_unsupported(E, e->loc, "pretty printing a @cast in user context", NULL);
 		return "\"\"";
 	}
-	if (e->addr_of || !lv || btf_kind(cur) == BTF_KIND_ARRAY || is_record(cur))
+	if (e->addr_of || !lv || btf_kind(cur) == BTF_KIND_ARRAY || btf_is_record(cur))
 		return arena_printf("(int64_t)%s", addr);
 	return chain_read(E, e, addr, type_size(cur, 0), btf_is_signed(cur));
 }
@@ -613,7 +608,7 @@ int emit_btf_defined(struct emitter *E, struct expr *e)
 			cur = btf_strip(type_at(cur)->type);
 		if (tc->kind == COMP_MEMBER) {
 			uint64_t bits;
-			uint32_t width, m = is_record(cur) ? btf_member_at(cur, tc->member, &bits,
+			uint32_t width, m = btf_is_record(cur) ? btf_member_at(cur, tc->member, &bits,
 									     &width) : 0;
 
 			if (!m || (width && i + 1 < e->comps.len))	/* a bit field ends it */

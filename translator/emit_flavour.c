@@ -35,14 +35,16 @@ struct fmember {
 	uint32_t type;
 };
 
-static bool is_record(uint32_t id)
-{
-	return btf_kind(id) == BTF_KIND_STRUCT || btf_kind(id) == BTF_KIND_UNION;
-}
-
 static const char *name_of(uint32_t id)
 {
 	return btf_name_of(btf_type_at(id)->name_off);
+}
+
+/* "struct NAME___pmstap" (or union): the flavour of record ID, as C names it */
+static const char *flavour_name(uint32_t id)
+{
+	return arena_printf("%s %s___pmstap", btf_kind(id) == BTF_KIND_UNION ? "union" : "struct",
+			    name_of(id));
 }
 
 bool emit_flavour_on(const struct emitter *E)
@@ -71,7 +73,7 @@ static struct flavour *flavour_of(struct emitter *E, uint32_t id)
 /* A record a flavour may stand for: vmlinux's, named. */
 static bool flavourable(uint32_t id)
 {
-	return is_record(id) && *name_of(id) && !btf_module_of(id);
+	return btf_is_record(id) && *name_of(id) && !btf_module_of(id);
 }
 
 const char *emit_flavour_ptr(struct emitter *E, uint32_t id)
@@ -80,8 +82,7 @@ const char *emit_flavour_ptr(struct emitter *E, uint32_t id)
 	if (!emit_flavour_on(E) || !flavourable(id))
 		return NULL;
 	flavour_of(E, id);
-	return arena_printf("%s %s___pmstap *", btf_kind(id) == BTF_KIND_UNION ? "union" : "struct",
-			    name_of(id));
+	return arena_printf("%s *", flavour_name(id));
 }
 
 void emit_flavour_member(struct emitter *E, uint32_t owner, const char *name, uint32_t type)
@@ -90,7 +91,7 @@ void emit_flavour_member(struct emitter *E, uint32_t owner, const char *name, ui
 	struct fmember *m;
 
 	owner = btf_strip(owner);
-	if (!emit_flavour_on(E) || !is_record(owner) || !name || !*name)
+	if (!emit_flavour_on(E) || !btf_is_record(owner) || !name || !*name)
 		return;
 	f = flavour_of(E, owner);
 	if (hmap_get(&f->named, name))
@@ -117,7 +118,7 @@ static const char *int_of(uint32_t size, const char *fallback)
 	}
 }
 
-static const char *record_body(struct emitter *E, struct flavour *f, FILE *out);
+static const char *members(struct emitter *E, struct flavour *f, FILE *out);
 
 /*
  * TYPE's C declaration of NAME, the flavours it needs written to OUT
@@ -161,11 +162,10 @@ static const char *declare(struct emitter *E, uint32_t type, const char *name, F
 
 		if (flavourable(to)) {	/* its forward declaration is enough */
 			flavour_of(E, to);
-			return arena_printf("%s %s___pmstap *%s", tk == BTF_KIND_UNION ? "union" : "struct",
-					    name_of(to), name);
+			return arena_printf("%s *%s", flavour_name(to), name);
 		}
 		if (tk == BTF_KIND_INT || tk == BTF_KIND_ENUM || tk == BTF_KIND_ENUM64 ||
-		    tk == BTF_KIND_FLOAT || tk == BTF_KIND_PTR || is_record(to))
+		    tk == BTF_KIND_FLOAT || tk == BTF_KIND_PTR || btf_is_record(to))
 			return declare(E, to, arena_printf("*%s", name), out);
 		if (tk == BTF_KIND_ARRAY)
 			return declare(E, to, arena_printf("(*%s)", name), out);
@@ -180,19 +180,19 @@ static const char *declare(struct emitter *E, uint32_t type, const char *name, F
 	case BTF_KIND_UNION:
 		if (flavourable(id)) {
 			define(E, flavour_of(E, id), out);
-			return arena_printf("%s %s___pmstap %s", k == BTF_KIND_UNION ? "union" : "struct",
-					    name_of(id), name);
+			return arena_printf("%s %s", flavour_name(id), name);
 		}
-		return arena_printf("%s %s", record_body(E, flavour_of(E, id), out), name);
+		return arena_printf("%s %s %s", k == BTF_KIND_UNION ? "union" : "struct",
+				    members(E, flavour_of(E, id), out), name);
 	default:
 		return arena_printf("void *%s", name);
 	}
 }
 
-/* "struct { ...; }": F's members, for an anonymous record spelled where it is used. */
-static const char *record_body(struct emitter *E, struct flavour *f, FILE *out)
+/* "{ ...; }": F's members, the flavours they need written to OUT first */
+static const char *members(struct emitter *E, struct flavour *f, FILE *out)
 {
-	const char *body = btf_kind(f->id) == BTF_KIND_UNION ? "union {" : "struct {";
+	const char *body = "{";
 
 	for (int i = 0; i < f->members.len; i++) {
 		struct fmember *m = VEC_AT(&f->members, i);
@@ -204,15 +204,13 @@ static const char *record_body(struct emitter *E, struct flavour *f, FILE *out)
 
 static void define(struct emitter *E, struct flavour *f, FILE *out)
 {
-	const char *body;
+	const char *body, *name = flavour_name(f->id);
 
 	if (f->state)
 		return;	/* written, or being written (a pointer back to it needs no more) */
 	f->state = 1;
-	body = record_body(E, f, out);
-	fprintf(out, "%s __attribute__((preserve_access_index)) %s___pmstap%s;\n\n",
-		btf_kind(f->id) == BTF_KIND_UNION ? "union" : "struct", name_of(f->id),
-		body + (btf_kind(f->id) == BTF_KIND_UNION ? 5 : 6));
+	body = members(E, f, out);
+	fprintf(out, "%s %s __attribute__((preserve_access_index));\n\n", name, body);
 	f->state = 2;
 }
 
@@ -243,8 +241,7 @@ void emit_flavour_defs(struct emitter *E, FILE *out)
 		struct flavour *f = VEC_AT(&E->flavours, i);
 
 		if (flavourable(f->id))
-			fprintf(out, "%s %s___pmstap;\n",
-				btf_kind(f->id) == BTF_KIND_UNION ? "union" : "struct", name_of(f->id));
+			fprintf(out, "%s;\n", flavour_name(f->id));
 	}
 	fprintf(out, "\n%s", buf);
 	free(buf);

@@ -109,13 +109,6 @@ static const char *slot_value(struct emitter *E, int slot, uint32_t id)
 	return word_value(slot_word(E, slot), id);
 }
 
-static bool by_value_record(uint32_t id)
-{
-	int k = btf_kind(btf_strip(id));
-
-	return k == BTF_KIND_STRUCT || k == BTF_KIND_UNION;
-}
-
 /* ---- the section ---- */
 
 int emit_kprobe_words(const struct derived_probe *dp)
@@ -189,7 +182,7 @@ static const char *parms(struct emitter *E, const struct vec *params)
 	for (int i = 0; i < params->len; i++) {
 		struct tp_arg *a = VEC_AT(params, i);
 
-		if (!by_value_record((uint32_t)a->btf_id))
+		if (!btf_is_record(btf_strip((uint32_t)a->btf_id)))
 			add_hex(&pieces, a->name,
 				slot_value(E, param_slot(params, i), (uint32_t)a->btf_id));
 	}
@@ -224,7 +217,7 @@ static const char *typed_word(struct emitter *E, struct expr *e, const char *nam
 	uint32_t t = btf_strip((uint32_t)id);
 	struct tp_arg a = { name, id, btf_type_c(id) };
 
-	if (by_value_record(t)) {
+	if (btf_is_record(btf_strip(t))) {
 		emit_unsupported(E, e->loc, arena_printf("'%s', a struct passed by value", e->name),
 				 NULL);
 		return "0";

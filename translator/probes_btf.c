@@ -321,6 +321,13 @@ bool btf_is_signed(uint32_t id)
 	return false;
 }
 
+bool btf_is_record(uint32_t id)
+{
+	int k = btf_kind(id);
+
+	return k == BTF_KIND_STRUCT || k == BTF_KIND_UNION;
+}
+
 uint32_t btf_strip(uint32_t id)
 {
 	for (int guard = 0; guard < 32; guard++) {

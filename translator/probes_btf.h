@@ -24,6 +24,7 @@ const char *btf_name_of(uint32_t name_off);		/* "" when out of range */
 int btf_kind(uint32_t id);			/* BTF_KIND_*, BTF_KIND_UNKN for void */
 uint32_t btf_strip(uint32_t id);		/* past typedefs and qualifiers */
 bool btf_is_signed(uint32_t id);		/* a signed integer or enum */
+bool btf_is_record(uint32_t id);		/* a struct or union (not stripped) */
 int btf_type_count(void);
 /*
  * The first type of KIND named NAME (BTF_KIND_STRUCT, _UNION, _ENUM, _INT,

@@ -81,12 +81,11 @@ static int perf_open(struct perf_event_attr *attr, int cpu)
 	return (int)syscall(__NR_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-/* timer.profile fires once a tick: the kernel's HZ, as the script's runtime knows it. */
-static uint64_t tick_ns(const struct stp_script *s)
+/* timer.profile fires once a tick: the kernel's HZ, as the tapset services know it. */
+static uint64_t tick_ns(void)
 {
 	int64_t hz = stp_kernel_hz();
 
-	(void)s;
 	return hz > 0 ? (uint64_t)(1000000000 / hz) : PROFILE_PERIOD_NS;
 }
 
@@ -132,7 +131,7 @@ static int perf_attr(const struct stp_script *s, const struct stp_meta_probe *p,
 		attr->type = PERF_TYPE_SOFTWARE;
 		attr->config = PERF_COUNT_SW_CPU_CLOCK;
 		attr->sample_period = p->perf_sample ? p->perf_sample :
-				      p->interval_ns > 0 ? (uint64_t)p->interval_ns : tick_ns(s);
+				      p->interval_ns > 0 ? (uint64_t)p->interval_ns : tick_ns();
 		return 0;
 	}
 	attr->type = p->perf_type;
