@@ -117,22 +117,29 @@ if [ -n "$missing$guest_missing$web_missing" ] || [ -n "$(dpkg --audit 2>/dev/nu
 	PATH="$dpath" dpkg --configure -a
 fi
 
+# guest_extra PKG WHY CONSEQUENCE: install one package for the guest's
+# kernel, saying why; failing only warns, with what then does not work
+guest_extra()
+{
+	echo "deps: installing $1 ($2)"
+	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends "$1" >/dev/null; } ||
+		echo "deps: warning: cannot install $1: $3" >&2
+}
+
 # --runtime=kernel builds its modules for the guest's kernel: that release's
 # kbuild; its debuginfo, for the DWARF of kernel.function & co
 if [ -n "$GUEST_PACKAGES" ] && [ "$(id -u)" = 0 ]; then
 	kver=$(ls -d /lib/modules/*-amd64 2>/dev/null | sed 's|.*/||' | sort -V | tail -1)
 	if [ -n "$kver" ] && [ ! -e "/usr/src/linux-headers-$kver/Makefile" ]; then
-		echo "deps: installing linux-headers-$kver (kbuild for the guest's kernel)"
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-			--no-install-recommends "linux-headers-$kver" >/dev/null; } ||
-			echo "deps: warning: cannot install linux-headers-$kver: the kernel runtime's guest tests will fail" >&2
+		guest_extra "linux-headers-$kver" "kbuild for the guest's kernel" \
+			"the kernel runtime's guest tests will fail"
 	fi
 	if [ -n "$kver" ] && [ -z "${PMSTAP_NO_DBG:-}" ] &&
 		[ -n "$(missing_of "linux-image-$kver-dbg")" ]; then
-		echo "deps: installing linux-image-$kver-dbg (the guest kernel's DWARF; PMSTAP_NO_DBG=1 leaves it out)"
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-			--no-install-recommends "linux-image-$kver-dbg" >/dev/null; } ||
-			echo "deps: warning: cannot install linux-image-$kver-dbg: tests that need the kernel's DWARF will not run" >&2
+		guest_extra "linux-image-$kver-dbg" \
+			"the guest kernel's DWARF; PMSTAP_NO_DBG=1 leaves it out" \
+			"tests that need the kernel's DWARF will not run"
 	fi
 	# stap -r reads the build tree's System.map (/boot's is Debian's stub): the -dbg package's
 	map=/usr/lib/debug/boot/System.map-$kver
