@@ -17,6 +17,9 @@
  * (tcp_closed.h), so that every segment of it has been handled when the
  * program goes on.
  * Exits 0, or 1 with a message when a step fails or takes over 10 s.
+ * The ports are in Linux's ephemeral range: the qa guest reserves them
+ * (qa/guest/init), or an earlier connection's TIME_WAIT on one of them
+ * would make its bind() fail.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -56,9 +59,13 @@ static int bound(int port)
 	struct sockaddr_in sa = loopback(port);
 	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
 
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		die("bind");
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
+		die("socket");
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "tcpmib_work: bind 127.0.0.1:%d: %s (reserve 41700-41799 in "
+			"net.ipv4.ip_local_reserved_ports)\n", port, strerror(errno));
+		exit(1);
+	}
 	return fd;
 }
 
