@@ -75,7 +75,9 @@ sid=$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f4)	# field 6: after "pid (comm)
 esc=$(printf '\033')
 run=qa-tapset-$$-$(date +%s)
 nofile=$(ulimit -Sn); [ "$nofile" = unlimited ] && nofile=-1
-port=$((30000 + $$ % 15000 * 2))	# the t rows' listener: this run's own
+# the t rows' listener: this run's own, below Linux's ephemeral range
+# (32768-60999), where an earlier connection's TIME_WAIT could hold it
+port=$((20000 + $$ % 6000 * 2))
 [ -x "$pmstap" ] || { echo "qa/tapset: $pmstap is not built" >&2; exit 2; }
 [ -x "$work" ] || { echo "qa/tapset: $work is not built" >&2; exit 2; }
 
