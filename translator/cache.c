@@ -363,6 +363,7 @@ const char *cache_key(struct session *s, const struct program *prog)
 	add_str(&c, "no-merge", getenv("PMSTAP_NO_MERGE") ? "1" : "0");	/* emit_merge.c */
 	add_str(&c, "no-rawtp", getenv("PMSTAP_NO_RAWTP") ? "1" : "0");	/* emit_bpf.c */
 	add_str(&c, "no-flavours", getenv("PMSTAP_NO_FLAVOURS") ? "1" : "0");	/* emit_flavour.c */
+	add_str(&c, "no-subprogs", getenv("PMSTAP_NO_SUBPROGS") ? "1" : "0");	/* emit_func.c */
 	add_filedeps(&c);
 	add_program(&c, "clang", sys_find_executable(clang && *clang ? clang : "clang"));
 	add_program(&c, "cc", sys_find_executable(cc && *cc ? cc : "cc"));

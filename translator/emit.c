@@ -392,6 +392,7 @@ static int emit_files(struct session *s, struct program *prog, const char *dir,
 	E.prog_of = arena_alloc(sizeof(int) * (size_t)(prog->probes.len + 1));
 	E.member_of = arena_alloc(sizeof(int) * (size_t)(prog->probes.len + 1));
 	E.no_merge = getenv("PMSTAP_NO_MERGE") != NULL;	/* a control for tests (qa/077) */
+	E.no_subprogs = getenv("PMSTAP_NO_SUBPROGS") != NULL;	/* emit_func.c, qa/195 */
 	E.rawtp_cookies = -1;
 	for (int i = 0; i < prog->probes.len; i++) {
 		struct derived_probe *dp = VEC_AT(&prog->probes, i);

@@ -184,16 +184,32 @@ struct frames_walk {
 	int max;
 };
 
+/* Frames below a call of FN: its own when it is a subprogram, and its body's. */
+static int call_frames(struct emitter *E, const struct func *fn)
+{
+	struct efunc *ef = emit_efunc(E, fn);
+
+	if (fn->embedded)
+		return 1;
+	return (ef && ef->outline) + stmt_frames(E, fn->body);
+}
+
 /* Frames below an expression: a called function's, a string comparison's loop. */
 static void expr_frames(struct expr *e, void *arg)
 {
 	struct frames_walk *w = arg;
 	int n = 0;
 
-	if (e->kind == EXPR_CALL && !e->builtin && e->func)
-		n = e->func->embedded ? 1 : stmt_frames(w->E, e->func->body);
-	else if (e->kind == EXPR_COMPARE && e->left->type == TYPE_STRING)
+	if (e->kind == EXPR_CALL && !e->builtin && e->func) {
+		struct overload *o = chain_of(w->E, e->func);
+
+		n = call_frames(w->E, e->func);
+		for (int i = 1; o && i < o->funcs.len; i++)
+			if (call_frames(w->E, VEC_AT(&o->funcs, i)) > n)
+				n = call_frames(w->E, VEC_AT(&o->funcs, i));
+	} else if (e->kind == EXPR_COMPARE && e->left->type == TYPE_STRING) {
 		n = 1;
+	}
 	if (n > w->max)
 		w->max = n;
 }
@@ -225,16 +241,92 @@ static int stmt_frames(struct emitter *E, const struct stmt *s)
 	return inner > w.max ? inner : w.max;
 }
 
-/* A kernel handler whose loops (in it and the functions it calls) nest too deep for BPF. */
+/* Inline again every function the call sites under S reach. */
+static void inline_under(struct emitter *E, struct stmt *s, struct expr *cond)
+{
+	struct vec seen = { 0 };
+	struct callees cs = { E, &seen };
+
+	calls_of(E, s, cond, &seen);
+	for (int i = 0; i < seen.len; i++) {
+		struct efunc *ef = VEC_AT(&seen, i);
+
+		for (int j = 0; j < ef->callees.len; j++)
+			add_callee(&cs, VEC_AT(&ef->callees, j));
+		ef->outline = false;
+	}
+}
+
+/*
+ * A kernel handler whose loops and subprograms (in it and the functions
+ * it calls) nest too deep for BPF: the functions it reaches are inlined
+ * again, and if its loops alone are too deep, an error.
+ */
 static void check_frames(struct emitter *E, struct derived_probe *dp)
 {
 	int n = 1 + stmt_frames(E, dp->body);
 
+	if (n > BPF_MAX_FRAMES) {
+		inline_under(E, dp->body, dp->cond);
+		n = 1 + stmt_frames(E, dp->body);
+	}
 	if (n <= BPF_MAX_FRAMES)
 		return;
 	diag_error(dp->probe->loc, "probe %s nests loops and calls %d deep, which kernel context "
 		   "cannot run: BPF allows %d call frames", dp->point, n, BPF_MAX_FRAMES);
 	diag_hint("each loop body is a frame, counting the loops of the functions it calls");
+}
+
+/* ---- BPF subprograms ------------------------------------------------------------ */
+
+static void count_call(struct expr *e, void *arg)
+{
+	struct emitter *E = arg;
+	struct overload *o;
+
+	if (e->kind != EXPR_CALL || e->builtin || !e->func)
+		return;
+	o = chain_of(E, e->func);
+	for (int i = 0; i < (o ? o->funcs.len : 1); i++) {
+		struct efunc *ef = emit_efunc(E, o ? VEC_AT(&o->funcs, i) : e->func);
+
+		if (ef)
+			ef->kcalls++;
+	}
+}
+
+/*
+ * Which script functions BPF code calls as subprograms: those called from
+ * two places or more in kernel context, with at most 5 arguments (BPF's
+ * registers; the context and a string result count).  clang then compiles
+ * each once, not once per call: strace.stp's tapset functions are called
+ * from hundreds of handlers (__int32() 246 times).  A subprogram is a BPF
+ * call frame; check_frames() inlines again where a handler would nest
+ * more than 8.  PMSTAP_NO_SUBPROGS=1 inlines every one.
+ */
+static void choose_outlined(struct emitter *E)
+{
+	for (int i = 0; i < E->prog->probes.len; i++) {
+		struct derived_probe *dp = VEC_AT(&E->prog->probes, i);
+
+		if (!E->kernel_probe[i])
+			continue;
+		emit_walk_expr(dp->cond, count_call, E);
+		emit_walk_stmt(dp->body, count_call, E);
+	}
+	for (int i = 0; i < E->funcs.len; i++) {
+		struct efunc *ef = VEC_AT(&E->funcs, i);
+
+		if (ef->kernel)
+			emit_walk_stmt(ef->fn->body, count_call, E);
+	}
+	for (int i = 0; i < E->funcs.len; i++) {
+		struct efunc *ef = VEC_AT(&E->funcs, i);
+		const struct func *fn = ef->fn;
+
+		ef->outline = ef->kernel && !fn->embedded && ef->kcalls >= 2 &&
+			      1 + (fn->ret_type == TYPE_STRING) + fn->params.len <= 5;
+	}
 }
 
 void emit_funcs_analyze(struct emitter *E)
@@ -270,6 +362,8 @@ void emit_funcs_analyze(struct emitter *E)
 				return;
 		}
 	}
+	if (!E->kmod && !E->dyninst && !E->no_subprogs)
+		choose_outlined(E);
 	for (int i = 0; i < E->prog->probes.len && !E->kmod; i++)
 		if (E->kernel_probe[i])
 			check_frames(E, VEC_AT(&E->prog->probes, i));
@@ -362,11 +456,13 @@ static const char *signature(struct emitter *E, struct efunc *ef)
 {
 	const struct func *fn = ef->fn;
 	/*
-	 * Kernel context inlines every function: a BPF program has at most 8
-	 * call frames, which loop bodies (bpf_loop callbacks) need more.
+	 * BPF inlines a function unless it is a subprogram of its own
+	 * (choose_outlined()): a program has at most 8 call frames, which
+	 * loop bodies (bpf_loop callbacks) need too.
 	 */
 	const char *attr = E->ctx == ECTX_USER ? (fn->embedded ? "static inline " : "static ")
-		: E->kmod && !fn->embedded ? "static noinline " : "static __always_inline ";
+		: E->kmod && !fn->embedded ? "static noinline "
+		: ef->outline ? "static __noinline " : "static __always_inline ";
 
 	return signature_as(fn, ef->cname, attr);
 }

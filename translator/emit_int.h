@@ -79,6 +79,8 @@ struct efunc {
 	int mark;			/* recursion search: 0 new, 1 on the path, 2 done */
 	struct vec callers;		/* struct efunc * (kernel frames) */
 	bool probe_caller;		/* called from a kernel handler directly */
+	int kcalls;			/* BPF: the calls of it in kernel handlers and functions */
+	bool outline;			/* BPF: a subprogram of its own, not inlined */
 };
 
 /* The frame of one handler or function in one context. */
@@ -180,6 +182,7 @@ struct emitter {
 	struct merge *merge;		/* handlers held to be merged (emit_merge.c) */
 	struct body_state *bodies;	/* split handlers' bodies (emit_body.c) */
 	bool no_merge;			/* PMSTAP_NO_MERGE: one program per probe, none split */
+	bool no_subprogs;		/* PMSTAP_NO_SUBPROGS: every script function inlined */
 	int rawtp_cookies;		/* the kernel gives raw_tp programs cookies (Linux 6.10):
 					   1 yes, 0 no, -1 not asked yet (rawtp_cookies()) */
 	int sc_probes[2];		/* probes on syscalls:sys_enter_*, sys_exit_* */
