@@ -256,6 +256,13 @@ static const char *unparen(const char *t)
 	if (n < 2 || t[0] != '(' || t[n - 1] != ')')
 		return t;
 	for (size_t i = 0; i < n - 1; i++) {
+		if (t[i] == '"' || t[i] == '\'') {	/* a literal's parentheses are not */
+			char q = t[i];
+
+			while (++i < n - 1 && t[i] != q)
+				i += t[i] == '\\';
+			continue;
+		}
 		depth += t[i] == '(' ? 1 : t[i] == ')' ? -1 : 0;
 		if (depth == 0)
 			return t;	/* (a) + (b) */
@@ -424,7 +431,7 @@ static const char *ternary(struct emitter *E, struct expr *e)
 		return arena_printf("(%s ? %s : %s)", c, a, b);
 	}
 	t = str ? emit_str_temp(E) : emit_long_temp(E);
-	emit_line(E, "if (%s) {", c);
+	emit_line(E, "if (%s) {", unparen(c));
 	emit_capture_put(E, &ca);
 	emit_line(E, str ? "\tstp_strcpy(%s, %s);" : "\t%s = %s;", t, a);
 	emit_line(E, "} else {");
