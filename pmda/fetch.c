@@ -835,6 +835,11 @@ static int script_status_value(struct stap_script *sc, int item, pmAtomValue *at
 	case STAP_SCRIPTS_SKIPPED: atom->ull = sc->counters.skipped + sc->misses; break;
 	case STAP_SCRIPTS_DROPPED: atom->ull = sc->counters.dropped; break;
 	case STAP_SCRIPTS_MAP_FULL: atom->ull = sc->counters.map_full; break;
+	case STAP_SCRIPTS_KEYS_CUT:
+		atom->ull = sc->counters.keys_cut;
+		for (int i = 0; sc->probe_stats && sc->meta && i < sc->meta->nprobes; i++)
+			atom->ull += sc->probe_stats[i].keys_cut;	/* cut in user context */
+		break;
 	case STAP_SCRIPTS_OUTPUT: return stap_output_fetch(sc, atom);
 	case STAP_SCRIPTS_OUTPUT_LINES: atom->ull = sc->output_lines; break;
 	case STAP_SCRIPTS_OUTPUT_BYTES: atom->ull = sc->output_bytes; break;

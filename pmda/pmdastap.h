@@ -70,6 +70,7 @@ enum {
 	STAP_SCRIPTS_PID,
 	STAP_SCRIPTS_OUTPUT_TEXT,	/* the lines since this context's last fetch */
 	STAP_SCRIPTS_OUTPUT_MISSED,	/* lines this context's output_text skipped */
+	STAP_SCRIPTS_KEYS_CUT,
 };
 enum { STAP_PROBES_HITS, STAP_PROBES_RUN_TIME, STAP_PROBES_ATTACHED, STAP_PROBES_SKIPPED };
 

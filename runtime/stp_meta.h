@@ -333,6 +333,7 @@ struct stp_probe_stats {
 	uint64_t run_ns;		/* time spent in the handler */
 	uint64_t errors;		/* raised by user-context handlers (the runner counts
 					   them here; kernel handlers' are in stp_counters) */
+	uint64_t keys_cut;		/* array keys user-context handlers cut (the same) */
 };
 
 #endif

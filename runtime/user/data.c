@@ -518,6 +518,7 @@ int stp_data__probe_stats(struct stp_data *d, int probe, struct stp_probe_stats 
 		sum->hits += p->hits;
 		sum->run_ns += p->run_ns;
 		sum->errors += p->errors;	/* user context's */
+		sum->keys_cut += p->keys_cut;
 	}
 	free(vals);
 	return 0;

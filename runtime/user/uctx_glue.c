@@ -107,11 +107,12 @@ static uint64_t now_ns(void)
 
 /*
  * A user-context run in its probe's entry of STP_PROBE_STATS_MAP, as
- * kernel-context handlers count theirs, so that pmdastap's stap.probes.*
- * and stap.scripts.errors see both.  No BPF program writes a user-context
- * probe's entry: reading and writing it back loses nothing.
+ * kernel-context handlers count theirs, so that pmdastap's stap.probes.*,
+ * stap.scripts.errors and keys_cut see both.  No BPF program writes a
+ * user-context probe's entry: reading and writing it back loses nothing.
  */
-static void count_run(struct stp_script *s, int i, uint64_t ns, uint64_t errors)
+static void count_run(struct stp_script *s, int i, uint64_t ns, uint64_t errors,
+		      uint64_t keys_cut)
 {
 	size_t stride = stp_percpu_stride(sizeof(struct stp_probe_stats));
 	int fd = stp_script__map_fd(s, STP_PROBE_STATS_MAP);
@@ -126,6 +127,7 @@ static void count_run(struct stp_script *s, int i, uint64_t ns, uint64_t errors)
 		mine->hits++;
 		mine->run_ns += ns;
 		mine->errors += errors;
+		mine->keys_cut += keys_cut;
 		stp_mapfd_update(fd, &key, vals, BPF_ANY);
 	}
 	free(vals);
@@ -135,11 +137,12 @@ void stp_uctx_run(struct stp_script *s, int i)
 {
 	const struct stp_meta_probe *p = &s->meta->probes[i];
 	long errors = s->errors + s->suppressed;
-	uint64_t t0;
+	uint64_t t0, cut = stp_uctx_keys_cut();
 
 	if (!p->handler)
 		return;
 	t0 = now_ns();
 	p->handler(s->uctx);	/* errors went to on_error already */
-	count_run(s, i, now_ns() - t0, (uint64_t)(s->errors + s->suppressed - errors));
+	count_run(s, i, now_ns() - t0, (uint64_t)(s->errors + s->suppressed - errors),
+		  stp_uctx_keys_cut() - cut);
 }
