@@ -91,15 +91,23 @@ static const char *slot_word(struct emitter *E, int slot)
 }
 
 /* The 64-bit WORD as a long of BTF type ID: narrower ints truncated, then extended. */
-static const char *word_value(const char *word, uint32_t id)
+/* WORD's low SIZE bytes as a long, sign-extended when SIGNED_VAL. */
+static const char *sized_word(const char *word, int size, bool signed_val)
 {
 	static const char *const s[] = { "", "int8_t", "int16_t", "", "int32_t" };
 	static const char *const u[] = { "", "uint8_t", "uint16_t", "", "uint32_t" };
-	int k = btf_kind(btf_strip(id)), size = type_size(id);
 
-	if ((k == BTF_KIND_INT || k == BTF_KIND_ENUM) && (size == 1 || size == 2 || size == 4))
-		return arena_printf("(int64_t)(%s)(%s)", btf_is_signed(btf_strip(id)) ? s[size]
-					: u[size], word);
+	if (size == 1 || size == 2 || size == 4)
+		return arena_printf("(int64_t)(%s)(%s)", signed_val ? s[size] : u[size], word);
+	return arena_printf("(int64_t)(%s)", word);
+}
+
+static const char *word_value(const char *word, uint32_t id)
+{
+	int k = btf_kind(btf_strip(id));
+
+	if (k == BTF_KIND_INT || k == BTF_KIND_ENUM)
+		return sized_word(word, type_size(id), btf_is_signed(btf_strip(id)));
 	return arena_printf("(int64_t)(%s)", word);
 }
 
@@ -251,11 +259,49 @@ static const char *kernel_word(void *arg, const char *addr, int size)
  * the instance's entry, over the kprobe's registers (kdwarf.h), then as a
  * BTF-typed value like any other.
  */
+static void add_lit(struct vec *pieces, const char *name, const char *text)
+{
+	struct emit_piece *p = ARENA_NEW(struct emit_piece);
+
+	p->lit = arena_printf("%s%s=%s", pieces->len ? " " : "", name, text);
+	vec_push(pieces, p);
+}
+
+/*
+ * $$vars, $$parms, $$locals at an inline instance or a statement that
+ * DWARF describes, as stap 4.8 writes them: "name=0x..." for a value,
+ * "name={...}" for a struct, "name=[...]" for an array, "name=?" for a
+ * variable whose location this point does not have (kdwarf.h).
+ */
+static const char *inline_context_vars(struct emitter *E, struct expr *e)
+{
+	struct derived_probe *dp = E->dp;
+	struct vec vars = { 0 }, pieces = { 0 };
+	uint64_t pc = dp->kind == PROBE_KSTATEMENT ? dp->addr : 0;
+
+	kdwarf_context_vars(dp->kfunc_die, pc, e->name + 2, &vars);
+	for (int i = 0; i < vars.len; i++) {
+		struct kdwarf_var *v = VEC_AT(&vars, i);
+		const char *word, *why;
+
+		if (v->shape != 'v')
+			add_lit(&pieces, v->name, v->shape == '{' ? "{...}" : "[...]");
+		else if (!kdwarf_var_value(v->off, dp->addr, "ctx", kernel_word, E, &word, &why))
+			add_lit(&pieces, v->name, "?");
+		else
+			add_hex(&pieces, v->name, sized_word(word, v->bytes, v->is_signed));
+	}
+	return snprintf_pieces(E, &pieces);
+}
+
 static const char *inline_target(struct emitter *E, struct expr *e)
 {
 	struct derived_probe *dp = E->dp;
 	const char *word, *why = "";
 	int id;
+
+	if (e->name[1] == '$')
+		return inline_context_vars(E, e);
 
 	if (!kdwarf_param_btf(dp->kfunc_die, dp->kind == PROBE_KSTATEMENT ? dp->addr : 0,
 			      e->name + 1, &id, &why) ||

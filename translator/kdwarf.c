@@ -702,23 +702,18 @@ bool kdwarf_param_btf(uint64_t die, uint64_t pc, const char *name, int *btf_id,
 	return true;
 }
 
-bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char *regs,
-			const char *(*deref)(void *arg, const char *addr, int size), void *arg,
-			const char **c, const char **why)
+/* Variable P's value at PC: see kdwarf_param_value(). */
+static bool var_value(Dwarf_Die *p, uint64_t pc, const char *regs,
+		      const char *(*deref)(void *arg, const char *addr, int size), void *arg,
+		      const char **c, const char **why)
 {
 	struct dwarf_loc_env env = { .regs = regs, .deref = deref, .arg = arg, .bias = "0" };
 	struct dwarf_loc loc;
-	Dwarf_Die p;
 	Dwarf_Op *ops;
 	size_t n;
 	int64_t k;
-	int r;
+	int r = dwarf_var_ops(p, pc, &ops, &n, &k, why);
 
-	if (!instance_param_at(die, name, 0, pc, &p)) {
-		*why = arena_printf("no parameter '%s'", name);
-		return false;
-	}
-	r = dwarf_var_ops(&p, pc, &ops, &n, &k, why);
 	if (r == 2) {
 		*c = arena_printf("%lldLL", (long long)k);
 		return true;
@@ -731,4 +726,94 @@ bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char 
 	}
 	*c = loc.is_value ? loc.c : deref(arg, loc.c, 8);
 	return true;
+}
+
+bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char *regs,
+			const char *(*deref)(void *arg, const char *addr, int size), void *arg,
+			const char **c, const char **why)
+{
+	Dwarf_Die p;
+
+	if (!instance_param_at(die, name, 0, pc, &p)) {
+		*why = arena_printf("no parameter '%s'", name);
+		return false;
+	}
+	return var_value(&p, pc, regs, deref, arg, c, why);
+}
+
+/*
+ * The scopes of stap's $$vars at PC in function or instance FN, innermost
+ * first, into CHAIN (at most MAX): the lexical blocks holding PC, not
+ * entering the instances inlined into FN, then FN.
+ */
+static int scope_chain(Dwarf_Die *fn, uint64_t pc, Dwarf_Die *chain, int max)
+{
+	Dwarf_Die child, path[32];
+	int n = 0;
+
+	path[n++] = *fn;
+	while (pc && n < 32 && dwarf_child(&path[n - 1], &child) == 0) {
+		bool in = false;
+
+		do {
+			in = dwarf_tag(&child) == DW_TAG_lexical_block && dwarf_haspc(&child, pc) > 0;
+		} while (!in && dwarf_siblingof(&child, &child) == 0);
+		if (!in)
+			break;
+		path[n++] = child;
+	}
+	for (int i = 0; i < n && i < max; i++)
+		chain[i] = path[n - 1 - i];
+	return n < max ? n : max;
+}
+
+void kdwarf_context_vars(uint64_t die, uint64_t pc, const char *which, struct vec *out)
+{
+	Dwarf_Die fn, chain[32], c, type;
+	int n;
+
+	if (!dw || !dwarf_offdie(dw, die, &fn))
+		return;
+	n = scope_chain(&fn, pc, chain, 32);
+	for (int i = 0; i < n; i++) {
+		if (dwarf_child(&chain[i], &c) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&c);
+			struct kdwarf_var *v;
+
+			if ((tag != DW_TAG_variable && tag != DW_TAG_formal_parameter) ||
+			    !dwarf_diename(&c) ||
+			    (tag == DW_TAG_variable && !strcmp(which, "parms")) ||
+			    (tag == DW_TAG_formal_parameter && !strcmp(which, "locals")))
+				continue;
+			v = ARENA_NEW(struct kdwarf_var);
+			v->name = dwarf_diename(&c);
+			v->off = dwarf_dieoffset(&c);
+			v->shape = 'v';
+			if (dwarf_type_of(&c, &type) && dwarf_type_strip(&type)) {
+				tag = dwarf_tag(&type);
+				v->shape = tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+					   tag == DW_TAG_class_type ? '{' : tag == DW_TAG_array_type ? '[' : 'v';
+				v->bytes = dwarf_type_bytes(&type);
+				v->is_signed = dwarf_type_is_signed(&type);
+			} else {
+				v->bytes = 8;
+			}
+			vec_push(out, v);
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
+}
+
+bool kdwarf_var_value(uint64_t var, uint64_t pc, const char *regs,
+		      const char *(*deref)(void *arg, const char *addr, int size), void *arg,
+		      const char **c, const char **why)
+{
+	Dwarf_Die p;
+
+	if (!dw || !dwarf_offdie(dw, var, &p)) {
+		*why = "no such DIE";
+		return false;
+	}
+	return var_value(&p, pc, regs, deref, arg, c, why);
 }

@@ -100,6 +100,31 @@ bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char 
 			const char *(*deref)(void *arg, const char *addr, int size), void *arg,
 			const char **c, const char **why);
 
+/* A variable of $$vars: its name, its DIE, what it holds. */
+struct kdwarf_var {
+	const char *name;
+	uint64_t off;			/* its DIE's offset */
+	char shape;			/* 'v' a value, '{' a struct or union, '[' an array */
+	int bytes;			/* a value's size */
+	bool is_signed;
+};
+
+/*
+ * $$vars (WHICH "vars"), $$parms ("parms") or $$locals ("locals") at PC
+ * (0: the entry) of function or inline instance DIE, as stap 4.8 lists
+ * them, into OUT (struct kdwarf_var *): the variables of the innermost
+ * lexical block that holds PC, then of each block around it, then DIE's
+ * parameters and variables, each scope's in DWARF's order.  Not the
+ * caller's variables of an inline instance, nor those of the instances
+ * inlined into DIE.
+ */
+void kdwarf_context_vars(uint64_t die, uint64_t pc, const char *which, struct vec *out);
+
+/* Variable VAR's (a struct kdwarf_var's off) value at PC: as kdwarf_param_value(). */
+bool kdwarf_var_value(uint64_t var, uint64_t pc, const char *regs,
+		      const char *(*deref)(void *arg, const char *addr, int size), void *arg,
+		      const char **c, const char **why);
+
 /*
  * The functions of kernel module file PATH (a .ko), in its .text, into
  * NAMES (char *), from its symbol table; false when it cannot be read.
