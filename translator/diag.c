@@ -10,7 +10,9 @@ static FILE *diag_stream;
 static int n_errors, n_warnings;
 static bool warnings_off;
 static bool warnings_fatal;	/* -W: a warning is an error */
-static bool last_suppressed;	/* a suppressed warning also hides its notes */
+static bool last_suppressed;	/* a suppressed message also hides its notes */
+static bool keep_duplicates;	/* -v: every copy of a message printed */
+static int dup_errors, dup_warnings;	/* the copies not printed */
 
 static FILE *stream(void)
 {
@@ -55,31 +57,23 @@ static void report(const char *kind, struct srcloc loc, const char *fmt,
 		show_line(loc.src, loc.line, loc.col);
 }
 
-void diag_error(struct srcloc loc, const char *fmt, ...)
-{
-	va_list ap;
-
-	n_errors++;
-	last_suppressed = false;
-	va_start(ap, fmt);
-	report("error", loc, fmt, ap);
-	va_end(ap);
-}
-
 /*
- * Has this warning (place and text) been given already?  A probe body
- * that an alias or a wildcard copies into many probes is checked once per
- * copy; stap, as here, says each warning once.
+ * Has this message (kind, place and text) been given already?  A probe
+ * body that an alias or a wildcard copies into many probes is checked once
+ * per copy; stap, as here, says each error and warning once, and at the
+ * end how many copies it left out (diag_report_duplicates()).
  */
-static uint64_t *seen;		/* the warnings given: hashes of place and text */
+static uint64_t *seen;		/* the messages given: hashes of kind, place and text */
 static size_t n_seen, cap_seen;
 
-static bool seen_before(struct srcloc loc, const char *fmt, va_list ap)
+static bool seen_before(const char *kind, struct srcloc loc, const char *fmt, va_list ap)
 {
 	char text[512];
 	uint64_t h = 1469598103934665603ULL;
 
 	vsnprintf(text, sizeof(text), fmt, ap);
+	for (const char *p = kind; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
 	for (const char *p = loc.src ? loc.src->name : ""; *p; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
 	h = (h ^ (uint64_t)loc.line * 65599 ^ (uint64_t)loc.col) * 1099511628211ULL;
@@ -100,6 +94,26 @@ static bool seen_before(struct srcloc loc, const char *fmt, va_list ap)
 	return false;
 }
 
+/* An error counts (callers compare counts to see whether a step failed) even when not shown. */
+void diag_error(struct srcloc loc, const char *fmt, ...)
+{
+	va_list ap;
+	bool again;
+
+	n_errors++;
+	va_start(ap, fmt);
+	again = !keep_duplicates && seen_before("error", loc, fmt, ap);
+	va_end(ap);
+	last_suppressed = again;
+	if (again) {
+		dup_errors++;
+		return;
+	}
+	va_start(ap, fmt);
+	report("error", loc, fmt, ap);
+	va_end(ap);
+}
+
 void diag_warning(struct srcloc loc, const char *fmt, ...)
 {
 	va_list ap;
@@ -109,11 +123,13 @@ void diag_warning(struct srcloc loc, const char *fmt, ...)
 	if (warnings_off)
 		return;
 	va_start(ap, fmt);
-	again = seen_before(loc, fmt, ap);
+	again = !keep_duplicates && seen_before("warning", loc, fmt, ap);
 	va_end(ap);
 	last_suppressed = again;
-	if (again)
+	if (again) {
+		dup_warnings++;
 		return;
+	}
 	if (warnings_fatal)
 		n_errors++;
 	else
@@ -152,6 +168,27 @@ int diag_error_count(void)
 	return n_errors;
 }
 
+int diag_errors_shown(void)
+{
+	return n_errors - dup_errors;
+}
+
+void diag_keep_duplicates(bool on)
+{
+	keep_duplicates = on;
+}
+
+void diag_report_duplicates(void)
+{
+	if (dup_errors)
+		fprintf(stream(), "Number of similar error messages suppressed: %d.\n", dup_errors);
+	if (dup_warnings)
+		fprintf(stream(), "Number of similar warning messages suppressed: %d.\n",
+			dup_warnings);
+	if (dup_errors || dup_warnings)
+		fprintf(stream(), "Rerun with -v to see them.\n");
+}
+
 int diag_warning_count(void)
 {
 	return n_warnings;
@@ -177,12 +214,13 @@ void diag_demote_errors(int since)
 	if (n_errors > since) {
 		n_warnings += n_errors - since;
 		n_errors = since;
+		dup_errors = dup_errors < n_errors ? dup_errors : n_errors;
 	}
 }
 
 void diag_reset(void)
 {
-	n_errors = n_warnings = 0;
+	n_errors = n_warnings = dup_errors = dup_warnings = 0;
 	n_seen = 0;
 	last_suppressed = false;
 }

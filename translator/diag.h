@@ -42,7 +42,15 @@ void diag_note(struct srcloc loc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void diag_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-int diag_error_count(void);
+int diag_error_count(void);	/* raised, shown or not */
+int diag_errors_shown(void);	/* less the copies of one message left out */
+/*
+ * A message given again (the same kind, place and text: a probe body
+ * copied into many probes) is left out and counted, as stap does, unless
+ * ON (pmstap -v); diag_report_duplicates() says how many, in stap's words.
+ */
+void diag_keep_duplicates(bool on);
+void diag_report_duplicates(void);
 int diag_warning_count(void);
 void diag_set_stream(FILE *f);
 void diag_suppress_warnings(bool on);	/* pmstap -w */

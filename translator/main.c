@@ -710,9 +710,10 @@ static int print_objects(struct session *s, struct build *b)
 
 static int finish(int status)
 {
-	int errors = diag_error_count();
+	int errors = diag_errors_shown();
 
 	arena_free_all();
+	diag_report_duplicates();
 	if (errors && status)
 		fprintf(stderr, "pmstap: %d error%s; stopped.\n", errors, errors == 1 ? "" : "s");
 	return status;
@@ -777,6 +778,7 @@ int main(int argc, char **argv)
 	parse_options(&s, argc, argv);
 	diag_suppress_warnings(s.no_warnings);
 	diag_warnings_are_errors(s.warnings_are_errors);
+	diag_keep_duplicates(s.verbose > 0);	/* as stap */
 	if (s.dump)
 		return finish(dump(&s));
 
