@@ -652,15 +652,17 @@ static bool probe_section(struct emitter *E, struct derived_probe *dp, struct se
 				  "'kernel.trace(\"*\")' lists them");
 			return false;
 		}
-		if (!E->kmod && dp->kfunc_inline && !sys_kernel_function_traceable(dp->kfunc)) {
+		if (!E->kmod && (dp->kfunc_inline || dp->kind == PROBE_KSTATEMENT) && dp->kfunc &&
+		    !sys_kernel_function_traceable(dp->kfunc)) {
 			/* trace_kprobe.c's within_notrace_func(): EINVAL at attach */
-			diag_error(dp->orig->loc, "probe point '%s' is an inline instance in '%s', "
-				   "which ftrace cannot trace (notrace): the kernel refuses a BPF "
-				   "kprobe there", dp->point, dp->kfunc);
+			diag_error(dp->orig->loc, "probe point '%s' is %s in '%s', which ftrace "
+				   "cannot trace (notrace): the kernel refuses a BPF kprobe there",
+				   dp->point, dp->kfunc_inline ? "an inline instance" : "a statement",
+				   dp->kfunc);
 			diag_hint("--runtime=kernel probes it: a module's kprobe may be there");
 			return false;
 		}
-		if ((dp->kind == PROBE_KFUNC || E->kmod) && dp->kfunc) {	/* a statement: kmod's */
+		if (dp->kfunc) {	/* a statement: a kprobe at its symbol + offset */
 			/* addr(): where the function was hit */
 			sec->prologue = arena_printf("\tstp_func_note(ctx, %d);\n", dp->id);
 			return emit_kprobe_section(E, dp, &sec->sec, &sec->ctype, &sec->kind);
