@@ -910,9 +910,9 @@ static int resolve_labels(struct resolver *r)
 }
 
 /*
- * As stap 4.8: in each function (not an inline instance) named NAME and
+ * As stap 4.8: in each function and inline instance named NAME and
  * declared in a file FILE matches, the line, the lines, or every line,
- * each at the lowest address it has there.
+ * each at the lowest address it has there (qa/197).
  */
 static int resolve_statement(struct resolver *r)
 {
@@ -932,8 +932,7 @@ static int resolve_statement(struct resolver *r)
 	for (int i = 0; i < funcs->len; i++) {
 		const struct ufunc *f = VEC_AT(funcs, i);
 
-		if (f->inlined || fnmatch(r->spec.name, f->name, 0) != 0 ||
-		    !file_matches(r->spec.file, f->file))
+		if (fnmatch(r->spec.name, f->name, 0) != 0 || !file_matches(r->spec.file, f->file))
 			continue;
 		if (!first)
 			first = f;
