@@ -309,6 +309,43 @@ int dwarf_function_scopes(struct dwarf_file *f, uint64_t pc, const char *name, u
 	return n > 0 ? n : 0;
 }
 
+bool dwarf_point_function(Dwarf_Die *scopes, int n, const char *name, uint64_t entry,
+			  bool statement, Dwarf_Die *fn)
+{
+	for (int i = 0; i < n; i++)
+		if (name && is_function_at(&scopes[i], name, entry)) {
+			*fn = scopes[i];
+			return true;
+		}
+	for (int i = 0; i < n && statement; i++)	/* its real function */
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			*fn = scopes[i];
+			return true;
+		}
+	return false;
+}
+
+int dwarf_point_chain(Dwarf_Die *fn, uint64_t pc, Dwarf_Die *chain, int max)
+{
+	Dwarf_Die child, path[32];
+	int n = 0;
+
+	path[n++] = *fn;
+	while (pc && n < 32 && dwarf_child(&path[n - 1], &child) == 0) {
+		bool in = false;
+
+		do {
+			in = dwarf_tag(&child) == DW_TAG_lexical_block && dwarf_haspc(&child, pc) > 0;
+		} while (!in && dwarf_siblingof(&child, &child) == 0);
+		if (!in)
+			break;
+		path[n++] = child;
+	}
+	for (int i = 0; i < n && i < max; i++)
+		chain[i] = path[n - 1 - i];
+	return n < max ? n : max;
+}
+
 Dwarf_Die *dwarf_scopes_function(Dwarf_Die *scopes, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -505,6 +542,21 @@ const char *dwarf_type_text(Dwarf_Die *type)
 	case DW_TAG_subroutine_type: return arena_printf("%s(*)()", inner);
 	default: return name ? name : "?";
 	}
+}
+
+const char *dwarf_type_listed(Dwarf_Die *type)
+{
+	const char *t = dwarf_type_text(type);
+	char *out = arena_strdup(t), *o = out;
+
+	for (const char *p = t; *p; p++) {
+		*o++ = *p;
+		if (*p == '[')
+			while (p[1] >= '0' && p[1] <= '9')
+				p++;
+	}
+	*o = '\0';
+	return out;
 }
 
 static bool member_in(Dwarf_Die *type, const char *name, Dwarf_Die *member, int64_t *offset,

@@ -35,6 +35,21 @@ int dwarf_scopes_at(struct dwarf_file *f, uint64_t pc, Dwarf_Die **scopes);
  */
 int dwarf_function_scopes(struct dwarf_file *f, uint64_t pc, const char *name, uint64_t entry,
 			  Dwarf_Die **scopes);
+/*
+ * The function of a probe among SCOPES (innermost first), into *FN: the
+ * function or inline instance NAME entered at ENTRY, or for a STATEMENT
+ * the real function around it.
+ */
+bool dwarf_point_function(Dwarf_Die *scopes, int n, const char *name, uint64_t entry,
+			  bool statement, Dwarf_Die *fn);
+/*
+ * The scopes stap 4.8 lists in $$vars and -L at PC in function or inline
+ * instance FN (its inner_die_containing_pc() and getscopes()), innermost
+ * first, into CHAIN (at most MAX; how many): the lexical blocks of FN that
+ * hold PC, not entering the instances inlined into FN, then FN.  PC 0
+ * (a function probe): FN alone.
+ */
+int dwarf_point_chain(Dwarf_Die *fn, uint64_t pc, Dwarf_Die *chain, int max);
 /* The innermost real function among SCOPES (for its frame base), or NULL. */
 Dwarf_Die *dwarf_scopes_function(Dwarf_Die *scopes, int n);
 /* Variable or parameter NAME visible in SCOPES (the CU's globals too). */
@@ -57,6 +72,8 @@ bool dwarf_type_is_signed(Dwarf_Die *type);
 bool dwarf_type_is_char(Dwarf_Die *type);
 /* TYPE as stap writes it in listings: "int", "struct node*", "char const*". */
 const char *dwarf_type_text(Dwarf_Die *type);
+/* The same as -L lists it, as stap 4.8's dwarf_type_name(): arrays without a count ("int[]"). */
+const char *dwarf_type_listed(Dwarf_Die *type);
 /* Member NAME of struct/union TYPE (anonymous members searched): its DIE and byte offset. */
 bool dwarf_member(Dwarf_Die *type, const char *name, Dwarf_Die *member, int64_t *offset);
 bool dwarf_member_is_bitfield(Dwarf_Die *member);

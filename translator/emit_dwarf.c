@@ -705,13 +705,19 @@ static const char *context_vars(struct dctx *d, struct expr *e)
 {
 	const char *which = e->name + 2;
 	struct pp p = { { d->E, { 0 }, "", false, 0 }, d };
-	int n = 0;
+	struct derived_probe *dp = d->dp;
+	bool stmt = dp->kind == PROBE_USTATEMENT;
+	Dwarf_Die *scopes = NULL, fn, chain[32];
+	int n = 0, ns = dwarf_function_scopes(d->f, d->pc, dp->function, dp->entry_addr, &scopes);
+	int nchain = dwarf_point_function(scopes, ns, dp->function, dp->entry_addr, true, &fn)
+		? dwarf_point_chain(&fn, stmt ? d->pc : 0, chain, 32) : 0;
 
+	free(scopes);
 	d->quiet = true;
-	for (int i = 0; i < d->nscopes && dwarf_tag(&d->scopes[i]) != DW_TAG_compile_unit; i++) {
+	for (int i = 0; i < nchain; i++) {
 		Dwarf_Die c;
 
-		if (dwarf_child(&d->scopes[i], &c) != 0)
+		if (dwarf_child(&chain[i], &c) != 0)
 			continue;
 		do {
 			int tag = dwarf_tag(&c);
@@ -725,8 +731,6 @@ static const char *context_vars(struct dctx *d, struct expr *e)
 			emit_pretty_lit(&p.t, n++ ? " " : "");
 			context_var(&p, d, &c, name, e->pretty);
 		} while (dwarf_siblingof(&c, &c) == 0);
-		if (dwarf_tag(&d->scopes[i]) == DW_TAG_subprogram)
-			break;	/* not the caller's variables, for an inlined function */
 	}
 	return emit_pretty_text(&p.t);
 }

@@ -630,7 +630,7 @@ static char *var_text(Dwarf_Die *var)
 	Dwarf_Die type;
 
 	return arena_printf("$%s:%s", dwarf_diename(var),
-			    dwarf_type_of(var, &type) ? dwarf_type_text(&type) : "void");
+			    dwarf_type_of(var, &type) ? dwarf_type_listed(&type) : "void");
 }
 
 /* The local variables of SCOPE and of the blocks in it that hold PC, into V, outermost first. */
@@ -741,32 +741,6 @@ bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char 
 	return var_value(&p, pc, regs, deref, arg, c, why);
 }
 
-/*
- * The scopes of stap's $$vars at PC in function or instance FN, innermost
- * first, into CHAIN (at most MAX): the lexical blocks holding PC, not
- * entering the instances inlined into FN, then FN.
- */
-static int scope_chain(Dwarf_Die *fn, uint64_t pc, Dwarf_Die *chain, int max)
-{
-	Dwarf_Die child, path[32];
-	int n = 0;
-
-	path[n++] = *fn;
-	while (pc && n < 32 && dwarf_child(&path[n - 1], &child) == 0) {
-		bool in = false;
-
-		do {
-			in = dwarf_tag(&child) == DW_TAG_lexical_block && dwarf_haspc(&child, pc) > 0;
-		} while (!in && dwarf_siblingof(&child, &child) == 0);
-		if (!in)
-			break;
-		path[n++] = child;
-	}
-	for (int i = 0; i < n && i < max; i++)
-		chain[i] = path[n - 1 - i];
-	return n < max ? n : max;
-}
-
 void kdwarf_context_vars(uint64_t die, uint64_t pc, const char *which, struct vec *out)
 {
 	Dwarf_Die fn, chain[32], c, type;
@@ -774,7 +748,7 @@ void kdwarf_context_vars(uint64_t die, uint64_t pc, const char *which, struct ve
 
 	if (!dw || !dwarf_offdie(dw, die, &fn))
 		return;
-	n = scope_chain(&fn, pc, chain, 32);
+	n = dwarf_point_chain(&fn, pc, chain, 32);
 	for (int i = 0; i < n; i++) {
 		if (dwarf_child(&chain[i], &c) != 0)
 			continue;

@@ -24,7 +24,7 @@ static const char *type_text(Dwarf_Die *die)
 
 	if (!dwarf_attr_integrate(die, DW_AT_type, &a) || !dwarf_formref_die(&a, &type))
 		return NULL;
-	return dwarf_type_text(&type);
+	return dwarf_type_listed(&type);
 }
 
 /* Whether VAR has a value at PC: a location that covers it, or a constant. */
@@ -58,52 +58,27 @@ static void scope_vars(Dwarf_Die *scope, uint64_t pc, struct vec *out)
 	} while (dwarf_siblingof(&child, &child) == 0);
 }
 
-/*
- * Which of SCOPES[0..N) is DP's function: the one of its name (out of
- * line, or an inline instance) that starts at DP's entry; for a statement the real
- * function around it.  -1: none.
- */
-static int function_scope(const struct derived_probe *dp, Dwarf_Die *scopes, int n)
-{
-	for (int i = 0; i < n; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		Dwarf_Addr entry;
-		const char *name;
-
-		if (tag == DW_TAG_subprogram && dp->kind == PROBE_USTATEMENT)
-			return i;
-		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
-			continue;
-		name = dwarf_diename(&scopes[i]);
-		if (dwarf_entrypc(&scopes[i], &entry) == 0 && entry == dp->entry_addr &&
-		    name && dp->function && strcmp(name, dp->function) == 0)
-			return i;
-	}
-	return -1;
-}
-
 static void dwarf_vars(const struct derived_probe *dp, struct vec *out)
 {
 	const char *why = NULL;
 	struct dwarf_file *f = dp->dwarf_path ? dwarf_file_get(dp->dwarf_path, &why) : NULL;
 	uint64_t pc = dp->is_return ? dp->entry_addr : dp->addr;
 	Dwarf_Die *scopes = NULL;
-	int n = !f ? 0 : dp->kind == PROBE_UFUNC
-		? dwarf_function_scopes(f, pc, dp->function, dp->entry_addr, &scopes)
-		: dwarf_scopes_at(f, pc, &scopes);
-	int fn = function_scope(dp, scopes, n);
+	int n = !f ? 0 : dwarf_function_scopes(f, pc, dp->function, dp->entry_addr, &scopes);
+	bool stmt = dp->kind == PROBE_USTATEMENT;
+	Dwarf_Die fn, chain[32];
 
-	if (fn < 0)
+	if (!dwarf_point_function(scopes, n, dp->function, dp->entry_addr, stmt, &fn))
 		return;
 	if (dp->is_return) {
-		const char *rt = type_text(&scopes[fn]);
+		const char *rt = type_text(&fn);
 
 		if (rt)
 			vec_push(out, arena_printf("$return:%s", rt));
 	}
-	scope_vars(&scopes[fn], pc, out);
-	for (int i = fn - 1; dp->kind == PROBE_USTATEMENT && i >= 0; i--)
-		scope_vars(&scopes[i], pc, out);
+	n = dwarf_point_chain(&fn, stmt ? pc : 0, chain, 32);
+	for (int i = 0; i < n; i++)	/* as stap: the innermost block's first */
+		scope_vars(&chain[i], pc, out);
 }
 
 void listing_user_vars(const struct derived_probe *dp, struct vec *out)
