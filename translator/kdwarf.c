@@ -625,37 +625,43 @@ const char *kdwarf_param_names(uint64_t die)
 	return s;
 }
 
-static char *var_text(Dwarf_Die *var)
-{
-	Dwarf_Die type;
-
-	return arena_printf("$%s:%s", dwarf_diename(var),
-			    dwarf_type_of(var, &type) ? dwarf_type_listed(&type) : "void");
-}
-
-/* The local variables of SCOPE and of the blocks in it that hold PC, into V, outermost first. */
-static void scope_locals(Dwarf_Die *scope, uint64_t pc, struct vec *v)
-{
-	Dwarf_Die child;
-
-	if (dwarf_child(scope, &child) != 0)
-		return;
-	do {
-		if (dwarf_tag(&child) == DW_TAG_variable && dwarf_diename(&child))
-			vec_push(v, var_text(&child));
-		else if (dwarf_tag(&child) == DW_TAG_lexical_block && dwarf_haspc(&child, pc) > 0)
-			scope_locals(&child, pc, v);
-	} while (dwarf_siblingof(&child, &child) == 0);
-}
-
+/*
+ * As stap 4.8's -L (its saveargs()): the variables of the scopes its
+ * $$vars lists (dwarf_point_chain()), innermost first, each that has a
+ * location at the point (PC, or DIE's entry), typed as declared
+ * (typedef names kept, arrays as "int[]").
+ */
 void kdwarf_param_vars(uint64_t die, uint64_t pc, struct vec *v)
 {
-	Dwarf_Die p, inst;
+	Dwarf_Die fn, chain[32], c, type;
+	Dwarf_Attribute a;
+	Dwarf_Addr at = pc;
+	int n;
 
-	for (int i = 0; instance_param(die, NULL, i, &p); i++)
-		vec_push(v, var_text(&p));
-	if (pc && dwarf_offdie(dw, die, &inst))
-		scope_locals(&inst, pc, v);
+	if (!dw || !dwarf_offdie(dw, die, &fn) || (!pc && dwarf_entrypc(&fn, &at) != 0))
+		return;
+	n = dwarf_point_chain(&fn, pc, chain, 32);
+	for (int i = 0; i < n; i++) {
+		if (dwarf_child(&chain[i], &c) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&c);
+			Dwarf_Op *ops;
+			size_t nops;
+			int64_t k;
+			const char *why, *name = dwarf_diename(&c);
+			int r;
+
+			if ((tag != DW_TAG_variable && tag != DW_TAG_formal_parameter) || !name)
+				continue;
+			r = dwarf_var_ops(&c, at, &ops, &nops, &k, &why);
+			if (r != 1 && r != 2)
+				continue;
+			vec_push(v, arena_printf("$%s:%s", name,
+				 dwarf_attr_integrate(&c, DW_AT_type, &a) && dwarf_formref_die(&a, &type)
+				 ? dwarf_type_listed(&type) : "void"));
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
 }
 
 /* DWARF type TYPE (past typedefs and qualifiers) as a BTF type id; -1 if BTF has none. */
