@@ -325,7 +325,7 @@ bool dwarf_point_function(Dwarf_Die *scopes, int n, const char *name, uint64_t e
 	return false;
 }
 
-int dwarf_point_chain(Dwarf_Die *fn, uint64_t pc, Dwarf_Die *chain, int max)
+void dwarf_point_vars(Dwarf_Die *fn, uint64_t pc, const char *which, struct vec *out)
 {
 	Dwarf_Die child, path[32];
 	int n = 0;
@@ -341,9 +341,34 @@ int dwarf_point_chain(Dwarf_Die *fn, uint64_t pc, Dwarf_Die *chain, int max)
 			break;
 		path[n++] = child;
 	}
-	for (int i = 0; i < n && i < max; i++)
-		chain[i] = path[n - 1 - i];
-	return n < max ? n : max;
+	while (n-- > 0) {	/* the innermost block first */
+		if (dwarf_child(&path[n], &child) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&child);
+			Dwarf_Die *v;
+
+			if ((tag != DW_TAG_variable && tag != DW_TAG_formal_parameter) ||
+			    !dwarf_diename(&child) ||
+			    (tag == DW_TAG_variable && !strcmp(which, "parms")) ||
+			    (tag == DW_TAG_formal_parameter && !strcmp(which, "locals")))
+				continue;
+			v = ARENA_NEW(Dwarf_Die);
+			*v = child;
+			vec_push(out, v);
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+}
+
+bool dwarf_var_has_value(Dwarf_Die *var, uint64_t pc)
+{
+	Dwarf_Op *ops;
+	size_t n;
+	int64_t k;
+	const char *why;
+	int rc = dwarf_var_ops(var, pc, &ops, &n, &k, &why);
+
+	return rc == 1 || rc == 2;
 }
 
 Dwarf_Die *dwarf_scopes_function(Dwarf_Die *scopes, int n)

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <elfutils/libdw.h>
+#include "vec.h"
 
 /* One ELF file's DWARF and call frame information, opened once per run. */
 struct dwarf_file;
@@ -43,13 +44,16 @@ int dwarf_function_scopes(struct dwarf_file *f, uint64_t pc, const char *name, u
 bool dwarf_point_function(Dwarf_Die *scopes, int n, const char *name, uint64_t entry,
 			  bool statement, Dwarf_Die *fn);
 /*
- * The scopes stap 4.8 lists in $$vars and -L at PC in function or inline
- * instance FN (its inner_die_containing_pc() and getscopes()), innermost
- * first, into CHAIN (at most MAX; how many): the lexical blocks of FN that
- * hold PC, not entering the instances inlined into FN, then FN.  PC 0
- * (a function probe): FN alone.
+ * The variables stap 4.8's $$vars (WHICH "vars"), $$parms ("parms") or
+ * $$locals ("locals") and -L list at PC in function or inline instance FN
+ * (its inner_die_containing_pc() and getscopes()), into OUT (Dwarf_Die *):
+ * the named ones of FN's lexical blocks that hold PC, the innermost
+ * block's first, not entering the instances inlined into FN, then FN's
+ * own, each scope's in DWARF's order.  PC 0 (a function probe): FN's alone.
  */
-int dwarf_point_chain(Dwarf_Die *fn, uint64_t pc, Dwarf_Die *chain, int max);
+void dwarf_point_vars(Dwarf_Die *fn, uint64_t pc, const char *which, struct vec *out);
+/* Whether VAR has a value at PC: a location that covers it, or a constant. */
+bool dwarf_var_has_value(Dwarf_Die *var, uint64_t pc);
 /* The innermost real function among SCOPES (for its frame base), or NULL. */
 Dwarf_Die *dwarf_scopes_function(Dwarf_Die *scopes, int n);
 /* Variable or parameter NAME visible in SCOPES (the CU's globals too). */

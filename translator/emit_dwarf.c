@@ -707,30 +707,19 @@ static const char *context_vars(struct dctx *d, struct expr *e)
 	struct pp p = { { d->E, { 0 }, "", false, 0 }, d };
 	struct derived_probe *dp = d->dp;
 	bool stmt = dp->kind == PROBE_USTATEMENT;
-	Dwarf_Die *scopes = NULL, fn, chain[32];
-	int n = 0, ns = dwarf_function_scopes(d->f, d->pc, dp->function, dp->entry_addr, &scopes);
-	int nchain = dwarf_point_function(scopes, ns, dp->function, dp->entry_addr, true, &fn)
-		? dwarf_point_chain(&fn, stmt ? d->pc : 0, chain, 32) : 0;
+	Dwarf_Die *scopes = NULL, fn;
+	struct vec vars = { 0 };
+	int ns = dwarf_function_scopes(d->f, d->pc, dp->function, dp->entry_addr, &scopes);
 
+	if (dwarf_point_function(scopes, ns, dp->function, dp->entry_addr, true, &fn))
+		dwarf_point_vars(&fn, stmt ? d->pc : 0, which, &vars);
 	free(scopes);
 	d->quiet = true;
-	for (int i = 0; i < nchain; i++) {
-		Dwarf_Die c;
+	for (int i = 0; i < vars.len; i++) {
+		Dwarf_Die *v = VEC_AT(&vars, i);
 
-		if (dwarf_child(&chain[i], &c) != 0)
-			continue;
-		do {
-			int tag = dwarf_tag(&c);
-			const char *name = dwarf_diename(&c);
-
-			if (!name || (tag != DW_TAG_variable && tag != DW_TAG_formal_parameter))
-				continue;
-			if ((tag == DW_TAG_variable && strcmp(which, "parms") == 0) ||
-			    (tag == DW_TAG_formal_parameter && strcmp(which, "locals") == 0))
-				continue;
-			emit_pretty_lit(&p.t, n++ ? " " : "");
-			context_var(&p, d, &c, name, e->pretty);
-		} while (dwarf_siblingof(&c, &c) == 0);
+		emit_pretty_lit(&p.t, i ? " " : "");
+		context_var(&p, d, v, dwarf_diename(v), e->pretty);
 	}
 	return emit_pretty_text(&p.t);
 }

@@ -627,40 +627,27 @@ const char *kdwarf_param_names(uint64_t die)
 
 /*
  * As stap 4.8's -L (its saveargs()): the variables of the scopes its
- * $$vars lists (dwarf_point_chain()), innermost first, each that has a
+ * $$vars lists (dwarf_point_vars()), innermost first, each that has a
  * location at the point (PC, or DIE's entry), typed as declared
  * (typedef names kept, arrays as "int[]").
  */
 void kdwarf_param_vars(uint64_t die, uint64_t pc, struct vec *v)
 {
-	Dwarf_Die fn, chain[32], c, type;
+	Dwarf_Die fn, type;
 	Dwarf_Attribute a;
 	Dwarf_Addr at = pc;
-	int n;
+	struct vec vars = { 0 };
 
 	if (!dw || !dwarf_offdie(dw, die, &fn) || (!pc && dwarf_entrypc(&fn, &at) != 0))
 		return;
-	n = dwarf_point_chain(&fn, pc, chain, 32);
-	for (int i = 0; i < n; i++) {
-		if (dwarf_child(&chain[i], &c) != 0)
-			continue;
-		do {
-			int tag = dwarf_tag(&c);
-			Dwarf_Op *ops;
-			size_t nops;
-			int64_t k;
-			const char *why, *name = dwarf_diename(&c);
-			int r;
+	dwarf_point_vars(&fn, pc, "vars", &vars);
+	for (int i = 0; i < vars.len; i++) {
+		Dwarf_Die *var = VEC_AT(&vars, i);
 
-			if ((tag != DW_TAG_variable && tag != DW_TAG_formal_parameter) || !name)
-				continue;
-			r = dwarf_var_ops(&c, at, &ops, &nops, &k, &why);
-			if (r != 1 && r != 2)
-				continue;
-			vec_push(v, arena_printf("$%s:%s", name,
-				 dwarf_attr_integrate(&c, DW_AT_type, &a) && dwarf_formref_die(&a, &type)
-				 ? dwarf_type_listed(&type) : "void"));
-		} while (dwarf_siblingof(&c, &c) == 0);
+		if (dwarf_var_has_value(var, at))
+			vec_push(v, arena_printf("$%s:%s", dwarf_diename(var),
+				 dwarf_attr_integrate(var, DW_AT_type, &a) &&
+				 dwarf_formref_die(&a, &type) ? dwarf_type_listed(&type) : "void"));
 	}
 }
 
@@ -749,39 +736,29 @@ bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char 
 
 void kdwarf_context_vars(uint64_t die, uint64_t pc, const char *which, struct vec *out)
 {
-	Dwarf_Die fn, chain[32], c, type;
-	int n;
+	Dwarf_Die fn, type;
+	struct vec vars = { 0 };
 
 	if (!dw || !dwarf_offdie(dw, die, &fn))
 		return;
-	n = dwarf_point_chain(&fn, pc, chain, 32);
-	for (int i = 0; i < n; i++) {
-		if (dwarf_child(&chain[i], &c) != 0)
-			continue;
-		do {
-			int tag = dwarf_tag(&c);
-			struct kdwarf_var *v;
+	dwarf_point_vars(&fn, pc, which, &vars);
+	for (int i = 0; i < vars.len; i++) {
+		Dwarf_Die *var = VEC_AT(&vars, i);
+		struct kdwarf_var *v = ARENA_NEW(struct kdwarf_var);
 
-			if ((tag != DW_TAG_variable && tag != DW_TAG_formal_parameter) ||
-			    !dwarf_diename(&c) ||
-			    (tag == DW_TAG_variable && !strcmp(which, "parms")) ||
-			    (tag == DW_TAG_formal_parameter && !strcmp(which, "locals")))
-				continue;
-			v = ARENA_NEW(struct kdwarf_var);
-			v->name = dwarf_diename(&c);
-			v->off = dwarf_dieoffset(&c);
-			v->shape = 'v';
-			if (dwarf_type_of(&c, &type) && dwarf_type_strip(&type)) {
-				tag = dwarf_tag(&type);
-				v->shape = tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
-					   tag == DW_TAG_class_type ? '{' : tag == DW_TAG_array_type ? '[' : 'v';
-				v->bytes = dwarf_type_bytes(&type);
-				v->is_signed = dwarf_type_is_signed(&type);
-			} else {
-				v->bytes = 8;
-			}
-			vec_push(out, v);
-		} while (dwarf_siblingof(&c, &c) == 0);
+		v->name = dwarf_diename(var);
+		v->off = dwarf_dieoffset(var);
+		v->shape = 'v';
+		v->bytes = 8;
+		if (dwarf_type_of(var, &type) && dwarf_type_strip(&type)) {
+			int tag = dwarf_tag(&type);
+
+			v->shape = tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+				   tag == DW_TAG_class_type ? '{' : tag == DW_TAG_array_type ? '[' : 'v';
+			v->bytes = dwarf_type_bytes(&type);
+			v->is_signed = dwarf_type_is_signed(&type);
+		}
+		vec_push(out, v);
 	}
 }
 

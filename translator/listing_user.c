@@ -10,8 +10,9 @@
  * the DWARF as written ("char const*", "size_t").  A mark has
  * $arg1:long .. $argN:long, one per argument of its note.
  */
-#include <string.h>
 #include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
 #include "arena.h"
 #include "dwarf_read.h"
 #include "listing_user.h"
@@ -27,37 +28,6 @@ static const char *type_text(Dwarf_Die *die)
 	return dwarf_type_listed(&type);
 }
 
-/* Whether VAR has a value at PC: a location that covers it, or a constant. */
-static bool has_value(Dwarf_Die *var, uint64_t pc)
-{
-	Dwarf_Op *ops;
-	size_t n;
-	int64_t k;
-	const char *why;
-	int rc = dwarf_var_ops(var, pc, &ops, &n, &k, &why);
-
-	return rc == 1 || rc == 2;
-}
-
-static void scope_vars(Dwarf_Die *scope, uint64_t pc, struct vec *out)
-{
-	Dwarf_Die child;
-
-	if (dwarf_child(scope, &child) != 0)
-		return;
-	do {
-		int tag = dwarf_tag(&child);
-		const char *name, *type;
-
-		if (tag != DW_TAG_formal_parameter && tag != DW_TAG_variable)
-			continue;
-		name = dwarf_diename(&child);
-		type = type_text(&child);
-		if (name && type && has_value(&child, pc))
-			vec_push(out, arena_printf("$%s:%s", name, type));
-	} while (dwarf_siblingof(&child, &child) == 0);
-}
-
 static void dwarf_vars(const struct derived_probe *dp, struct vec *out)
 {
 	const char *why = NULL;
@@ -66,9 +36,13 @@ static void dwarf_vars(const struct derived_probe *dp, struct vec *out)
 	Dwarf_Die *scopes = NULL;
 	int n = !f ? 0 : dwarf_function_scopes(f, pc, dp->function, dp->entry_addr, &scopes);
 	bool stmt = dp->kind == PROBE_USTATEMENT;
-	Dwarf_Die fn, chain[32];
+	struct vec vars = { 0 };
+	Dwarf_Die fn;
 
-	if (!dwarf_point_function(scopes, n, dp->function, dp->entry_addr, stmt, &fn))
+	bool found = dwarf_point_function(scopes, n, dp->function, dp->entry_addr, stmt, &fn);
+
+	free(scopes);
+	if (!found)
 		return;
 	if (dp->is_return) {
 		const char *rt = type_text(&fn);
@@ -76,9 +50,14 @@ static void dwarf_vars(const struct derived_probe *dp, struct vec *out)
 		if (rt)
 			vec_push(out, arena_printf("$return:%s", rt));
 	}
-	n = dwarf_point_chain(&fn, stmt ? pc : 0, chain, 32);
-	for (int i = 0; i < n; i++)	/* as stap: the innermost block's first */
-		scope_vars(&chain[i], pc, out);
+	dwarf_point_vars(&fn, stmt ? pc : 0, "vars", &vars);
+	for (int i = 0; i < vars.len; i++) {
+		Dwarf_Die *v = VEC_AT(&vars, i);
+		const char *type = type_text(v);
+
+		if (type && dwarf_var_has_value(v, pc))
+			vec_push(out, arena_printf("$%s:%s", dwarf_diename(v), type));
+	}
 }
 
 void listing_user_vars(const struct derived_probe *dp, struct vec *out)
