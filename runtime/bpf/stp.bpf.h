@@ -310,16 +310,35 @@ static __always_inline int64_t stp_snprintf_at(char *dst, int64_t off, const cha
  */
 static __always_inline void stp_octal(char *dst, int64_t v, int alt)
 {
-	uint64_t u = (uint64_t)v;
-	int n = 1, off = alt ? 1 : 0;
+	uint64_t u = (uint64_t)v, x = u | 1;
+	uint64_t n, skip, off = alt ? 1 : 0;
+	char digits[24];
 
-	for (int i = 1; i < 22; i++)
-		if (u >> (3 * i))
-			n = i + 1;
-	dst[0] = '0';
+	/*
+	 * Without a branch on V: a digit count the verifier knew exactly on
+	 * each of 22 paths made it verify everything after once per path
+	 * (27,000 instructions for syscall.mq_open's argstr instead of 4,000).
+	 * The bit length of V|1 (smeared, then counted), then digits.
+	 */
+	x |= x >> 1;
+	x |= x >> 2;
+	x |= x >> 4;
+	x |= x >> 8;
+	x |= x >> 16;
+	x |= x >> 32;
+	x -= (x >> 1) & 0x5555555555555555ULL;
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	x = (x * 0x0101010101010101ULL) >> 56;		/* 1 ... 64 */
+	n = ((x & 127) + 2) * 43 >> 7;			/* (bits + 2) / 3: 1 ... 22 */
 	for (int i = 0; i < 22; i++)
-		if (i < n)
-			dst[off + i] = '0' + ((u >> (3 * (n - 1 - i))) & 7);
+		digits[i] = '0' + ((u >> (3 * (21 - i))) & 7);
+	dst[0] = '0';
+	if (n < 1 || n > 22)
+		n = 22;
+	skip = 22 - n;		/* the leading zeros */
+	asm volatile("" : "+r"(skip));	/* added to the stack pointer, never n subtracted */
+	bpf_probe_read_kernel(dst + off, n, digits + skip);
 	dst[(off + n) & 31] = '\0';
 }
 
