@@ -403,26 +403,44 @@ static const char *regex(struct emitter *E, struct expr *e)
 			    emit_c_literal(e->right->str), site);
 }
 
-/* C ? A : B; a string result is copied into a temporary on either branch. */
+static bool is_str_ternary(const struct expr *e)
+{
+	return e->kind == EXPR_TERNARY && e->type == TYPE_STRING;
+}
+
+/*
+ * C ? A : B; a string result is copied into a temporary on either branch,
+ * the one of the ternary around it for a ternary arm: a chain a ? "x" :
+ * b ? "y" : "z" writes its one temporary, never copies from one to the
+ * next (the copies left the BPF verifier states that differed by the
+ * buffer copied from, which it could not prune).
+ */
 static const char *ternary(struct emitter *E, struct expr *e)
 {
+	const char *into = E->str_into;
 	int known = e->cond->kind == EXPR_DEFINED ? emit_dwarf_defined(E, e->cond->left) : -1;
 
+	E->str_into = NULL;
 	if (known < 0 && e->cond->kind == EXPR_DEFINED)
 		known = emit_btf_defined(E, e->cond->left);
 	if (known >= 0)		/* @defined(@cast(...)->member) ? ... : ... */
 		return emit_expr(E, known ? e->left : e->right);
-	const char *c, *a, *b, *t;
+	const char *c, *a, *b, *t = NULL;
 	struct capture ca, cb;
 	bool str = e->type == TYPE_STRING;
 
 	c = emit_cond(E, e->cond);
+	if (str)
+		t = into ? into : emit_str_temp(E);
 	E->cf->indent++;
 	emit_capture_begin(E, &ca);
+	E->str_into = str && is_str_ternary(e->left) ? t : NULL;
 	a = emit_expr(E, e->left);
 	emit_capture_end(E, &ca);
 	emit_capture_begin(E, &cb);
+	E->str_into = str && is_str_ternary(e->right) ? t : NULL;
 	b = emit_expr(E, e->right);
+	E->str_into = NULL;
 	emit_capture_end(E, &cb);
 	E->cf->indent--;
 	if (!str && !ca.len && !cb.len) {
@@ -430,13 +448,16 @@ static const char *ternary(struct emitter *E, struct expr *e)
 		free(cb.buf);
 		return arena_printf("(%s ? %s : %s)", c, a, b);
 	}
-	t = str ? emit_str_temp(E) : emit_long_temp(E);
+	if (!str)
+		t = emit_long_temp(E);
 	emit_line(E, "if (%s) {", unparen(c));
 	emit_capture_put(E, &ca);
-	emit_line(E, str ? "\tstp_strcpy(%s, %s);" : "\t%s = %s;", t, a);
+	if (!str || strcmp(a, t))
+		emit_line(E, str ? "\tstp_strcpy(%s, %s);" : "\t%s = %s;", t, a);
 	emit_line(E, "} else {");
 	emit_capture_put(E, &cb);
-	emit_line(E, str ? "\tstp_strcpy(%s, %s);" : "\t%s = %s;", t, b);
+	if (!str || strcmp(b, t))
+		emit_line(E, str ? "\tstp_strcpy(%s, %s);" : "\t%s = %s;", t, b);
 	emit_line(E, "}");
 	return t;
 }

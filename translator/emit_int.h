@@ -191,6 +191,8 @@ struct emitter {
 	struct frame *frame;
 	struct cfunc *cf;
 	int side_effects;		/* stores and calls emitted so far */
+	const char *str_into;		/* the temporary a string ternary's arm that is a
+					   ternary writes its result to (ternary()) */
 	const char **slice_vals;	/* user foreach over a slice: the fixed keys */
 	int foreach_depth;		/* user foreach iterators open */
 	const char *foreach_its[16];
@@ -361,6 +363,14 @@ const char *emit_btf_chain(struct emitter *E, struct expr *e, const struct tp_ar
 /* The same of the 64-bit word WORD (a C expression), however it was read. */
 const char *emit_btf_chain_at(struct emitter *E, struct expr *e, const struct tp_arg *a,
 			      const char *word);
+/* The same of a struct or union (BTF type A->btf_id) at kernel address ADDR. */
+const char *emit_btf_record_at(struct emitter *E, struct expr *e, const struct tp_arg *a,
+			       const char *addr);
+/*
+ * $name$ or $name$$ (E->pretty) of a variable of BTF type ID, as $$vars$
+ * prints each: VAL is its value, or a struct's or union's address.
+ */
+const char *emit_btf_pretty_var(struct emitter *E, struct expr *e, int id, const char *val);
 const char *emit_btf_cast(struct emitter *E, struct expr *e);
 
 /* emit_flavour.c: CO-RE flavours of the kernel's structs for $var chains in BPF programs */
