@@ -68,6 +68,7 @@ static const struct {
 	{ "kernel.trace(s)", PROBE_TRACE },
 	{ "kernel.function(s)", PROBE_KFUNC },
 	{ "kernel.function(s).call", PROBE_KFUNC },
+	{ "kernel.function(s).inline", PROBE_KFUNC },
 	{ "kernel.function(s).return", PROBE_KFUNC },
 	{ "kernel.function(s).exported", PROBE_KFUNC },
 	{ "kernel.function(s).return.maxactive(n)", PROBE_KFUNC },
@@ -271,6 +272,7 @@ struct expand {
 	struct expr *cond;		/* conditions so far, not yet copied */
 	bool optional;
 	bool reported;			/* an error about the current point was printed */
+	bool elided;			/* the point probes nothing, as stap's, and said why */
 	const char *missing;		/* the first optional point's missing module, or NULL */
 };
 
@@ -700,6 +702,7 @@ static void keep_kernel_functions(struct expand *x, struct vec *comps, struct ve
 	struct srcloc loc = probes_comp_named(comps, "function")->arg->loc;
 	bool ret = probes_comp_named(comps, "return") != NULL;
 	bool out_of_line = probes_comp_named(comps, "call") || probes_comp_named(comps, "exported");
+	bool inline_only = probes_comp_named(comps, "inline") != NULL;
 	struct hmap no_return = { .str_keys = true };
 	struct twice twice = { .syms = { .str_keys = true }, .names = "" };
 	char *names = "";
@@ -707,7 +710,8 @@ static void keep_kernel_functions(struct expand *x, struct vec *comps, struct ve
 	for (int i = 0; i < funcs->len; i++) {
 		struct kdwarf_func *f = VEC_AT(funcs, i);
 
-		if ((!x->sm->s->guru && kdwarf_blocklisted(f, ret)) || (f->inlined && out_of_line))
+		if ((!x->sm->s->guru && kdwarf_blocklisted(f, ret)) || (f->inlined && out_of_line) ||
+		    (!f->inlined && inline_only))
 			continue;
 		if (f->inlined && ret) {
 			if (!hmap_get(&no_return, f->name)) {
@@ -728,6 +732,16 @@ static void keep_kernel_functions(struct expand *x, struct vec *comps, struct ve
 			     twice.n, twice.names, twice.syms.len > 4 ? ", ..." : "");
 }
 
+/* A line in kernel.function("NAME@FILE:LINE") that no function is declared at. */
+static int elide_line(struct expand *x)
+{
+	diag_warning(x->orig->loc, "For probing a particular line, use a .statement() probe, "
+		     "not .function()");
+	x->elided = true;
+	x->sm->elided_points++;
+	return 0;
+}
+
 /*
  * kernel.function("PATTERN@FILE"): the functions declared in FILE (as
  * stap matches it, kdwarf.h), out-of-line and inline instances: one probe
@@ -735,7 +749,7 @@ static void keep_kernel_functions(struct expand *x, struct vec *comps, struct ve
  * for a PATTERN that BTF and kallsyms do not know (inline functions).
  */
 static int build_kfunc_file(struct expand *x, struct vec *comps, const char *name,
-			    const char *file)
+			    const char *file, int line)
 {
 	bool any_file = !file;	/* a name BTF and kallsyms do not have: 0 when DWARF has none */
 
@@ -752,6 +766,15 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 	if (!kdwarf_functions(name, file, &funcs))
 		return no_kernel_debuginfo(x, comps);
 	keep_kernel_functions(x, comps, &funcs, &keep);
+	for (int i = 0, j = 0; line && i <= keep.len; i++) {	/* declared at LINE */
+		if (i == keep.len) {
+			keep.len = j;
+			if (!j)
+				return elide_line(x);
+		} else if (((struct kdwarf_func *)VEC_AT(&keep, i))->line == line) {
+			VEC_AT(&keep, j++) = VEC_AT(&keep, i);
+		}
+	}
 	if (keep.len > KFUNC_MAX_EXPANSION)
 		return too_many(x, comps, str_arg(comps, "function"),
 				"kernel functions and inline instances");
@@ -776,6 +799,30 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 	return keep.len;
 }
 
+/* kprobe.function(...): by name, never by DWARF, as stap's. */
+static bool kprobe_family(struct vec *comps)
+{
+	return strcmp(((struct probe_comp *)VEC_AT(comps, 0))->name, "kprobe") == 0;
+}
+
+/* .inline where the pattern has no inline instance, or no DWARF says. */
+static int no_inline(struct expand *x, struct vec *comps, bool have_dwarf)
+{
+	struct srcloc loc = probes_comp_named(comps, "function")->arg->loc;
+
+	if (x->optional)
+		return 0;
+	if (have_dwarf)
+		sema_error(loc, x->sm, "no match for probe point '%s': the kernel's DWARF has no "
+			   "inline instance of '%s'", probes_point_text(comps),
+			   str_arg(comps, "function"));
+	else if (sema_error(loc, x->sm, "inline instances are known only from the kernel's "
+			    "debuginfo, and there is no vmlinux with DWARF for %s",
+			    sysroot_kernel_release()))
+		kdwarf_hint_install();
+	return -1;
+}
+
 /*
  * kernel.function("NAME"), module("M").function("NAME"), kprobe.function:
  * one probe per function a wildcard matches (probes_sys.h).
@@ -788,13 +835,35 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 	struct vec names = { 0 };
 	int n;
 
-	if (fn[strlen(name)] == '@')
-		return build_kfunc_file(x, comps, name, arena_strndup(fn + strlen(name) + 1,
-					strcspn(fn + strlen(name) + 1, ":")));
+	if (fn[strlen(name)] == '@') {
+		const char *file = fn + strlen(name) + 1;
+		size_t len = strcspn(file, ":+");
+
+		const char *at = file + len;
+		char *end;
+		long line = *at == ':' ? strtol(at + 1, &end, 10) : 0;
+
+		/*
+		 * ":N" where N is a function's declaration line (as -l and pp()
+		 * name it) is that function; any other line (":N", ":N-M", ":*",
+		 * "+N") probes nothing, as in stap 4.8, which -l ignores.
+		 */
+		if (*at && !x->sm->s->list_pattern && (line <= 0 || *end))
+			return elide_line(x);
+		return build_kfunc_file(x, comps, name, arena_strndup(file, len),
+					x->sm->s->list_pattern ? 0 : (int)line);
+	}
+	/*
+	 * kernel.function("PATTERN") where the kernel's DWARF is installed: as
+	 * stap resolves it, "NAME@FILE:LINE" points and inline instances too;
+	 * BTF and kallsyms alone for names DWARF has not (assembly).
+	 */
+	if (*name && !mod && !kprobe_family(comps) && kdwarf_vmlinux(&want) &&
+	    (n = build_kfunc_file(x, comps, name, NULL, 0)) != 0)
+		return n;
+	if (probes_comp_named(comps, "inline"))
+		return no_inline(x, comps, kdwarf_vmlinux(&want) != NULL);
 	n = *name ? sys_kernel_functions(mod, name, &names, &similar) : 0;
-	if (!n && *name && !mod && kdwarf_vmlinux(&want) &&
-	    (n = build_kfunc_file(x, comps, name, NULL)) != 0)
-		return n;	/* inline instances, which only DWARF knows */
 
 	if (!n) {
 		if (x->optional && mod && !x->missing && !kmodfile_path(mod))
@@ -1415,8 +1484,9 @@ static int expand_point(struct expand *x, struct probe_point *pt)
 	x->optional = saved_opt || pt->optional;
 	x->reported = false;
 	x->cond = and_cond(saved_cond, pt->cond);
+	x->elided = false;
 	n = match_point(x, pt);
-	if (x->reported)
+	if (x->reported || (n == 0 && x->elided))
 		;	/* said already */
 	else if (n < 0 && !x->optional)
 		no_match(x, pt);

@@ -363,7 +363,8 @@ struct program *sema_elaborate(struct session *s, struct stapfile *script)
 	for (int i = 0; i < script->probes.len; i++)
 		probes_derive(sm, VEC_AT(&script->probes, i));
 	if (!sm->prog->probes.len && diag_error_count() == errors)
-		diag_error((struct srcloc){ 0 }, script->probes.len
+		diag_error((struct srcloc){ 0 }, sm->elided_points ? "no probes found"
+			   : script->probes.len
 			   ? "no probes left: every probe point was optional and matched nothing"
 			   : "the script has no probes");
 	resolve_all(sm);

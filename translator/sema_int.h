@@ -69,6 +69,7 @@ struct sema {
 	struct session *s;
 	struct program *prog;
 	struct stapfile *script;
+	int elided_points;		/* points that probe nothing, as stap's (warned) */
 
 	bool library_loaded;		/* the tapset path was scanned */
 	struct vec libfiles;		/* struct libfile *: every tapset file, in path order */

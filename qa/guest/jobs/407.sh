@@ -9,6 +9,7 @@
 #     (trace) kprobe there, which pmstap says at pass 3;
 #   - file_ppos (inlined into ksys_read and others), with both runtimes:
 #     its $file is the $file that vfs_read gets next in the same thread;
+#     the same with .inline, which keeps the inline instances alone;
 #   - finish_task_switch, out of line only as the clone
 #     finish_task_switch.isra.0 (so not in BTF), with both runtimes: its
 #     $prev, from DWARF at the clone's entry, is the task that
@@ -86,9 +87,14 @@ echo "status ${PIPESTATUS[0]}"
 echo "context_switch, kernel runtime:"
 $PMSTAP --runtime=kernel "$tmp/cs.stp" -c "sh -c '$work'"
 echo "status $?"
+sed 's/kernel.function("file_ppos")/kernel.function("file_ppos").inline/' "$tmp/ppos.stp" \
+	>"$tmp/ppos_inline.stp"
 for rt in bpf kernel; do
 	echo "file_ppos, $rt runtime:"
 	$PMSTAP --runtime=$rt "$tmp/ppos.stp" -c "$QA_BIN/read_sizes 1x20 100x5"
+	echo "status $?"
+	echo "file_ppos.inline (its inline instances alone), $rt runtime:"
+	$PMSTAP --runtime=$rt "$tmp/ppos_inline.stp" -c "$QA_BIN/read_sizes 1x20 100x5"
 	echo "status $?"
 	echo "finish_task_switch, $rt runtime:"
 	$PMSTAP --runtime=$rt "$tmp/fts.stp" -c "sh -c '$work'"
