@@ -733,11 +733,10 @@ bool dwarf_frame_base_ops(Dwarf_Die *func, uint64_t pc, Dwarf_Op **ops, size_t *
 	       dwarf_getlocation_addr(&a, pc, ops, n, 1) > 0;
 }
 
-bool dwarf_cfa_ops(struct dwarf_file *f, uint64_t pc, Dwarf_Op **ops, size_t *n)
+bool dwarf_cfi_cfa_ops(Dwarf_CFI *const *cfis, int ncfis, uint64_t pc, Dwarf_Op **ops,
+		       size_t *n)
 {
-	Dwarf_CFI *cfis[2] = { f->eh_cfi, f->dbg_cfi };
-
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < ncfis; i++) {
 		Dwarf_Frame *fr;
 
 		if (cfis[i] && dwarf_cfi_addrframe(cfis[i], pc, &fr) == 0) {
@@ -750,6 +749,13 @@ bool dwarf_cfa_ops(struct dwarf_file *f, uint64_t pc, Dwarf_Op **ops, size_t *n)
 		}
 	}
 	return false;
+}
+
+bool dwarf_cfa_ops(struct dwarf_file *f, uint64_t pc, Dwarf_Op **ops, size_t *n)
+{
+	Dwarf_CFI *cfis[2] = { f->eh_cfi, f->dbg_cfi };
+
+	return dwarf_cfi_cfa_ops(cfis, 2, pc, ops, n);
 }
 
 /* ---- locations: into C ---- */

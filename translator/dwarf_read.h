@@ -102,7 +102,10 @@ int dwarf_var_ops(Dwarf_Die *var, uint64_t pc, Dwarf_Op **ops, size_t *n,
 		  int64_t *const_value, const char **why);
 /* FUNC's DW_AT_frame_base at PC; false when it has none there. */
 bool dwarf_frame_base_ops(Dwarf_Die *func, uint64_t pc, Dwarf_Op **ops, size_t *n);
-/* The canonical frame address at PC as a location expression, from the CFI. */
+/* The canonical frame address at PC from the first of CFIS that describes it. */
+bool dwarf_cfi_cfa_ops(Dwarf_CFI *const *cfis, int ncfis, uint64_t pc, Dwarf_Op **ops,
+		       size_t *n);
+/* The same from F's .eh_frame, then its .debug_frame. */
 bool dwarf_cfa_ops(struct dwarf_file *f, uint64_t pc, Dwarf_Op **ops, size_t *n);
 
 /* What a translated location needs from its surroundings. */

@@ -414,6 +414,52 @@ const char *emit_btf_chain_at(struct emitter *E, struct expr *e, const struct tp
 	return walk_chain(E, e, &w);
 }
 
+const char *emit_btf_record_at(struct emitter *E, struct expr *e, const struct tp_arg *a,
+			       const char *addr)
+{
+	struct walk w = { .val = addr, .type = btf_strip((uint32_t)a->btf_id) };
+
+	if (!btf_index_load()) {
+		emit_unsupported(E, e->loc, "member chains without the kernel's BTF", NULL);
+		return "0";
+	}
+	if (!e->comps.len && !e->addr_of && !e->pretty) {
+		emit_unsupported(E, e->loc, arena_printf("'%s' as a number: it is a %s (name a "
+							 "member, or print it with '%s$')", e->name,
+							 btf_type_c((int)w.type), e->name), NULL);
+		return "0";
+	}
+	if (!(E->kmod && !e->pretty)) {	/* BPF, or printing: the object as a C lvalue */
+		w.ctype = arena_printf("%s *", btf_type_c((int)w.type));
+		w.lv = arena_printf("(*(%s)(long)(%s))", w.ctype, addr);
+	}
+	return walk_chain(E, e, &w);
+}
+
+const char *emit_btf_pretty_var(struct emitter *E, struct expr *e, int id, const char *val)
+{
+	uint32_t t = btf_strip((uint32_t)id), to;
+	struct tp_arg a = { e->name + 1, id, btf_type_c(id) };
+
+	if (btf_is_record(t))
+		return emit_btf_record_at(E, e, &a, val);
+	if (btf_kind(t) != BTF_KIND_PTR)
+		return pretty_number(E, arena_printf("(int64_t)(%s)(%s)", btf_type_c(id), val),
+				     btf_is_signed(t));
+	if (is_char_pointer(t))
+		return pretty_chars(E, arena_printf("(int64_t)(%s)", val));
+	to = btf_strip(type_at(t)->type);
+	if (!to || btf_kind(to) == BTF_KIND_FUNC_PROTO || btf_kind(to) == BTF_KIND_PTR) {
+		struct emit_pretty p = { .E = E, .lit = "" };
+
+		emit_pretty_put(&p, "0x%016llx", arena_printf("(int64_t)(%s)", val), false);
+		return emit_pretty_text(&p);
+	}
+	a.btf_id = (int)to;	/* what it points to, as stap prints a pointer */
+	a.ctype = btf_type_c((int)to);
+	return emit_btf_record_at(E, e, &a, val);
+}
+
 /* The bytes of BTF type ID, 0 when it has no size. */
 static uint64_t type_size(uint32_t id, int depth)
 {

@@ -182,11 +182,39 @@ static void add_hex(struct vec *pieces, const char *name, const char *val)
 	vec_push(pieces, p);
 }
 
+/*
+ * $$parms$ and $$parms$$ (and $$vars$): each parameter as its $name$
+ * prints it (emit_btf_pretty_var()); a struct passed by value is left
+ * out, as from $$parms.
+ */
+static const char *pretty_parms(struct emitter *E, struct expr *e, const struct vec *params)
+{
+	struct emit_pretty p = { .E = E, .lit = "" };
+	int n = 0;
+
+	for (int i = 0; i < params->len; i++) {
+		struct tp_arg *a = VEC_AT(params, i);
+		struct expr ve = *e;
+
+		if (btf_is_record(btf_strip((uint32_t)a->btf_id)))
+			continue;
+		ve.name = arena_printf("$%s", a->name);
+		ve.comps = (struct vec){ 0 };
+		ve.addr_of = false;
+		emit_pretty_lit(&p, arena_printf("%s%s=", n++ ? " " : "", a->name));
+		emit_pretty_put(&p, "%s", emit_btf_pretty_var(E, &ve, a->btf_id,
+				slot_value(E, param_slot(params, i), (uint32_t)a->btf_id)), true);
+	}
+	return emit_pretty_text(&p);
+}
+
 /* $$parms and $$vars: "name=0x..." for each parameter, as stap prints them. */
-static const char *parms(struct emitter *E, const struct vec *params)
+static const char *parms(struct emitter *E, struct expr *e, const struct vec *params)
 {
 	struct vec pieces = { 0 };
 
+	if (e->pretty)
+		return pretty_parms(E, e, params);
 	for (int i = 0; i < params->len; i++) {
 		struct tp_arg *a = VEC_AT(params, i);
 
@@ -268,6 +296,34 @@ static void add_lit(struct vec *pieces, const char *name, const char *text)
 }
 
 /*
+ * $$vars$ and $$vars$$ there: each variable as its $name$ prints it, typed
+ * with BTF; "name=?" where the point has no location for it, or BTF no
+ * type (an array).
+ */
+static const char *pretty_context_vars(struct emitter *E, struct expr *e, struct vec *vars)
+{
+	struct emit_pretty p = { .E = E, .lit = "" };
+
+	for (int i = 0; i < vars->len; i++) {
+		struct kdwarf_var *v = VEC_AT(vars, i);
+		struct expr ve = *e;
+		int id = kdwarf_var_btf(v->off);
+		const char *val, *why;
+
+		emit_pretty_lit(&p, arena_printf("%s%s=", i ? " " : "", v->name));
+		ve.name = arena_printf("$%s", v->name);
+		ve.comps = (struct vec){ 0 };
+		ve.addr_of = false;
+		if (id < 0 || !kdwarf_var_value(v->off, E->dp->addr, "ctx", kernel_word, E,
+						btf_is_record(btf_strip((uint32_t)id)), &val, &why))
+			emit_pretty_lit(&p, "?");
+		else
+			emit_pretty_put(&p, "%s", emit_btf_pretty_var(E, &ve, id, val), true);
+	}
+	return emit_pretty_text(&p);
+}
+
+/*
  * $$vars, $$parms, $$locals at an inline instance or a statement that
  * DWARF describes, as stap 4.8 writes them: "name=0x..." for a value,
  * "name={...}" for a struct, "name=[...]" for an array, "name=?" for a
@@ -280,13 +336,16 @@ static const char *inline_context_vars(struct emitter *E, struct expr *e)
 	uint64_t pc = dp->kind == PROBE_KSTATEMENT ? dp->addr : 0;
 
 	kdwarf_context_vars(dp->kfunc_die, pc, e->name + 2, &vars);
+	if (e->pretty)
+		return pretty_context_vars(E, e, &vars);
 	for (int i = 0; i < vars.len; i++) {
 		struct kdwarf_var *v = VEC_AT(&vars, i);
 		const char *word, *why;
 
 		if (v->shape != 'v')
 			add_lit(&pieces, v->name, v->shape == '{' ? "{...}" : "[...]");
-		else if (!kdwarf_var_value(v->off, dp->addr, "ctx", kernel_word, E, &word, &why))
+		else if (!kdwarf_var_value(v->off, dp->addr, "ctx", kernel_word, E, false, &word,
+					   &why))
 			add_lit(&pieces, v->name, "?");
 		else
 			add_hex(&pieces, v->name, sized_word(word, v->bytes, v->is_signed));
@@ -298,6 +357,7 @@ static const char *inline_target(struct emitter *E, struct expr *e)
 {
 	struct derived_probe *dp = E->dp;
 	const char *word, *why = "";
+	bool record = false;
 	int id;
 
 	if (e->name[1] == '$')
@@ -305,11 +365,16 @@ static const char *inline_target(struct emitter *E, struct expr *e)
 
 	if (!kdwarf_param_btf(dp->kfunc_die, dp->kind == PROBE_KSTATEMENT ? dp->addr : 0,
 			      e->name + 1, &id, &why) ||
-	    !kdwarf_param_value(dp->kfunc_die, dp->addr, e->name + 1, "ctx", kernel_word, E, &word,
-				&why)) {
+	    !kdwarf_param_value(dp->kfunc_die, dp->addr, e->name + 1, "ctx", kernel_word, E,
+				(record = btf_is_record(btf_strip((uint32_t)id))), &word, &why)) {
 		emit_unsupported(E, e->loc, arena_printf("'%s' at %s (%s)", e->name, dp->point, why),
 				 NULL);
 		return e->type == TYPE_STRING ? "\"\"" : "0";
+	}
+	if (record) {
+		struct tp_arg a = { e->name + 1, id, btf_type_c(id) };
+
+		return emit_btf_record_at(E, e, &a, word);
 	}
 	return typed_word(E, e, e->name + 1, id, word);
 }
@@ -333,7 +398,7 @@ const char *emit_kprobe_target(struct emitter *E, struct expr *e)
 		return snprintf_pieces(E, &pieces);
 	}
 	if (e->name[1] == '$')
-		return strcmp(e->name, "$$locals") == 0 ? snprintf_pieces(E, &none) : parms(E, params);
+		return strcmp(e->name, "$$locals") == 0 ? snprintf_pieces(E, &none) : parms(E, e, params);
 	if (!strcmp(e->name, "$return")) {
 		if (dp->kfunc_kprobe)
 			return e->pretty ? pretty_long(E, "(int64_t)ctx->ax", true) : "(int64_t)ctx->ax";

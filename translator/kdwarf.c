@@ -675,6 +675,15 @@ static int btf_of(Dwarf_Die *type)
 	}
 }
 
+int kdwarf_var_btf(uint64_t var)
+{
+	Dwarf_Die v, type;
+
+	if (!dw || !dwarf_offdie(dw, var, &v) || !dwarf_type_of(&v, &type))
+		return -1;
+	return btf_of(&type);
+}
+
 bool kdwarf_param_btf(uint64_t die, uint64_t pc, const char *name, int *btf_id,
 		      const char **why)
 {
@@ -695,10 +704,39 @@ bool kdwarf_param_btf(uint64_t die, uint64_t pc, const char *name, int *btf_id,
 	return true;
 }
 
+/*
+ * The frame base of the function whose code PC is (an inline instance's
+ * is its caller's) and the canonical frame address there, from
+ * vmlinux's .debug_frame: what DW_OP_fbreg and DW_OP_call_frame_cfa need.
+ */
+static void frame_env(uint64_t pc, struct dwarf_loc_env *env)
+{
+	static Dwarf_CFI *cfi;
+	Dwarf_Die cu, *scopes = NULL, *fn;
+	Dwarf_Op *ops;
+	size_t n;
+	int nscopes;
+
+	if (!cfi)
+		cfi = dwarf_getcfi(dw);
+	if (dwarf_cfi_cfa_ops(&cfi, 1, pc, &ops, &n)) {
+		env->cfa = ops;
+		env->ncfa = n;
+	}
+	if (!dwarf_addrdie(dw, pc, &cu) || (nscopes = dwarf_getscopes(&cu, pc, &scopes)) <= 0)
+		return;
+	fn = dwarf_scopes_function(scopes, nscopes);
+	if (fn && dwarf_frame_base_ops(fn, pc, &ops, &n)) {
+		env->fb = ops;
+		env->nfb = n;
+	}
+	free(scopes);
+}
+
 /* Variable P's value at PC: see kdwarf_param_value(). */
 static bool var_value(Dwarf_Die *p, uint64_t pc, const char *regs,
 		      const char *(*deref)(void *arg, const char *addr, int size), void *arg,
-		      const char **c, const char **why)
+		      bool want_addr, const char **c, const char **why)
 {
 	struct dwarf_loc_env env = { .regs = regs, .deref = deref, .arg = arg, .bias = "0" };
 	struct dwarf_loc loc;
@@ -707,23 +745,28 @@ static bool var_value(Dwarf_Die *p, uint64_t pc, const char *regs,
 	int64_t k;
 	int r = dwarf_var_ops(p, pc, &ops, &n, &k, why);
 
-	if (r == 2) {
+	if (r == 2 && want_addr)
+		*why = "it is a constant, not in memory";
+	if (r == 2 && !want_addr)
 		*c = arena_printf("%lldLL", (long long)k);
-		return true;
-	}
-	if (r <= 0)
-		return false;
+	if (r != 1)
+		return r == 2 && !want_addr;
+	frame_env(pc, &env);
 	if (!dwarf_loc_translate(ops, n, &env, &loc)) {
 		*why = arena_strdup(loc.err);
 		return false;
 	}
-	*c = loc.is_value ? loc.c : deref(arg, loc.c, 8);
+	if (want_addr && loc.is_value) {
+		*why = "it is kept in registers, not in memory";
+		return false;
+	}
+	*c = want_addr || loc.is_value ? loc.c : deref(arg, loc.c, 8);
 	return true;
 }
 
 bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char *regs,
 			const char *(*deref)(void *arg, const char *addr, int size), void *arg,
-			const char **c, const char **why)
+			bool want_addr, const char **c, const char **why)
 {
 	Dwarf_Die p;
 
@@ -731,7 +774,27 @@ bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char 
 		*why = arena_printf("no parameter '%s'", name);
 		return false;
 	}
-	return var_value(&p, pc, regs, deref, arg, c, why);
+	return var_value(&p, pc, regs, deref, arg, want_addr, c, why);
+}
+
+static const char *no_read(void *arg, const char *addr, int size)
+{
+	(void)arg;
+	(void)addr;
+	(void)size;
+	return "0";
+}
+
+bool kdwarf_param_readable(uint64_t die, uint64_t pc, const char *name, const char **why)
+{
+	Dwarf_Die p;
+	const char *c;
+
+	if (!instance_param_at(die, name, 0, pc, &p)) {
+		*why = arena_printf("no parameter '%s'", name);
+		return false;
+	}
+	return var_value(&p, pc, "ctx", no_read, NULL, false, &c, why);
 }
 
 void kdwarf_context_vars(uint64_t die, uint64_t pc, const char *which, struct vec *out)
@@ -764,7 +827,7 @@ void kdwarf_context_vars(uint64_t die, uint64_t pc, const char *which, struct ve
 
 bool kdwarf_var_value(uint64_t var, uint64_t pc, const char *regs,
 		      const char *(*deref)(void *arg, const char *addr, int size), void *arg,
-		      const char **c, const char **why)
+		      bool want_addr, const char **c, const char **why)
 {
 	Dwarf_Die p;
 
@@ -772,5 +835,5 @@ bool kdwarf_var_value(uint64_t var, uint64_t pc, const char *regs,
 		*why = "no such DIE";
 		return false;
 	}
-	return var_value(&p, pc, regs, deref, arg, c, why);
+	return var_value(&p, pc, regs, deref, arg, want_addr, c, why);
 }

@@ -94,11 +94,13 @@ bool kdwarf_param_btf(uint64_t die, uint64_t pc, const char *name, int *btf_id,
  * local variable in scope there too) as a C expression
  * over the struct pt_regs pointer REGS: its DWARF location translated
  * (dwarf_read.h), DEREF(ARG, address, size) writing what reads kernel
- * memory; false with *WHY (optimized out, a location on the stack frame).
+ * memory; false with *WHY (optimized out, a location the CFI does not
+ * describe).  WANT_ADDR: its address instead (a struct's), false when it
+ * is not in memory.
  */
 bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char *regs,
 			const char *(*deref)(void *arg, const char *addr, int size), void *arg,
-			const char **c, const char **why);
+			bool want_addr, const char **c, const char **why);
 
 /* A variable of $$vars: its name, its DIE, what it holds. */
 struct kdwarf_var {
@@ -120,10 +122,20 @@ struct kdwarf_var {
  */
 void kdwarf_context_vars(uint64_t die, uint64_t pc, const char *which, struct vec *out);
 
+/*
+ * Whether kdwarf_param_value() can read parameter (or variable) NAME at
+ * PC: false with *WHY where its location is not there or cannot be
+ * translated (optimized out, a value on entry only), which makes
+ * @defined($NAME) false there, as in stap.
+ */
+bool kdwarf_param_readable(uint64_t die, uint64_t pc, const char *name, const char **why);
+
 /* Variable VAR's (a struct kdwarf_var's off) value at PC: as kdwarf_param_value(). */
 bool kdwarf_var_value(uint64_t var, uint64_t pc, const char *regs,
 		      const char *(*deref)(void *arg, const char *addr, int size), void *arg,
-		      const char **c, const char **why);
+		      bool want_addr, const char **c, const char **why);
+/* The BTF type of variable VAR, -1 when BTF has none (an array). */
+int kdwarf_var_btf(uint64_t var);
 
 /*
  * The functions of kernel module file PATH (a .ko), in its .text, into

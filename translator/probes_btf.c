@@ -873,8 +873,8 @@ static bool chain_type(int id, struct expr *e, char **why, const char **near)
  * $param... at an inline instance, or at the entry of a function BTF does
  * not describe that DWARF found (a clone: "foo.isra.0"): its DWARF
  * parameter, typed with BTF (kdwarf.h); $$vars, $$parms and $$locals as
- * stap lists them; not $return (stap has no .return of an inline either),
- * nor yet $$vars$.
+ * stap lists them, formatted too; not $return (stap has no .return of an
+ * inline either).
  */
 static bool inline_target_type(const struct derived_probe *dp, struct expr *e, char **why,
 			       const char **near)
@@ -882,18 +882,10 @@ static bool inline_target_type(const struct derived_probe *dp, struct expr *e, c
 	const char *w = NULL;
 	int id;
 
-	if (e->name[1] == '$' && !e->pretty && (!strcmp(e->name, "$$vars") ||
+	if (e->name[1] == '$' && (!strcmp(e->name, "$$vars") ||
 	    !strcmp(e->name, "$$parms") || !strcmp(e->name, "$$locals"))) {
 		e->type = TYPE_STRING;
 		return true;
-	}
-	if (e->name[1] == '$' && e->pretty && strcmp(e->name, "$$return")) {
-		*why = arena_printf("'%s%s' is not available at '%s'%s: its variables print there "
-				    "only unformatted, as '%s'", e->name, e->pretty == 2 ? "$$" : "$",
-				    dp->point, dp->kfunc_inline
-				    ? arena_printf(", an inline instance of '%s'", dp->function) : "",
-				    e->name);
-		return false;
 	}
 	if (e->name[1] == '$' || !strcmp(e->name, "$return")) {
 		*why = arena_printf("'%s' is not available at '%s'%s: only its parameters "
@@ -903,7 +895,8 @@ static bool inline_target_type(const struct derived_probe *dp, struct expr *e, c
 		return false;
 	}
 	if (!kdwarf_param_btf(dp->kfunc_die, dp->kind == PROBE_KSTATEMENT ? dp->addr : 0,
-			      e->name + 1, &id, &w)) {
+			      e->name + 1, &id, &w) ||
+	    !kdwarf_param_readable(dp->kfunc_die, dp->addr, e->name + 1, &w)) {
 		*why = arena_printf("'%s' is not available at '%s': %s", e->name, dp->point, w);
 		return false;
 	}
