@@ -182,6 +182,17 @@ static void add_hex(struct vec *pieces, const char *name, const char *val)
 	vec_push(pieces, p);
 }
 
+/* $NAME as a bare variable of expression E's kind: no members, no '&'. */
+static struct expr bare_var(const struct expr *e, const char *name)
+{
+	struct expr ve = *e;
+
+	ve.name = arena_printf("$%s", name);
+	ve.comps = (struct vec){ 0 };
+	ve.addr_of = false;
+	return ve;
+}
+
 /*
  * $$parms$ and $$parms$$ (and $$vars$): each parameter as its $name$
  * prints it (emit_btf_pretty_var()); a struct passed by value is left
@@ -194,13 +205,10 @@ static const char *pretty_parms(struct emitter *E, struct expr *e, const struct 
 
 	for (int i = 0; i < params->len; i++) {
 		struct tp_arg *a = VEC_AT(params, i);
-		struct expr ve = *e;
+		struct expr ve = bare_var(e, a->name);
 
 		if (btf_is_record(btf_strip((uint32_t)a->btf_id)))
 			continue;
-		ve.name = arena_printf("$%s", a->name);
-		ve.comps = (struct vec){ 0 };
-		ve.addr_of = false;
 		emit_pretty_lit(&p, arena_printf("%s%s=", n++ ? " " : "", a->name));
 		emit_pretty_put(&p, "%s", emit_btf_pretty_var(E, &ve, a->btf_id,
 				slot_value(E, param_slot(params, i), (uint32_t)a->btf_id)), true);
@@ -306,14 +314,11 @@ static const char *pretty_context_vars(struct emitter *E, struct expr *e, struct
 
 	for (int i = 0; i < vars->len; i++) {
 		struct kdwarf_var *v = VEC_AT(vars, i);
-		struct expr ve = *e;
+		struct expr ve = bare_var(e, v->name);
 		int id = kdwarf_var_btf(v->off);
 		const char *val, *why;
 
 		emit_pretty_lit(&p, arena_printf("%s%s=", i ? " " : "", v->name));
-		ve.name = arena_printf("$%s", v->name);
-		ve.comps = (struct vec){ 0 };
-		ve.addr_of = false;
 		if (id < 0 || !kdwarf_var_value(v->off, E->dp->addr, "ctx", kernel_word, E,
 						btf_is_record(btf_strip((uint32_t)id)), &val, &why))
 			emit_pretty_lit(&p, "?");

@@ -711,26 +711,37 @@ bool kdwarf_param_btf(uint64_t die, uint64_t pc, const char *name, int *btf_id,
  */
 static void frame_env(uint64_t pc, struct dwarf_loc_env *env)
 {
+	/* the last point's: a probe's variables (and $$vars's) are all at one pc */
+	static struct dwarf_loc_env last;
+	static uint64_t last_pc;
 	static Dwarf_CFI *cfi;
 	Dwarf_Die cu, *scopes = NULL, *fn;
 	Dwarf_Op *ops;
 	size_t n;
 	int nscopes;
 
-	if (!cfi)
-		cfi = dwarf_getcfi(dw);
-	if (dwarf_cfi_cfa_ops(&cfi, 1, pc, &ops, &n)) {
-		env->cfa = ops;
-		env->ncfa = n;
+	if (pc != last_pc) {
+		last = (struct dwarf_loc_env){ 0 };
+		last_pc = pc;
+		if (!cfi)
+			cfi = dwarf_getcfi(dw);
+		if (dwarf_cfi_cfa_ops(&cfi, 1, pc, &ops, &n)) {
+			last.cfa = ops;
+			last.ncfa = n;
+		}
+		if (dwarf_addrdie(dw, pc, &cu) && (nscopes = dwarf_getscopes(&cu, pc, &scopes)) > 0) {
+			fn = dwarf_scopes_function(scopes, nscopes);
+			if (fn && dwarf_frame_base_ops(fn, pc, &ops, &n)) {
+				last.fb = ops;
+				last.nfb = n;
+			}
+			free(scopes);
+		}
 	}
-	if (!dwarf_addrdie(dw, pc, &cu) || (nscopes = dwarf_getscopes(&cu, pc, &scopes)) <= 0)
-		return;
-	fn = dwarf_scopes_function(scopes, nscopes);
-	if (fn && dwarf_frame_base_ops(fn, pc, &ops, &n)) {
-		env->fb = ops;
-		env->nfb = n;
-	}
-	free(scopes);
+	env->cfa = last.cfa;
+	env->ncfa = last.ncfa;
+	env->fb = last.fb;
+	env->nfb = last.nfb;
 }
 
 /* Variable P's value at PC: see kdwarf_param_value(). */
@@ -787,14 +798,9 @@ static const char *no_read(void *arg, const char *addr, int size)
 
 bool kdwarf_param_readable(uint64_t die, uint64_t pc, const char *name, const char **why)
 {
-	Dwarf_Die p;
 	const char *c;
 
-	if (!instance_param_at(die, name, 0, pc, &p)) {
-		*why = arena_printf("no parameter '%s'", name);
-		return false;
-	}
-	return var_value(&p, pc, "ctx", no_read, NULL, false, &c, why);
+	return kdwarf_param_value(die, pc, name, "ctx", no_read, NULL, false, &c, why);
 }
 
 void kdwarf_context_vars(uint64_t die, uint64_t pc, const char *which, struct vec *out)

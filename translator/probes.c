@@ -272,7 +272,6 @@ struct expand {
 	struct expr *cond;		/* conditions so far, not yet copied */
 	bool optional;
 	bool reported;			/* an error about the current point was printed */
-	bool elided;			/* the point probes nothing, as stap's, and said why */
 	const char *missing;		/* the first optional point's missing module, or NULL */
 };
 
@@ -593,6 +592,12 @@ static void module_site(struct derived_probe *dp, const char *mod, const char *n
 	}
 }
 
+/* kprobe.function(...): by name, never by DWARF, as stap's. */
+static bool kprobe_family(struct vec *comps)
+{
+	return strcmp(((struct probe_comp *)VEC_AT(comps, 0))->name, "kprobe") == 0;
+}
+
 /* A probe on kernel function NAME; SPELLED (or NULL) replaces function("...")'s argument. */
 static struct derived_probe *kfunc_probe(struct expand *x, struct vec *comps, const char *name,
 					 const char *spelled)
@@ -612,8 +617,8 @@ static struct derived_probe *kfunc_probe(struct expand *x, struct vec *comps, co
 		dp->kfunc_untyped = arena_printf("the %s runtime's programs know vmlinux's types "
 						 "only; --runtime=kernel reads module %s's BTF",
 						 x->sm->s->runtime, mod);
-	dp->kfunc_kprobe = strcmp(((struct probe_comp *)VEC_AT(comps, 0))->name, "kprobe") == 0 ||
-			   dp->kfunc_untyped || !btf_kfunc(dp->kfunc, &params, &ret);
+	dp->kfunc_kprobe = kprobe_family(comps) || dp->kfunc_untyped ||
+			   !btf_kfunc(dp->kfunc, &params, &ret);
 	if (mod)
 		module_site(dp, mod, name);
 	return dp;
@@ -737,7 +742,6 @@ static int elide_line(struct expand *x)
 {
 	diag_warning(x->orig->loc, "For probing a particular line, use a .statement() probe, "
 		     "not .function()");
-	x->elided = true;
 	x->sm->elided_points++;
 	return 0;
 }
@@ -766,14 +770,15 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 	if (!kdwarf_functions(name, file, &funcs))
 		return no_kernel_debuginfo(x, comps);
 	keep_kernel_functions(x, comps, &funcs, &keep);
-	for (int i = 0, j = 0; line && i <= keep.len; i++) {	/* declared at LINE */
-		if (i == keep.len) {
-			keep.len = j;
-			if (!j)
-				return elide_line(x);
-		} else if (((struct kdwarf_func *)VEC_AT(&keep, i))->line == line) {
-			VEC_AT(&keep, j++) = VEC_AT(&keep, i);
-		}
+	if (line) {	/* the functions declared at LINE */
+		int j = 0;
+
+		for (int i = 0; i < keep.len; i++)
+			if (((struct kdwarf_func *)VEC_AT(&keep, i))->line == line)
+				VEC_AT(&keep, j++) = VEC_AT(&keep, i);
+		keep.len = j;
+		if (!j)
+			return elide_line(x);
 	}
 	if (keep.len > KFUNC_MAX_EXPANSION)
 		return too_many(x, comps, str_arg(comps, "function"),
@@ -797,12 +802,6 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 		return -1;
 	}
 	return keep.len;
-}
-
-/* kprobe.function(...): by name, never by DWARF, as stap's. */
-static bool kprobe_family(struct vec *comps)
-{
-	return strcmp(((struct probe_comp *)VEC_AT(comps, 0))->name, "kprobe") == 0;
 }
 
 /* .inline where the pattern has no inline instance, or no DWARF says. */
@@ -839,7 +838,6 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 	if (fn[strlen(name)] == '@') {
 		const char *file = fn + strlen(name) + 1;
 		size_t len = strcspn(file, ":+");
-
 		const char *at = file + len;
 		char *end;
 		long line = *at == ':' ? strtol(at + 1, &end, 10) : 0;
@@ -1488,14 +1486,14 @@ static int expand_point(struct expand *x, struct probe_point *pt)
 {
 	bool saved_opt = x->optional, saved_reported = x->reported;
 	struct expr *saved_cond = x->cond;
-	int n;
+	int n, elided;
 
 	x->optional = saved_opt || pt->optional;
 	x->reported = false;
 	x->cond = and_cond(saved_cond, pt->cond);
-	x->elided = false;
+	elided = x->sm->elided_points;
 	n = match_point(x, pt);
-	if (x->reported || (n == 0 && x->elided))
+	if (x->reported || (n == 0 && x->sm->elided_points > elided))
 		;	/* said already */
 	else if (n < 0 && !x->optional)
 		no_match(x, pt);

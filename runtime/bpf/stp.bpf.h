@@ -312,7 +312,7 @@ static __always_inline void stp_octal(char *dst, int64_t v, int alt)
 {
 	uint64_t u = (uint64_t)v, x = u | 1;
 	uint64_t n, skip, off = alt ? 1 : 0;
-	char digits[24];
+	char digits[22];
 
 	/*
 	 * Without a branch on V: a digit count the verifier knew exactly on
