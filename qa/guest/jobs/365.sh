@@ -1,4 +1,6 @@
-# 365: $$parms at entry and $$return at the return of a kernel function
+# 365: $$parms at entry and $$return at the return of a kernel function;
+# $$parms$ and $$parms$$ formatted (the peer script kp_parms_pretty, stap
+# 4.8's output there) with both runtimes
 cat >"$tmp/t.stp" <<'END'
 probe kernel.function("ksys_read") {
 	if ($fd == 42)
@@ -10,4 +12,10 @@ probe kernel.function("ksys_read").return {
 }
 END
 $PMSTAP "$tmp/t.stp" -c "$QA_BIN/read_sizes 5" | sed 's/buf=0x[0-9a-f]*/buf=ADDR/'
-exit ${PIPESTATUS[0]}
+rc=${PIPESTATUS[0]}
+for rt in bpf kernel; do
+	echo "kp_parms_pretty, $rt runtime:"
+	$PMSTAP --runtime=$rt "$REPO/qa/guest/peer/kp_parms_pretty.stp" -c "$QA_BIN/lseek_args 7 -5 1"
+	echo "status $?"
+done
+exit $rc
