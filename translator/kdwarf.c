@@ -157,13 +157,34 @@ static Dwarf_Addr entry_pc(Dwarf_Die *die)
 	return dwarf_ranges(die, 0, &base, &pc, &end) > 0 ? pc : 0;
 }
 
+/*
+ * Where DIE is declared: its decl file and line; an assembler function
+ * has none (GNU as 2.40 gives it a DIE with its name and code only), and
+ * stap names it by the line record at its entry, as here.
+ */
+static const char *decl_of(Dwarf_Die *die, Dwarf_Addr pc, int *line)
+{
+	const char *file = dwarf_decl_file(die);
+	Dwarf_Line *rec;
+	Dwarf_Die cu;
+
+	*line = 0;
+	if (file) {
+		dwarf_decl_line(die, line);
+		return file;
+	}
+	if (!pc || !dwarf_diecu(die, &cu, NULL, NULL) || !(rec = dwarf_getsrc_die(&cu, pc)))
+		return NULL;
+	dwarf_lineno(rec, line);
+	return dwarf_linesrc(rec, NULL, NULL);
+}
+
 static struct kdwarf_func *add(struct query *q, Dwarf_Addr pc, bool inlined)
 {
 	struct kdwarf_func *f = ARENA_NEW(struct kdwarf_func);
 
 	f->name = arena_strdup(dwarf_diename(q->func));
-	f->file = arena_strdup(dwarf_decl_file(q->func));
-	dwarf_decl_line(q->func, &f->line);
+	f->file = arena_strdup(decl_of(q->func, pc, &f->line));
 	f->entry = pc;
 	f->inlined = inlined;
 	vec_push(q->out, f);
@@ -198,15 +219,18 @@ static int take_function(Dwarf_Die *die, void *arg)
 	const char *name = dwarf_diename(die), *file;
 	Dwarf_Addr pc;
 
-	if (!name || fnmatch(q->name_pat, name, 0) != 0 || !(file = dwarf_decl_file(die)) ||
-	    (q->file_pat && !hmap_get(&q->files, file)))
+	int line;
+
+	if (!name || fnmatch(q->name_pat, name, 0) != 0)
 		return DWARF_CB_OK;
 	q->func = die;
 	if (dwarf_func_inline(die)) {
-		dwarf_func_inline_instances(die, take_instance, q);
+		if ((file = dwarf_decl_file(die)) && (!q->file_pat || hmap_get(&q->files, file)))
+			dwarf_func_inline_instances(die, take_instance, q);
 		return DWARF_CB_OK;
 	}
-	if (!(pc = entry_pc(die)) || hmap_get(&q->seen, (void *)(uintptr_t)pc))
+	if (!(pc = entry_pc(die)) || !(file = decl_of(die, pc, &line)) ||
+	    (q->file_pat && !hmap_get(&q->files, file)) || hmap_get(&q->seen, (void *)(uintptr_t)pc))
 		return DWARF_CB_OK;
 	hmap_put(&q->seen, (void *)(uintptr_t)pc, (void *)1);
 	add(q, pc, false)->die = dwarf_dieoffset(die);
@@ -453,18 +477,26 @@ bool kdwarf_ko_functions(const char *path, struct vec *names)
 }
 
 /* The function symbol whose code holds PC (the first of aliases), or NULL. */
-static const struct ksym *symbol_holding(uint64_t pc)
+/* vmlinux's function symbols, by address; false when there is no vmlinux. */
+static bool symbols(void)
 {
-	int lo = 0, hi = ksyms.len - 1, found = -1;
-
 	if (!dw_elf)
-		return NULL;
+		return false;
 	if (ksyms_generation != arena_generation()) {	/* a new translation: a new arena */
 		ksyms = (struct vec){ 0 };
 		ksyms_generation = arena_generation();
 	}
 	if (!ksyms.len)
 		load_symbols();
+	return true;
+}
+
+static const struct ksym *symbol_holding(uint64_t pc)
+{
+	int lo = 0, hi, found = -1;
+
+	if (!symbols())
+		return NULL;
 	hi = ksyms.len - 1;
 	while (lo <= hi) {		/* the last symbol at or below PC */
 		int mid = (lo + hi) / 2;
@@ -504,6 +536,42 @@ const char *kdwarf_symbol_holding(uint64_t pc, uint64_t *offset)
 	if (k)
 		*offset = pc - k->addr;
 	return k ? k->name : NULL;
+}
+
+void kdwarf_symtab_functions(const char *name_pat, const struct vec *dwarf, struct vec *out)
+{
+	struct hmap taken = { 0 };	/* addresses a DWARF function's symbol is at */
+
+	if (!symbols())
+		return;
+	for (int i = 0; i < dwarf->len; i++) {
+		const struct kdwarf_func *f = VEC_AT(dwarf, i);
+		Dwarf_Addr pc;
+		Dwarf_Die die;
+
+		if (!f->inlined && dwarf_offdie(dw, f->die, &die) && dwarf_entrypc(&die, &pc) == 0)
+			hmap_put(&taken, (void *)(uintptr_t)pc, (void *)1);
+	}
+	for (int i = 0; i < ksyms.len; i++) {
+		const struct ksym *k = VEC_AT(&ksyms, i);
+
+		if (k->name && has_function_name(k->name))
+			hmap_put(&taken, (void *)(uintptr_t)k->addr, (void *)1);
+	}
+	for (int i = 0; i < ksyms.len; i++) {
+		const struct ksym *k = VEC_AT(&ksyms, i);
+		struct kdwarf_func *f;
+
+		if (!k->name || fnmatch(name_pat, k->name, 0) != 0 ||
+		    hmap_get(&taken, (void *)(uintptr_t)k->addr))
+			continue;
+		hmap_put(&taken, (void *)(uintptr_t)k->addr, (void *)1);
+		f = ARENA_NEW(struct kdwarf_func);
+		f->name = k->name;
+		f->file = "";
+		f->entry = k->addr;
+		vec_push(out, f);
+	}
 }
 
 /* ---- stap's blocklist ---- */

@@ -44,6 +44,20 @@ const char *kdwarf_vmlinux(const char **want);
  */
 bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *out);
 
+/*
+ * The function symbols of vmlinux's .symtab that match NAME_PAT and are
+ * neither named as a function of the DWARF nor at the address of a symbol
+ * that is, nor where one of DWARF's out-of-line functions (of DWARF, the
+ * pattern's functions from kdwarf_functions()) has its DW_AT_low_pc or
+ * DW_AT_entry_pc: parts a function was split into ("vfs_get_tree.cold"),
+ * clones ("foo.constprop.0") whose DWARF has only address ranges, static
+ * call trampolines.  Into OUT (struct kdwarf_func *), once per address,
+ * FILE "" and LINE 0.  This is what stap 4.8 adds to a wildcard's DWARF
+ * functions (module_info::update_symtab(), query_module_symtab()), named
+ * without "@FILE".
+ */
+void kdwarf_symtab_functions(const char *name_pat, const struct vec *dwarf, struct vec *out);
+
 /* The hint after an error for want of kdwarf_vmlinux(): which file to install. */
 void kdwarf_hint_install(void);
 

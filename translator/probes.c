@@ -633,6 +633,12 @@ static struct srcloc file_part_loc(struct probe_comp *fc)
 	return loc;
 }
 
+/* More than one point may stand for, in a run: -l lists them all. */
+static bool over_limit(const struct expand *x, int n)
+{
+	return n > KFUNC_MAX_EXPANSION && !x->sm->s->list_pattern;
+}
+
 /* Too many functions for one point: say so, and how to see them. */
 static int too_many(struct expand *x, struct vec *comps, const char *what, const char *things)
 {
@@ -750,7 +756,9 @@ static int elide_line(struct expand *x)
  * kernel.function("PATTERN@FILE"): the functions declared in FILE (as
  * stap matches it, kdwarf.h), out-of-line and inline instances: one probe
  * each, its point "NAME@FILE:LINE" as stap lists it.  FILE NULL: any file,
- * for a PATTERN that BTF and kallsyms do not know (inline functions).
+ * for a PATTERN that BTF and kallsyms do not know (inline functions), and
+ * for a wildcard also the symbols DWARF has no function for, by name only
+ * (kdwarf_symtab_functions()), as stap adds them.
  */
 static int build_kfunc_file(struct expand *x, struct vec *comps, const char *name,
 			    const char *file, int line)
@@ -769,6 +777,13 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 	}
 	if (!kdwarf_functions(name, file, &funcs))
 		return no_kernel_debuginfo(x, comps);
+	if (!file && has_wildcard(name) && !probes_comp_named(comps, "inline")) {
+		struct vec syms = { 0 };
+
+		kdwarf_symtab_functions(name, &funcs, &syms);
+		for (int i = 0; i < syms.len; i++)
+			vec_push(&funcs, VEC_AT(&syms, i));
+	}
 	keep_kernel_functions(x, comps, &funcs, &keep);
 	if (line) {	/* the functions declared at LINE */
 		int j = 0;
@@ -780,13 +795,13 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 		if (!j)
 			return elide_line(x);
 	}
-	if (keep.len > KFUNC_MAX_EXPANSION)
+	if (over_limit(x, keep.len))
 		return too_many(x, comps, str_arg(comps, "function"),
 				"kernel functions and inline instances");
 	for (int i = 0; i < keep.len; i++) {
 		struct kdwarf_func *f = VEC_AT(&keep, i);
-		struct derived_probe *dp = kfunc_probe(x, comps, f->symbol, arena_printf(
-			"%s@%s:%d", f->name, f->file, f->line));
+		struct derived_probe *dp = kfunc_probe(x, comps, f->symbol, *f->file ? arena_printf(
+			"%s@%s:%d", f->name, f->file, f->line) : f->name);
 
 		dp->function = f->name;
 		dp->kfunc_inline = f->inlined;
@@ -890,7 +905,7 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 		}
 		return -1;
 	}
-	if (n > KFUNC_MAX_EXPANSION)
+	if (over_limit(x, n))
 		return too_many(x, comps, name, "kernel functions");
 	for (int i = 0; i < n; i++)
 		kfunc_probe(x, comps, VEC_AT(&names, i), has_wildcard(name) ? VEC_AT(&names, i) : NULL);
