@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define STP_META_VERSION 2
+#define STP_META_VERSION 3
 #define STP_META_SYMBOL "stp_meta"	/* dlsym() name of the struct stp_meta */
 #define STP_MAX_KEYS 9
 
@@ -218,6 +218,9 @@ struct stp_meta_limits {
 	int64_t ringbuf_bytes;
 };
 
+/* the prog array of split handlers' bodies (translator/emit_body.c) */
+#define STP_BODIES_MAP "stp_bodies"
+
 struct stp_meta {
 	int version;			/* STP_META_VERSION */
 	const char *script;		/* script name, e.g. "syscalls" from syscalls.stp */
@@ -237,6 +240,9 @@ struct stp_meta {
 	int nautoprint;
 	const struct stp_meta_counter *counters;
 	int ncounters;
+	const char *const *bodies;	/* the programs of prog array STP_BODIES_MAP, by slot
+					   (translator/emit_body.c): the runner fills it */
+	int nbodies;
 };
 
 /*

@@ -21,8 +21,8 @@
  * (probe_N's frame holds its prologue's other locals after them), so BODY
  * finds them where the prologue left them; BODY's temporaries follow in its
  * own frame, over the prologue's, which are dead by then.  The body
- * programs sit in the prog array stp_bodies; stp_body_of[probe] is the
- * slot of each split probe's body.
+ * programs sit in the prog array stp_bodies, which the runner fills from
+ * meta.bodies; stp_body_of[probe] is the slot of each split probe's body.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -190,18 +190,11 @@ void emit_body_decls(struct emitter *E, FILE *out)
 
 	if (!st->bodies.len)
 		return;
-	for (int i = 0; i < st->bodies.len; i++)
-		fprintf(out, "int probe_%d_body(void *ctx);\n",
-			((struct ebody *)VEC_AT(&st->bodies, i))->lead);
 	fprintf(out, "\n/* the bodies that split handlers jump to (emit_body.c) */\n"
 		"struct {\n\t__uint(type, BPF_MAP_TYPE_PROG_ARRAY);\n"
 		"\t__uint(max_entries, %d);\n\t__type(key, uint32_t);\n"
-		"\t__array(values, int (void *));\n} stp_bodies SEC(\".maps\") = {\n"
-		"\t.values = {", st->bodies.len);
-	for (int i = 0; i < st->bodies.len; i++)
-		fprintf(out, "%s\n\t\t[%d] = (void *)&probe_%d_body", i ? "," : "", i,
-			((struct ebody *)VEC_AT(&st->bodies, i))->lead);
-	fprintf(out, "\n\t},\n};\n\n/* each split probe's slot in stp_bodies */\n"
+		"\t__array(values, int (void *));\n} " STP_BODIES_MAP " SEC(\".maps\");\n", st->bodies.len);
+	fprintf(out, "\n/* each split probe's slot in " STP_BODIES_MAP " */\n"
 		"static const uint16_t stp_body_of[STP_NPROBES] SEC(\".rodata\") = {");
 	for (int i = 0; i < n; i++)
 		fprintf(out, "%s%s%d", i ? "," : "", i % 24 ? " " : "\n\t",
@@ -210,7 +203,34 @@ void emit_body_decls(struct emitter *E, FILE *out)
 		"/* run the probe's body: no return unless the jump fails (no program there) */\n"
 		"static __always_inline void stp_tail_body(void *ctx, struct context *c)\n{\n"
 		"\tuint32_t p = c->probe;\n\n"
-		"\tif (p < STP_NPROBES)\n\t\tbpf_tail_call(ctx, &stp_bodies, stp_body_of[p]);\n}\n\n");
+		"\tif (p < STP_NPROBES)\n\t\tbpf_tail_call(ctx, &" STP_BODIES_MAP ", stp_body_of[p]);\n}\n\n");
+}
+
+/*
+ * The body programs by slot, for the runner to put in stp_bodies once it
+ * has loaded them: it may load them in other objects than the one that
+ * made the map (runtime/user/load_split.c), where libbpf's own filling of
+ * a prog array (.values) cannot reach.
+ */
+void emit_body_meta(struct emitter *E, FILE *out)
+{
+	struct body_state *st = body_state(E);
+
+	if (!st->bodies.len)
+		return;
+	fprintf(out, "static const char *const stp_meta_bodies[] = {");
+	for (int i = 0; i < st->bodies.len; i++)
+		fprintf(out, "%s\n\t\"probe_%d_body\"", i ? "," : "",
+			((struct ebody *)VEC_AT(&st->bodies, i))->lead);
+	fprintf(out, "\n};\n\n");
+}
+
+void emit_body_meta_fields(struct emitter *E, FILE *out)
+{
+	struct body_state *st = body_state(E);
+
+	if (st->bodies.len)
+		fprintf(out, "\t.bodies = stp_meta_bodies,\n\t.nbodies = %d,\n", st->bodies.len);
 }
 
 /* The body programs, one per slot. */

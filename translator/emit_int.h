@@ -356,6 +356,8 @@ void emit_body_add(struct emitter *E, int index, const char *text, const char *c
 		   const char *decl);
 void emit_body_decls(struct emitter *E, FILE *out);
 void emit_body_programs(struct emitter *E, FILE *out);
+void emit_body_meta(struct emitter *E, FILE *out);
+void emit_body_meta_fields(struct emitter *E, FILE *out);
 bool emit_body_has_frame(struct emitter *E, int index);
 
 /* emit_btf.c */

@@ -281,6 +281,7 @@ void emit_meta(struct emitter *E, FILE *out)
 	counters(E, out);
 	files(out);
 	source(E, out);
+	emit_body_meta(E, out);
 	fprintf(out, "const struct stp_meta stp_meta = {\n");
 	fprintf(out, "\t.version = STP_META_VERSION,\n");
 	fprintf(out, "\t.script = \"%s\",\n", emit_script_name(E));
@@ -301,5 +302,6 @@ void emit_meta(struct emitter *E, FILE *out)
 	if (E->prog->counters.len)
 		fprintf(out, "\t.counters = stp_meta_counters,\n\t.ncounters = %d,\n",
 			E->prog->counters.len);
+	emit_body_meta_fields(E, out);
 	fprintf(out, "};\n");
 }

@@ -10,7 +10,9 @@
 # is killed when it stalls, when for GUEST_CHECK_STALL seconds (default
 # 300) no job finished compiling here and the guest wrote nothing on its
 # console; every test without a result then fails.  Each job has
-# GUEST_JOB_TIMEOUT seconds (120) to compile and as much to run; a job
+# GUEST_JOB_TIMEOUT seconds (240 here, twice run.sh's: the emulated guest
+# runs a job's dozen pmstap runs in 100 s on a quiet host, and in more
+# beside the host's other work) to compile and as much to run; a job
 # that hangs the guest's kernel is killed with the guest after
 # GUEST_HANG_GRACE seconds more, and the jobs after it run in a new boot
 # (run-jobs.sh).
@@ -18,6 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 BUILD=$(cd "${1:-$here/../../build}" && pwd)
 export BUILD
 stall=${GUEST_CHECK_STALL:-300}
+export GUEST_JOB_TIMEOUT=${GUEST_JOB_TIMEOUT:-240}
 mkdir -p "$BUILD/results"
 
 # What the run has done so far: compile logs and console bytes.

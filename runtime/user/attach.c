@@ -364,7 +364,7 @@ int stp_attach_probe(struct stp_script *s, int i)
 
 	if (p->context != STP_CTX_KERNEL || s->skipped[i])
 		return s->skipped[i];
-	prog = bpf_object__find_program_by_name(s->obj, p->prog);
+	prog = stp_script__prog(s, p->prog);
 	err = prog ? attach_one(s, i, prog) : -ENOENT;
 	if (!err)
 		return 0;

@@ -120,7 +120,7 @@ static void sc_keys(struct stp_script *s, int *keys, int count[2])
 /* Probe I's program in stp_sc_progs, and its key in stp_sc_probe. */
 static int sc_fill(struct stp_script *s, int i, int key, int progs_fd, int probe_fd)
 {
-	struct bpf_program *prog = bpf_object__find_program_by_name(s->obj, s->meta->probes[i].prog);
+	struct bpf_program *prog = stp_script__prog(s, s->meta->probes[i].prog);
 	uint32_t k = (uint32_t)i, v = (uint32_t)i + 1;
 	int fd = prog ? bpf_program__fd(prog) : -1;
 
@@ -136,7 +136,7 @@ static int sc_fill(struct stp_script *s, int i, int key, int progs_fd, int probe
 static struct bpf_link *sc_dispatcher(struct stp_script *s, int d)
 {
 	LIBBPF_OPTS(bpf_tracepoint_opts, opts, .bpf_cookie = SC_COOKIE);
-	struct bpf_program *prog = bpf_object__find_program_by_name(s->obj, sc_programs[d]);
+	struct bpf_program *prog = stp_script__prog(s, sc_programs[d]);
 	struct bpf_link *link;
 	int err;
 
@@ -162,7 +162,7 @@ int stp_sc_attach(struct stp_script *s)
 	int *keys;
 
 	if (getenv("PMSTAP_NO_DISPATCH") || !s->obj || !s->dispatched ||
-	    !bpf_object__find_program_by_name(s->obj, sc_programs[0]))
+	    !stp_script__prog(s, sc_programs[0]))
 		return 0;
 	progs_fd = bpf_object__find_map_fd_by_name(s->obj, "stp_sc_progs");
 	probe_fd = bpf_object__find_map_fd_by_name(s->obj, "stp_sc_probe");

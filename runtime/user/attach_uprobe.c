@@ -157,7 +157,7 @@ void stp_um_prepare(struct stp_script *s)
 
 		if (!um_probe(s, i))
 			continue;
-		prog = bpf_object__find_program_by_name(s->obj, s->meta->probes[i].prog);
+		prog = stp_script__prog(s, s->meta->probes[i].prog);
 		if (prog)
 			bpf_program__set_expected_attach_type(prog, UM_ATTACH_TYPE);
 	}
@@ -206,7 +206,7 @@ static int um_order(const void *a, const void *b)
 static int um_group(struct stp_script *s, const int *ids, int n, struct um_sites *sites)
 {
 	const struct stp_meta_probe *p = &s->meta->probes[ids[0]];
-	struct bpf_program *prog = bpf_object__find_program_by_name(s->obj, p->prog);
+	struct bpf_program *prog = stp_script__prog(s, p->prog);
 	char buf[64];
 	const char *path = stp_file_attach_path(s, p->uprobe_file, buf, sizeof(buf));
 	int fd;

@@ -142,7 +142,7 @@ static void add_users(struct stp_script *s, struct stp_perfctr *pc)
 			.type = p->perf_type, .config = p->perf_config,
 			.sample = p->perf_sample ? p->perf_sample : PERF_DEFAULT_SAMPLE,
 			.path = s->skipped[i] ? NULL : p->perf_path,
-			.prog = bpf_object__find_program_by_name(s->obj, p->prog),
+			.prog = stp_script__prog(s, p->prog),
 		};
 	}
 }
@@ -338,7 +338,7 @@ static void scan_processes(struct stp_perfctr *pc)
 static int attach_programs(struct stp_script *s, struct stp_perfctr *pc)
 {
 	for (int i = 0; i < NPROGS; i++) {
-		struct bpf_program *prog = bpf_object__find_program_by_name(s->obj, progs[i]);
+		struct bpf_program *prog = stp_script__prog(s, progs[i]);
 		int err;
 
 		if (!prog)

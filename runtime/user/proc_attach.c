@@ -215,7 +215,7 @@ static int run_existing(struct stp_script *s, int i)
 	ssize_t n;
 
 	snprintf(name, sizeof(name), "probe_%d_existing", i);
-	prog = bpf_object__find_program_by_name(s->obj, name);
+	prog = stp_script__prog(s, name);
 	if (!prog || !s->links || !s->links[i])
 		return 0;
 	err = set_since(s, i);

@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +104,7 @@ static void bpf_log_keep_end(const char *fmt, va_list ap)
 	free(big);
 }
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+static int libbpf_print_locked(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	size_t room = sizeof(bpf_log.buf) - bpf_log.len;
 	va_list copy;
@@ -131,6 +132,17 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		bpf_log.len += (size_t)n;
 	else if (n > 0)
 		bpf_log_keep_end(fmt, ap);
+	return 0;
+}
+
+/* libbpf prints from the threads of load_split.c too */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+	pthread_mutex_lock(&lock);
+	libbpf_print_locked(level, fmt, ap);
+	pthread_mutex_unlock(&lock);
 	return 0;
 }
 
@@ -436,20 +448,32 @@ static void report_load_error(struct stp_script *s, int i, int err)
 
 static void want_vstats(struct stp_script *s)
 {
+	free(s->vstats);
+	s->vstats = NULL;
+	stp_vstats_want(s, s->obj);
+}
+
+/*
+ * OBJ (s->obj or a copy of it: load_split.c) loads its programs with
+ * their statistics, each in the slot of its index, which is the same in
+ * every copy.
+ */
+void stp_vstats_want(struct stp_script *s, struct bpf_object *obj)
+{
 	struct bpf_program *prog;
 	size_t n = 0;
 
-	free(s->vstats);
-	s->vstats = NULL;
 	if (!s->opts.verbose || s->vstats_off)
 		return;
-	bpf_object__for_each_program(prog, s->obj)
-		n++;
-	s->vstats = calloc(n ? n : 1, STP_VSTATS_BYTES);
-	if (!s->vstats)
-		return;
-	n = 0;
-	bpf_object__for_each_program(prog, s->obj) {
+	if (!s->vstats) {
+		bpf_object__for_each_program(prog, obj)
+			n++;
+		s->vstats = calloc(n ? n : 1, STP_VSTATS_BYTES);
+		if (!s->vstats)
+			return;
+		n = 0;
+	}
+	bpf_object__for_each_program(prog, obj) {
 		if (bpf_program__autoload(prog) &&
 		    (bpf_program__set_log_level(prog, 4) != 0 ||
 		     bpf_program__set_log_buf(prog, s->vstats + n * STP_VSTATS_BYTES,
@@ -464,6 +488,24 @@ static int load_once(struct stp_script *s)
 	bpf_log_reset();
 	want_vstats(s);
 	return bpf_object__load(s->obj);
+}
+
+/* Put the split handlers' bodies in their prog array (translator/emit_body.c). */
+static int fill_bodies(struct stp_script *s)
+{
+	int fd = s->meta->nbodies ? stp_script__map_fd(s, STP_BODIES_MAP) : -1;
+
+	for (uint32_t i = 0; fd >= 0 && i < (uint32_t)s->meta->nbodies; i++) {
+		struct bpf_program *prog = stp_script__prog(s, s->meta->bodies[i]);
+		int pfd = prog ? bpf_program__fd(prog) : -1;
+
+		if (pfd >= 0 && bpf_map_update_elem(fd, &i, &pfd, BPF_ANY) != 0) {
+			stp_msg(s, "error", "cannot put %s in map %s: %s", s->meta->bodies[i],
+				STP_BODIES_MAP, strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
 }
 
 static bool same_program(const struct stp_script *s, int i, int j)
@@ -763,6 +805,16 @@ static long long vstats_usec(const struct stp_script *s, size_t i)
 	return at && sscanf(at, "verification time %lld usec", &us) == 1 ? us : -1;
 }
 
+static const char *parts_note(const struct stp_script *s)
+{
+	static char buf[64];
+
+	if (s->nparts < 2)
+		return "";
+	snprintf(buf, sizeof(buf), " (by %d threads)", s->nparts);
+	return buf;
+}
+
 /*
  * -v: how many programs the verifier passed, their instructions, the
  * load's time and the verifier's part of it, and the program it took
@@ -770,17 +822,18 @@ static long long vstats_usec(const struct stp_script *s, size_t i)
  */
 static void report_programs(const struct stp_script *s, double ms)
 {
-	struct bpf_program *prog, *slowest = NULL;
+	struct bpf_program *each, *prog, *slowest = NULL;
 	unsigned long long insns = 0, xlated = 0, slowest_insns = 0;
 	long long verify_us = 0, slowest_us = -1;
 	size_t i = 0;
 	int n = 0;
 
-	bpf_object__for_each_program(prog, s->obj) {
+	bpf_object__for_each_program(each, s->obj) {
 		struct bpf_prog_info info;
 		uint32_t len = sizeof(info);
 		long long us = vstats_usec(s, i++);
 
+		prog = stp_script__loaded(s, each);
 		if (bpf_program__fd(prog) < 0)
 			continue;
 		memset(&info, 0, sizeof(info));
@@ -807,22 +860,43 @@ static void report_programs(const struct stp_script *s, double ms)
 		}
 	}
 	stp_msg(s, "note", "loaded %d BPF program%s: %llu instructions verified, %llu loaded, "
-		"in %.0f ms", n, n == 1 ? "" : "s", insns, xlated, ms);
+		"in %.0f ms%s", n, n == 1 ? "" : "s", insns, xlated, ms, parts_note(s));
 	if (slowest) {
 		char buf[256];
 
-		stp_msg(s, "note", "the verifier took %.0f ms, the longest over %s (%s: %llu "
-			"instructions, %.1f ms)%s", verify_us / 1e3, bpf_program__name(slowest),
+		stp_msg(s, "note", "the verifier took %.0f ms%s, the longest over %s (%s: %llu "
+			"instructions, %.1f ms)%s", verify_us / 1e3,
+			s->nparts > 1 ? " in all threads" : "", bpf_program__name(slowest),
 			program_point(s, bpf_program__name(slowest), buf, sizeof(buf)),
 			slowest_insns, slowest_us / 1e3,
 			s->opts.verbose >= 2 || n == 1 ? "" : "; -vv lists each program");
 	}
 }
 
+/* Load the programs: by parts on several CPUs (load_split.c), else in one object. */
+static int load_programs(struct stp_script *s)
+{
+	int err;
+
+	bpf_log_reset();
+	err = stp_load_split(s);
+	if (err < 0) {
+		if (s->opts.verbose)
+			stp_msg(s, "note", "loading by parts failed (%s): loading again in one",
+				strerror(-err));
+		bpf_object__close(s->obj);
+		s->obj = NULL;
+		err = open_bpf_object(s);
+	}
+	if (err == 0)
+		err = load_retrying(s);
+	return err < 0 ? err : fill_bodies(s);
+}
+
 int stp_script__load(struct stp_script *s)
 {
 	double t0 = now_ms();
-	int err = s->dseg ? stp_dyn_prepare(s) : load_retrying(s);
+	int err = s->dseg ? stp_dyn_prepare(s) : load_programs(s);
 
 	if (!err && s->obj && s->opts.verbose)
 		report_programs(s, now_ms() - t0);
@@ -897,7 +971,7 @@ uint64_t stp_script__misses(const struct stp_script *s)
 	if (!s->obj)
 		return 0;
 	bpf_object__for_each_program(prog, s->obj)
-		sum += stp_prog_misses(bpf_program__fd(prog));
+		sum += stp_prog_misses(bpf_program__fd(stp_script__loaded(s, prog)));
 	return sum;
 }
 
@@ -942,6 +1016,7 @@ void stp_script__free(struct stp_script *s)
 	if (s->globals_mapped)
 		munmap(s->globals, (s->globals_size + page - 1) / page * page);
 	stp_maps__free(s->maps);
+	stp_load_split_close(s);
 	bpf_object__close(s->obj);
 	stp_kmod_close(s);
 	stp_dyn_close(s);

@@ -13,6 +13,7 @@
 #include "script.h"
 
 struct bpf_link;
+struct bpf_program;
 struct ring_buffer;
 struct stp_uctx;
 struct stp_procfs;
@@ -46,6 +47,8 @@ struct stp_timer {
 	int fd;			/* timerfd */
 };
 
+#define STP_LOAD_PARTS 4	/* the most threads that load a script's programs */
+
 struct stp_script {
 	struct stp_script_opts opts;
 	const char *prog_name;
@@ -70,6 +73,10 @@ struct stp_script {
 	int kmod_fd;				/* the module's device, or -1 */
 	bool kmod_loaded;
 	char kmod_name[64];			/* STP_KMOD_PREFIX<pid> */
+
+	/* copies of obj that loaded its programs by parts (load_split.c) */
+	struct bpf_object *parts[STP_LOAD_PARTS];
+	int nparts;
 
 	/* -v: each program's verifier statistics (log level 4), STP_VSTATS_BYTES each */
 	char *vstats;
@@ -131,6 +138,13 @@ void stp_msg(const struct stp_script *s, const char *level, const char *fmt, ...
 void stp_vmsg(const struct stp_script *s, const char *level, const char *fmt, va_list ap);
 const char *stp_loc_str(const struct stp_loc *loc, char *buf, size_t size);
 int stp_globals_map_fd(const struct stp_script *s);
+void stp_vstats_want(struct stp_script *s, struct bpf_object *obj);
+
+/* load_split.c */
+int stp_load_split(struct stp_script *s);
+void stp_load_split_close(struct stp_script *s);
+struct bpf_program *stp_script__prog(const struct stp_script *s, const char *name);
+struct bpf_program *stp_script__loaded(const struct stp_script *s, struct bpf_program *prog);
 uint32_t stp_pow2_pages(uint64_t n);	/* a ring buffer's size: pages, a power of two, >= N */
 int stp_control_set(struct stp_script *s, enum stp_state state);
 
@@ -150,7 +164,6 @@ void stp_files_close(struct stp_script *s);
 const char *stp_file_attach_path(const struct stp_script *s, int i, char *buf, size_t size);
 
 /* attach_uprobe.c */
-struct bpf_program;
 struct bpf_link *stp_attach_uprobe(struct stp_script *s, const struct stp_meta_probe *p,
 				   struct bpf_program *prog);
 int stp_keep_link_fd(struct stp_script *s, int i, int fd);
