@@ -652,7 +652,11 @@ static const char *breaks(struct fixture *f, int c, const char **wire)
 
 	*wire = NULL;
 	switch (c) {
-	case 0: f->m.version = 1; return "meta: version 1, this runtime reads version 2";
+	case 0:
+		f->m.version = 1;
+		snprintf(hex, sizeof(hex), "meta: version 1, this runtime reads version %d",
+			 STP_META_VERSION);
+		return hex;
 	case 1:
 		f->m.script = "a.b";
 		return "meta: the script's name is not 1 to 128 letters, digits or '_'";
