@@ -118,6 +118,7 @@ struct query {
 	struct hmap files;	/* the CU's source files FILE_PAT matches */
 	struct hmap seen;	/* entry pcs already taken (aliases) */
 	struct hmap inline_seen;	/* "PC NAME" of inline instances taken (in two CUs) */
+	struct hmap origins;	/* the CU's inline functions that match: DIE offset -> Dwarf_Die * */
 	Dwarf_Die *func;	/* the function being looked at */
 	struct vec *out;
 };
@@ -224,9 +225,13 @@ static int take_function(Dwarf_Die *die, void *arg)
 	if (!name || fnmatch(q->name_pat, name, 0) != 0)
 		return DWARF_CB_OK;
 	q->func = die;
-	if (dwarf_func_inline(die)) {
-		if ((file = dwarf_decl_file(die)) && (!q->file_pat || hmap_get(&q->files, file)))
-			dwarf_func_inline_instances(die, take_instance, q);
+	if (dwarf_func_inline(die)) {	/* its instances: found by walk_instances() */
+		if ((file = dwarf_decl_file(die)) && (!q->file_pat || hmap_get(&q->files, file))) {
+			Dwarf_Die *copy = ARENA_NEW(Dwarf_Die);
+
+			*copy = *die;
+			hmap_put(&q->origins, (void *)(uintptr_t)dwarf_dieoffset(die), copy);
+		}
 		return DWARF_CB_OK;
 	}
 	if (!(pc = entry_pc(die)) || !(file = decl_of(die, pc, &line)) ||
@@ -235,6 +240,30 @@ static int take_function(Dwarf_Die *die, void *arg)
 	hmap_put(&q->seen, (void *)(uintptr_t)pc, (void *)1);
 	add(q, pc, false)->die = dwarf_dieoffset(die);
 	return DWARF_CB_OK;
+}
+
+/*
+ * The instances under PARENT of the inline functions in q->origins, in one
+ * walk of the CU: dwarf_func_inline_instances() walks the whole CU for
+ * each function, which made a wildcard over many inline functions take
+ * minutes.
+ */
+static void walk_instances(Dwarf_Die *parent, struct query *q)
+{
+	Dwarf_Die child, origin;
+	Dwarf_Attribute attr;
+
+	if (dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		if (dwarf_tag(&child) == DW_TAG_inlined_subroutine &&
+		    dwarf_attr(&child, DW_AT_abstract_origin, &attr) &&
+		    dwarf_formref_die(&attr, &origin) &&
+		    (q->func = hmap_get(&q->origins, (void *)(uintptr_t)dwarf_dieoffset(&origin))))
+			take_instance(&child, q);
+		if (dwarf_haschildren(&child))
+			walk_instances(&child, q);
+	} while (dwarf_siblingof(&child, &child) == 0);
 }
 
 static int take_name(Dwarf_Die *die, void *arg)
@@ -288,8 +317,12 @@ bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *ou
 	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
 
-		if (dwarf_offdie(dw, off + hsize, &cu) && (!file_pat || cu_files(&cu, &q)))
+		if (dwarf_offdie(dw, off + hsize, &cu) && (!file_pat || cu_files(&cu, &q))) {
+			q.origins = (struct hmap){ 0 };
 			dwarf_getfuncs(&cu, take_function, &q, 0);
+			if (q.origins.len)
+				walk_instances(&cu, &q);
+		}
 		off = next;
 	}
 	return true;
@@ -610,22 +643,25 @@ static const char bl_file[] =
 	"|drivers/ide/ide-iops\\.c|arch/.*/kernel/paravirt\\.c|.*/include/asm/paravirt\\.h"
 	"|fs/seq_file\\.c)$";
 
-static bool matches(const char *re_text, const char *s)
-{
-	regex_t re;
-	bool m;
+/* The blocklist's expressions, compiled once: a wildcard checks tens of thousands of points. */
+enum { BL_SECTION, BL_FUNC, BL_FUNC_RET, BL_FILE, BL_N };
 
-	if (regcomp(&re, re_text, REG_NOSUB | REG_EXTENDED) != 0)
-		return false;
-	m = regexec(&re, s, 0, NULL, 0) == 0;
-	regfree(&re);
-	return m;
+static bool matches(int which, const char *s)
+{
+	static const char *const text[BL_N] = { bl_section, bl_func, bl_func_ret, bl_file };
+	static regex_t re[BL_N];
+	static int compiled[BL_N];	/* 0: not yet, 1: compiled, -1: failed */
+
+	if (!compiled[which])
+		compiled[which] = regcomp(&re[which], text[which], REG_NOSUB | REG_EXTENDED) == 0
+					  ? 1 : -1;
+	return compiled[which] > 0 && regexec(&re[which], s, 0, NULL, 0) == 0;
 }
 
 bool kdwarf_blocklisted(const struct kdwarf_func *f, bool is_return)
 {
-	return matches(bl_section, section_of(f->entry)) || matches(bl_func, f->name) ||
-	       (is_return && matches(bl_func_ret, f->name)) || matches(bl_file, f->file);
+	return matches(BL_SECTION, section_of(f->entry)) || matches(BL_FUNC, f->name) ||
+	       (is_return && matches(BL_FUNC_RET, f->name)) || matches(BL_FILE, f->file);
 }
 
 /* ---- the parameters of an inline instance ---- */

@@ -153,9 +153,12 @@ static struct bpf_object *open_part(struct stp_script *s, const int *part, int p
 		if (!mine || strcmp(bpf_program__name(mine), bpf_program__name(prog)) != 0)
 			goto fail;	/* not the same file */
 		/* what s->obj's probes set before loading (netfilter, uprobe_multi) */
-		bpf_program__set_type(mine, bpf_program__type(prog));
-		bpf_program__set_expected_attach_type(mine,
-						      bpf_program__expected_attach_type(prog));
+		if (bpf_program__type(mine) != bpf_program__type(prog))
+			bpf_program__set_type(mine, bpf_program__type(prog));
+		if (bpf_program__expected_attach_type(mine) !=
+		    bpf_program__expected_attach_type(prog))
+			bpf_program__set_expected_attach_type(mine,
+							      bpf_program__expected_attach_type(prog));
 		bpf_program__set_autoload(mine, part[i++] == p);
 		mine = bpf_object__next_program(obj, mine);
 	}
