@@ -555,6 +555,62 @@ static const struct ksym *symbol_holding(uint64_t pc)
 	return NULL;
 }
 
+/* vmlinux's function symbol NAME's address (the first of its name), 0 when it has none. */
+static uint64_t symbol_address(const char *name)
+{
+	static struct hmap by_name;	/* name -> struct ksym * */
+	static unsigned generation;
+	const struct ksym *k;
+
+	if (!symbols())
+		return 0;
+	if (generation != arena_generation() || !by_name.str_keys) {
+		by_name = (struct hmap){ .str_keys = true };
+		generation = arena_generation();
+		for (int i = 0; i < ksyms.len; i++) {
+			k = VEC_AT(&ksyms, i);
+			if (k->name && !hmap_get(&by_name, k->name))
+				hmap_put(&by_name, k->name, (void *)k);
+		}
+	}
+	k = hmap_get(&by_name, name);
+	return k ? k->addr : 0;
+}
+
+struct entered_at {
+	const char *name;
+	Dwarf_Addr pc;
+	Dwarf_Die die;
+	bool found;
+};
+
+static int take_entered_at(Dwarf_Die *die, void *arg)
+{
+	struct entered_at *e = arg;
+	const char *name = dwarf_diename(die);
+
+	if (!name || strcmp(name, e->name) != 0 || dwarf_func_inline(die) || entry_pc(die) != e->pc)
+		return DWARF_CB_OK;
+	e->die = *die;
+	e->found = true;
+	return DWARF_CB_ABORT;
+}
+
+const char *kdwarf_function_point(const char *name)
+{
+	struct entered_at e = { .name = name, .pc = symbol_address(name) };
+	const char *file;
+	Dwarf_Die cu;
+	int line;
+
+	if (!e.pc || !dwarf_addrdie(dw, e.pc, &cu))
+		return NULL;
+	dwarf_getfuncs(&cu, take_entered_at, &e, 0);
+	if (!e.found || !(file = decl_of(&e.die, e.pc, &line)))
+		return NULL;
+	return arena_printf("%s@%s:%d", name, file, line);
+}
+
 const char *kdwarf_symbol_at(uint64_t pc)
 {
 	const struct ksym *k = symbol_holding(pc);

@@ -159,6 +159,14 @@ bool kdwarf_ko_functions(const char *path, struct vec *names);
 
 /* The name of vmlinux's function symbol at PC (a clone's: "foo.isra.0"), or NULL. */
 const char *kdwarf_symbol_at(uint64_t pc);
+
+/*
+ * "NAME@FILE:LINE", as stap 4.8 names a probe point on kernel function
+ * NAME: the out-of-line function of that name the DWARF has at symbol
+ * NAME's address, found in the one CU that holds it (cheap, where a
+ * wildcard reads every CU); NULL when there is none.
+ */
+const char *kdwarf_function_point(const char *name);
 /* The function symbol whose code holds PC, and PC's *OFFSET into it; NULL if none. */
 const char *kdwarf_symbol_holding(uint64_t pc, uint64_t *offset);
 

@@ -819,6 +819,21 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 	return keep.len;
 }
 
+/*
+ * A plain kernel function name's point, as stap names it: "NAME@FILE:LINE"
+ * where the kernel's DWARF is installed (kdwarf_function_point()), else
+ * NULL (the name as written).  Not for kprobe.function (stap names no
+ * file there) nor a module's function (its DWARF is not read).
+ */
+static const char *plain_point(struct vec *comps, const char *sym)
+{
+	const char *want;
+
+	if (str_arg(comps, "module") || kprobe_family(comps) || !kdwarf_vmlinux(&want))
+		return NULL;
+	return kdwarf_function_point(sym);
+}
+
 /* .inline where the pattern has no inline instance, or no DWARF says. */
 static int no_inline(struct expand *x, struct vec *comps, bool have_dwarf)
 {
@@ -907,8 +922,11 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 	}
 	if (over_limit(x, n))
 		return too_many(x, comps, name, "kernel functions");
-	for (int i = 0; i < n; i++)
-		kfunc_probe(x, comps, VEC_AT(&names, i), has_wildcard(name) ? VEC_AT(&names, i) : NULL);
+	for (int i = 0; i < n; i++) {
+		const char *sym = VEC_AT(&names, i);
+
+		kfunc_probe(x, comps, sym, has_wildcard(name) ? sym : plain_point(comps, sym));
+	}
 	return n;
 }
 
