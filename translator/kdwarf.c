@@ -219,7 +219,6 @@ static int take_function(Dwarf_Die *die, void *arg)
 	struct query *q = arg;
 	const char *name = dwarf_diename(die), *file;
 	Dwarf_Addr pc;
-
 	int line;
 
 	if (!name || fnmatch(q->name_pat, name, 0) != 0)
@@ -509,7 +508,6 @@ bool kdwarf_ko_functions(const char *path, struct vec *names)
 	return true;
 }
 
-/* The function symbol whose code holds PC (the first of aliases), or NULL. */
 /* vmlinux's function symbols, by address; false when there is no vmlinux. */
 static bool symbols(void)
 {
@@ -524,6 +522,7 @@ static bool symbols(void)
 	return true;
 }
 
+/* The function symbol whose code holds PC (the first of aliases), or NULL. */
 static const struct ksym *symbol_holding(uint64_t pc)
 {
 	int lo = 0, hi, found = -1;

@@ -159,6 +159,8 @@ bool kdwarf_ko_functions(const char *path, struct vec *names);
 
 /* The name of vmlinux's function symbol at PC (a clone's: "foo.isra.0"), or NULL. */
 const char *kdwarf_symbol_at(uint64_t pc);
+/* The function symbol whose code holds PC, and PC's *OFFSET into it; NULL if none. */
+const char *kdwarf_symbol_holding(uint64_t pc, uint64_t *offset);
 
 /*
  * "NAME@FILE:LINE", as stap 4.8 names a probe point on kernel function
@@ -167,8 +169,6 @@ const char *kdwarf_symbol_at(uint64_t pc);
  * wildcard reads every CU); NULL when there is none.
  */
 const char *kdwarf_function_point(const char *name);
-/* The function symbol whose code holds PC, and PC's *OFFSET into it; NULL if none. */
-const char *kdwarf_symbol_holding(uint64_t pc, uint64_t *offset);
 
 /*
  * Whether stap 4.8 refuses to probe F outside guru mode (its kernel

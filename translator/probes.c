@@ -633,10 +633,9 @@ static struct srcloc file_part_loc(struct probe_comp *fc)
 	return loc;
 }
 
-/* More than one point may stand for, in a run: -l lists them all. */
-static bool over_limit(const struct expand *x, int n)
+bool probes_over_limit(const struct sema *sm, int n)
 {
-	return n > KFUNC_MAX_EXPANSION && !x->sm->s->list_pattern;
+	return n > KFUNC_MAX_EXPANSION && !sm->s->list_pattern;
 }
 
 /* Too many functions for one point: say so, and how to see them. */
@@ -795,7 +794,7 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 		if (!j)
 			return elide_line(x);
 	}
-	if (over_limit(x, keep.len))
+	if (probes_over_limit(x->sm, keep.len))
 		return too_many(x, comps, str_arg(comps, "function"),
 				"kernel functions and inline instances");
 	for (int i = 0; i < keep.len; i++) {
@@ -920,7 +919,7 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 		}
 		return -1;
 	}
-	if (over_limit(x, n))
+	if (probes_over_limit(x->sm, n))
 		return too_many(x, comps, name, "kernel functions");
 	for (int i = 0; i < n; i++) {
 		const char *sym = VEC_AT(&names, i);

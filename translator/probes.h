@@ -19,6 +19,8 @@ struct probe_comp *probes_comp_named(struct vec *comps, const char *name);
 struct vec probes_comps_with_arg(struct vec *comps, const char *which, const char *name);
 /* The point COMPS without its component NAME (its parts shared). */
 struct vec probes_comps_without(struct vec *comps, const char *name);
+/* N sites are more than one point may stand for (KFUNC_MAX_EXPANSION) in a run: -l lists all. */
+bool probes_over_limit(const struct sema *sm, int n);
 
 /*
  * The shapes of the builtin probe points, as "process(a).statement(a)":

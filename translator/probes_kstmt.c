@@ -312,7 +312,7 @@ static int not_too_many(struct sema *sm, struct vec *comps, int n)
 {
 	struct probe_comp *sc = probes_comp_named(comps, "statement");
 
-	if (n <= KFUNC_MAX_EXPANSION || sm->s->list_pattern)	/* -l lists them all */
+	if (!probes_over_limit(sm, n))
 		return n;
 	if (sema_error(sc->arg->loc, sm, "'%s' matches more than the %d statements one probe "
 		       "point may stand for", sc->arg->str, KFUNC_MAX_EXPANSION))

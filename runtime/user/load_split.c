@@ -39,7 +39,7 @@ struct part_load {
 };
 
 /* How many parts: one per CPU online, at most STP_LOAD_PARTS; 1 for a small script. */
-static int parts_wanted(const struct stp_script *s, size_t insns, int nprogs)
+static int parts_wanted(size_t insns, int nprogs)
 {
 	const char *env = getenv("PMSTAP_LOAD_THREADS");
 	long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
@@ -50,30 +50,33 @@ static int parts_wanted(const struct stp_script *s, size_t insns, int nprogs)
 		n = STP_LOAD_PARTS;
 	if (n > nprogs)
 		n = nprogs;
-	return s->dseg || n < 2 ? 1 : (int)n;
+	return n < 2 ? 1 : (int)n;
 }
 
-/* The programs s->obj would load, by index, and the instructions of them all. */
-static bool *programs_to_load(const struct stp_script *s, int *nprogs, size_t *insns)
+/*
+ * The programs s->obj would load, by index (*N of them in the object), and
+ * how many and how many instructions they are.
+ */
+static bool *programs_to_load(const struct stp_script *s, int *n, int *nprogs, size_t *insns)
 {
 	struct bpf_program *prog;
 	bool *load;
-	int n = 0;
 
+	*n = 0;
 	bpf_object__for_each_program(prog, s->obj)
-		n++;
-	load = calloc((size_t)n + 1, sizeof(bool));
+		++*n;
+	load = calloc((size_t)*n + 1, sizeof(bool));
 	if (!load)
 		return NULL;
 	*nprogs = *insns = 0;
-	n = 0;
+	*n = 0;
 	bpf_object__for_each_program(prog, s->obj) {
-		load[n] = bpf_program__autoload(prog);
-		if (load[n]) {
+		load[*n] = bpf_program__autoload(prog);
+		if (load[*n]) {
 			++*nprogs;
 			*insns += bpf_program__insn_cnt(prog);
 		}
-		n++;
+		++*n;
 	}
 	return load;
 }
@@ -95,15 +98,13 @@ static int larger_first(const void *a, const void *b)
  * part with the fewest instructions so far.  The instruction count stands
  * for the verifier's work, which grows with it.
  */
-static int *assign_parts(const struct stp_script *s, const bool *load, int nparts)
+static int *assign_parts(const struct stp_script *s, const bool *load, int n, int nparts)
 {
 	struct bpf_program *prog;
 	size_t sum[STP_LOAD_PARTS] = { 0 };
 	struct sized *order;
-	int n = 0, m = 0, *part;
+	int i = 0, m = 0, *part;
 
-	bpf_object__for_each_program(prog, s->obj)
-		n++;
 	part = malloc(sizeof(int) * ((size_t)n + 1));
 	order = malloc(sizeof(struct sized) * ((size_t)n + 1));
 	if (!part || !order) {
@@ -111,12 +112,11 @@ static int *assign_parts(const struct stp_script *s, const bool *load, int npart
 		free(part);
 		return NULL;
 	}
-	n = 0;
 	bpf_object__for_each_program(prog, s->obj) {
-		part[n] = -1;
-		if (load[n])
-			order[m++] = (struct sized){ n, bpf_program__insn_cnt(prog) };
-		n++;
+		part[i] = -1;
+		if (load[i])
+			order[m++] = (struct sized){ i, bpf_program__insn_cnt(prog) };
+		i++;
 	}
 	qsort(order, (size_t)m, sizeof(*order), larger_first);
 	for (int k = 0; k < m; k++) {
@@ -215,12 +215,12 @@ void stp_load_split_close(struct stp_script *s)
 int stp_load_split(struct stp_script *s)
 {
 	struct bpf_program *prog;
-	int nprogs, nparts, *part = NULL, err;
+	int n, nprogs, nparts, *part = NULL, err;
 	size_t insns;
-	bool *load = s->obj ? programs_to_load(s, &nprogs, &insns) : NULL;
+	bool *load = programs_to_load(s, &n, &nprogs, &insns);
 
-	nparts = load ? parts_wanted(s, insns, nprogs) : 1;
-	if (nparts < 2 || !(part = assign_parts(s, load, nparts))) {
+	nparts = load ? parts_wanted(insns, nprogs) : 1;
+	if (nparts < 2 || !(part = assign_parts(s, load, n, nparts))) {
 		free(load);
 		return 0;
 	}

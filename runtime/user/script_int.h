@@ -139,14 +139,14 @@ void stp_vmsg(const struct stp_script *s, const char *level, const char *fmt, va
 const char *stp_loc_str(const struct stp_loc *loc, char *buf, size_t size);
 int stp_globals_map_fd(const struct stp_script *s);
 void stp_vstats_want(struct stp_script *s, struct bpf_object *obj);
+uint32_t stp_pow2_pages(uint64_t n);	/* a ring buffer's size: pages, a power of two, >= N */
+int stp_control_set(struct stp_script *s, enum stp_state state);
 
 /* load_split.c */
 int stp_load_split(struct stp_script *s);
 void stp_load_split_close(struct stp_script *s);
 struct bpf_program *stp_script__prog(const struct stp_script *s, const char *name);
 struct bpf_program *stp_script__loaded(const struct stp_script *s, struct bpf_program *prog);
-uint32_t stp_pow2_pages(uint64_t n);	/* a ring buffer's size: pages, a power of two, >= N */
-int stp_control_set(struct stp_script *s, enum stp_state state);
 
 /* attach.c */
 int stp_attach_probe(struct stp_script *s, int i);
