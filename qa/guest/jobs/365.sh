@@ -1,14 +1,15 @@
-# 365: $$parms at entry and $$return at the return of a kernel function;
-# $$parms$ and $$parms$$ formatted (the peer script kp_parms_pretty, stap
-# 4.8's output there) with both runtimes
+# 365: $$parms at entry and $$return at the return of a kernel function,
+# each probe's pp() as stap 4.8 names it (NAME@FILE:LINE, from the
+# kernel's DWARF); $$parms$ and $$parms$$ formatted (the peer script
+# kp_parms_pretty, stap 4.8's output there) with both runtimes
 cat >"$tmp/t.stp" <<'END'
 probe kernel.function("ksys_read") {
 	if ($fd == 42)
-		println($$parms)
+		printf("%s\n%s\n", pp(), $$parms)
 }
 probe kernel.function("ksys_read").return {
 	if ($fd == 42)
-		println($$return)
+		printf("%s\n%s\n", pp(), $$return)
 }
 END
 $PMSTAP "$tmp/t.stp" -c "$QA_BIN/read_sizes 5" | sed 's/buf=0x[0-9a-f]*/buf=ADDR/'
