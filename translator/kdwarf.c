@@ -22,12 +22,15 @@
 #include <string.h>
 #include <unistd.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
 #include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <linux/btf.h>
 #include "arena.h"
 #include "diag.h"
 #include "hmap.h"
+#include "filedeps.h"
+#include "kmodfile.h"
 #include "dwarf_read.h"
 #include "dwarf_lines.h"
 #include "kdwarf.h"
@@ -36,23 +39,105 @@
 
 #define DEBUG_ROOT "/usr/lib/debug"
 
-/* The kernel's build-id in hex ("" when it has none) matches ELF's. */
-static bool same_build(Elf *elf, const char *want)
+/* ELF's build-id in hex, "" when it has none. */
+static const char *build_id_of(Elf *elf)
 {
 	const unsigned char *id;
 	ssize_t n = dwelf_elf_gnu_build_id(elf, (const void **)&id);
-	char hex[2 * 64 + 1];
+	char *hex;
 
-	if (!*want || n <= 0 || n > 64)
-		return true;
+	if (n <= 0 || n > 64)
+		return "";
+	hex = arena_alloc(2 * (size_t)n + 1);
 	for (ssize_t i = 0; i < n; i++)
 		snprintf(hex + 2 * i, 3, "%02x", id[i]);
-	return strcmp(hex, want) == 0;
+	return hex;
 }
 
-static Dwarf *dw;
-static int dw_fd = -1;
-static Elf *dw_elf;
+/* The build-id in hex WANT ("" when unknown) is ELF's, or ELF has none. */
+static bool same_build(Elf *elf, const char *want)
+{
+	const char *have = build_id_of(elf);
+
+	return !*want || !*have || strcmp(have, want) == 0;
+}
+
+/*
+ * One file's DWARF: vmlinux's (kfiles[0]), or a module's .ko, relocated by
+ * libdwfl as if loaded (its sections laid out one after another from an
+ * address above 0), so that its functions, lines and symbols share one
+ * address space as vmlinux's do.  A DIE is named across files by an id:
+ * its offset, the file's index above DIE_FILE_SHIFT (vmlinux's ids are
+ * its offsets).
+ */
+struct kfile {
+	const char *module;	/* NULL: vmlinux */
+	Dwarf *dw;
+	Elf *elf;		/* its sections, at the addresses the DWARF uses */
+	Dwfl *dwfl;		/* a module's: what relocated it */
+	Dwarf_CFI *cfi;
+	struct vec ksyms;	/* struct ksym *, by address (in the arena) */
+	struct hmap names;	/* its DWARF's function names (in the arena) */
+	struct hmap by_name;	/* function symbol name -> struct ksym * (in the arena) */
+	struct hmap twice;	/* the names of function symbols it has more than once */
+	unsigned generation;	/* the arena's, for the three above */
+	const char *path, *want;	/* a module's: its file with DWARF, the one to install */
+	const char *ko;		/* a module's .ko under /lib/modules, which the kernel loads */
+};
+
+#define DIE_FILE_SHIFT 48
+#define KFILES_MAX 256
+
+static struct kfile *kfiles[KFILES_MAX];
+static int nfiles = 1;		/* kfiles[0] is vmlinux's, when it is found */
+
+static uint64_t die_id(const struct kfile *kf, Dwarf_Off off)
+{
+	for (int i = 0; i < nfiles; i++)
+		if (kfiles[i] == kf)
+			return (uint64_t)i << DIE_FILE_SHIFT | off;
+	return 0;
+}
+
+static struct kfile *die_file(uint64_t id)
+{
+	uint64_t i = id >> DIE_FILE_SHIFT;
+
+	return i < (uint64_t)nfiles ? kfiles[i] : NULL;
+}
+
+/* The DIE of ID, in its file. */
+static bool die_at(uint64_t id, Dwarf_Die *die)
+{
+	struct kfile *kf = die_file(id);
+
+	return kf && dwarf_offdie(kf->dw, id & (((uint64_t)1 << DIE_FILE_SHIFT) - 1), die);
+}
+
+/*
+ * KF's tables that live in the arena, emptied for a new translation.  A
+ * module's .ko is a file the build depends on (filedeps.h): its offsets
+ * and locations are compiled in, and another build of the module under the
+ * same release would put them on other instructions.
+ */
+static struct kfile *fresh(struct kfile *kf)
+{
+	if (kf && kf->generation != arena_generation()) {
+		if (kf->module) {
+			int fd = open(kf->ko, O_RDONLY | O_CLOEXEC);
+
+			filedeps_add(kf->ko, fd);
+			if (fd >= 0)
+				close(fd);
+		}
+		kf->ksyms = (struct vec){ 0 };
+		kf->names = (struct hmap){ .str_keys = true };
+		kf->by_name = (struct hmap){ .str_keys = true };
+		kf->twice = (struct hmap){ .str_keys = true };
+		kf->generation = arena_generation();
+	}
+	return kf;
+}
 
 /* PATH as the kernel's debuginfo: DWARF, and the kernel's build-id if both have one. */
 static bool try_open(const char *path, const char *build_id)
@@ -73,9 +158,9 @@ static bool try_open(const char *path, const char *build_id)
 		close(fd);
 		return false;
 	}
-	dw = d;
-	dw_fd = fd;
-	dw_elf = elf;
+	kfiles[0] = calloc(1, sizeof(*kfiles[0]));
+	kfiles[0]->dw = d;
+	kfiles[0]->elf = elf;
 	return true;
 }
 
@@ -111,9 +196,120 @@ const char *kdwarf_vmlinux(const char **want)
 	return found;
 }
 
+/* ---- a module's debuginfo ---- */
+
+/* A module's DWARF is in the .ko named: no separate file to look for. */
+static int no_separate_file(Dwfl_Module *m, void **user, const char *name, Dwarf_Addr base,
+			    const char *file, const char *debuglink, GElf_Word crc, char **path)
+{
+	(void)m, (void)user, (void)name, (void)base, (void)file, (void)debuglink, (void)crc;
+	(void)path;
+	return -1;
+}
+
+static const Dwfl_Callbacks offline = {
+	.find_debuginfo = no_separate_file,
+	.section_address = dwfl_offline_section_address,
+};
+
+/* The .ko at PATH as MODULE's DWARF, when it has DWARF and is the build BUILD_ID. */
+static bool open_ko(struct kfile *kf, const char *path, const char *build_id)
+{
+	Dwfl *dwfl;
+	Dwfl_Module *m;
+	Dwarf_Addr bias;
+	GElf_Addr ebias;
+
+	if (access(path, R_OK) != 0 || !(dwfl = dwfl_begin(&offline)))
+		return false;
+	m = dwfl_report_offline(dwfl, kf->module, path, -1);
+	dwfl_report_end(dwfl, NULL, NULL);
+	if (m && (kf->elf = dwfl_module_getelf(m, &ebias)) && same_build(kf->elf, build_id) &&
+	    (kf->dw = dwfl_module_getdwarf(m, &bias))) {
+		kf->dwfl = dwfl;
+		return true;
+	}
+	kf->elf = NULL;
+	dwfl_end(dwfl);
+	return false;
+}
+
+/* The build-id of the .ko at PATH in hex, "" when it has none or cannot be read. */
+static const char *ko_build_id(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	const char *id = "";
+
+	if (fd < 0)
+		return "";
+	elf_version(EV_CURRENT);
+	if ((elf = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
+		id = build_id_of(elf);
+		elf_end(elf);
+	}
+	close(fd);
+	return id;
+}
+
+/* MODULE's file, its DWARF opened once (kf->dw NULL: it has none). */
+static struct kfile *module_file(const char *module)
+{
+	const char *ko, *rel, *id, *cand[3];
+	const char *dir = arena_printf("/lib/modules/%s/", sysroot_kernel_release());
+	struct kfile *kf;
+	int n = 0;
+
+	for (int i = 1; i < nfiles; i++)
+		if (strcmp(kfiles[i]->module, module) == 0)
+			return kfiles[i];
+	if (nfiles == KFILES_MAX)
+		return NULL;
+	kf = calloc(1, sizeof(*kf));
+	kf->module = strdup(module);
+	kfiles[nfiles++] = kf;
+	if (!(ko = kmodfile_path(module)))
+		return kf;
+	kf->ko = strdup(ko);
+	rel = strncmp(ko, dir, strlen(dir)) == 0 ? ko + strlen(dir) : ko;
+	id = ko_build_id(ko);
+	if (*id)
+		cand[n++] = arena_printf(DEBUG_ROOT "/.build-id/%.2s/%s.debug", id, id + 2);
+	cand[n++] = arena_printf(DEBUG_ROOT "%s%s", dir, rel);
+	cand[n++] = ko;		/* a kernel built with its modules' DWARF kept */
+	for (int i = 0; i < n && !kf->dw; i++)
+		if (open_ko(kf, cand[i], id))
+			kf->path = strdup(cand[i]);
+	kf->want = strdup(cand[*id ? 1 : 0]);
+	return kf;
+}
+
+const char *kdwarf_module(const char *module, const char **want)
+{
+	struct kfile *kf = module_file(module);
+
+	*want = kf ? kf->want : NULL;
+	return kf ? kf->path : NULL;
+}
+
+/* MODULE's DWARF (NULL: vmlinux's), or NULL when it has none. */
+static struct kfile *kfile_of(const char *module)
+{
+	const char *want;
+	struct kfile *kf = module ? module_file(module) : kdwarf_vmlinux(&want) ? kfiles[0] : NULL;
+
+	return kf && kf->dw ? fresh(kf) : NULL;
+}
+
+bool kdwarf_installed(const char *module)
+{
+	return kfile_of(module) != NULL;
+}
+
 /* ---- functions by source file ---- */
 
 struct query {
+	struct kfile *kf;
 	const char *name_pat, *file_pat, *prefixed;
 	struct hmap files;	/* the CU's source files FILE_PAT matches */
 	struct hmap seen;	/* entry pcs already taken (aliases) */
@@ -188,6 +384,7 @@ static struct kdwarf_func *add(struct query *q, Dwarf_Addr pc, bool inlined)
 	f->file = arena_strdup(decl_of(q->func, pc, &f->line));
 	f->entry = pc;
 	f->inlined = inlined;
+	f->module = q->kf->module;
 	vec_push(q->out, f);
 	return f;
 }
@@ -204,7 +401,7 @@ static int take_instance(Dwarf_Die *inst, void *arg)
 	key = arena_printf("%" PRIx64 " %s", (uint64_t)pc, dwarf_diename(q->func));
 	if (!hmap_get(&q->inline_seen, key)) {
 		hmap_put(&q->inline_seen, key, (void *)1);
-		add(q, pc, true)->die = dwarf_dieoffset(inst);
+		add(q, pc, true)->die = die_id(q->kf, dwarf_dieoffset(inst));
 	}
 	return DWARF_CB_OK;
 }
@@ -237,7 +434,7 @@ static int take_function(Dwarf_Die *die, void *arg)
 	    (q->file_pat && !hmap_get(&q->files, file)) || hmap_get(&q->seen, (void *)(uintptr_t)pc))
 		return DWARF_CB_OK;
 	hmap_put(&q->seen, (void *)(uintptr_t)pc, (void *)1);
-	add(q, pc, false)->die = dwarf_dieoffset(die);
+	add(q, pc, false)->die = die_id(q->kf, dwarf_dieoffset(die));
 	return DWARF_CB_OK;
 }
 
@@ -275,48 +472,44 @@ static int take_name(Dwarf_Die *die, void *arg)
 }
 
 /*
- * Whether vmlinux's DWARF has a function NAME (no wildcard): its names
- * are gathered in one walk, so that the names a tapset tries in vain
+ * Whether KF's DWARF has a function NAME (no wildcard): its names are
+ * gathered in one walk, so that the names a tapset tries in vain
  * (nfsd's kernel.function(...) after module("nfsd")) cost a walk once.
  */
-static bool has_function_name(const char *name)
+static bool has_function_name(struct kfile *kf, const char *name)
 {
-	static struct hmap names;
-	static unsigned generation;
 	Dwarf_Off off = 0, next;
 	size_t hsize;
 
-	if (generation != arena_generation() || !names.str_keys) {
-		names = (struct hmap){ .str_keys = true };
-		generation = arena_generation();
-		while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+	if (!kf->names.len) {
+		while (dwarf_nextcu(kf->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 			Dwarf_Die cu;
 
-			if (dwarf_offdie(dw, off + hsize, &cu))
-				dwarf_getfuncs(&cu, take_name, &names, 0);
+			if (dwarf_offdie(kf->dw, off + hsize, &cu))
+				dwarf_getfuncs(&cu, take_name, &kf->names, 0);
 			off = next;
 		}
 	}
-	return hmap_get(&names, name) != NULL;
+	return hmap_get(&kf->names, name) != NULL;
 }
 
-bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *out)
+bool kdwarf_functions(const char *module, const char *name_pat, const char *file_pat,
+		      struct vec *out)
 {
-	struct query q = { .name_pat = name_pat, .file_pat = file_pat,
+	struct query q = { .kf = kfile_of(module), .name_pat = name_pat, .file_pat = file_pat,
 			   .prefixed = file_pat ? arena_printf("*/%s", file_pat) : NULL, .out = out,
 			   .inline_seen = { .str_keys = true } };
-	const char *want;
 	Dwarf_Off off = 0, next;
 	size_t hsize;
 
-	if (!kdwarf_vmlinux(&want))
+	if (!q.kf)
 		return false;
-	if (!file_pat && !strpbrk(name_pat, "*?[") && !has_function_name(name_pat))
+	if (!file_pat && !strpbrk(name_pat, "*?[") && !has_function_name(q.kf, name_pat))
 		return true;
-	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+	while (dwarf_nextcu(q.kf->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
 
-		if (dwarf_offdie(dw, off + hsize, &cu) && (!file_pat || cu_files(&cu, &q))) {
+		if (dwarf_offdie(q.kf->dw, off + hsize, &cu) && (!file_pat || cu_files(&cu, &q))) {
 			q.origins = (struct hmap){ 0 };
 			dwarf_getfuncs(&cu, take_function, &q, 0);
 			if (q.origins.len)
@@ -338,10 +531,26 @@ static bool line_file(const struct kdwarf_func *f, const char *file_pat, const c
 	       fnmatch(arena_printf("*/%s", file_pat), src, 0) == 0;
 }
 
-void kdwarf_hint_install(void)
+const char *kdwarf_missing(const char *module)
 {
 	const char *want, *kver = sysroot_kernel_release();
 
+	if (!module)
+		return arena_printf("there is no vmlinux with DWARF for %s", kver);
+	if (!kdwarf_module(module, &want) && !want)
+		return arena_printf("there is no %s.ko under /lib/modules/%s", module, kver);
+	return arena_printf("there is no %s.ko with DWARF for %s", module, kver);
+}
+
+void kdwarf_hint_install(const char *module)
+{
+	const char *want, *kver = sysroot_kernel_release();
+
+	if (module) {
+		if (!kdwarf_module(module, &want) && want)
+			diag_hint("install %s (Debian's linux-image-%s-dbg has it)", want, kver);
+		return;
+	}
 	kdwarf_vmlinux(&want);
 	if (getenv("PMSTAP_VMLINUX") && *getenv("PMSTAP_VMLINUX"))
 		diag_hint("PMSTAP_VMLINUX names '%s', which is not this kernel's vmlinux with DWARF",
@@ -370,15 +579,14 @@ bool kdwarf_line_pc(const struct kdwarf_func *f, const char *file_pat, int line,
 	Dwarf_Die die;
 
 	*below = *above = 0;
-	return dw && dwarf_offdie(dw, f->die, &die) &&
-	       dwarf_lines_pc(&die, line, line_file_match, &q, pc, below, above);
+	return die_at(f->die, &die) && dwarf_lines_pc(&die, line, line_file_match, &q, pc, below, above);
 }
 
 void kdwarf_all_lines(const struct kdwarf_func *f, struct vec *out)
 {
 	Dwarf_Die die;
 
-	if (dw && dwarf_offdie(dw, f->die, &die))
+	if (die_at(f->die, &die))
 		dwarf_lines_all(&die, f->file, f->entry, out);
 }
 
@@ -386,26 +594,26 @@ void kdwarf_labels(const struct kdwarf_func *f, const char *pat, struct vec *out
 {
 	Dwarf_Die die;
 
-	if (dw && dwarf_offdie(dw, f->die, &die))
+	if (die_at(f->die, &die))
 		dwarf_lines_labels(&die, pat, out);
 }
 
-/* The name of vmlinux's allocated section that holds PC, or "". */
-static const char *section_of(uint64_t pc)
+/* The name of KF's allocated section that holds PC, or "". */
+static const char *section_of(struct kfile *kf, uint64_t pc)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 
-	if (!dw_elf || elf_getshdrstrndx(dw_elf, &shstrndx) != 0)
+	if (!kf || elf_getshdrstrndx(kf->elf, &shstrndx) != 0)
 		return "";
-	while ((scn = elf_nextscn(dw_elf, scn))) {
+	while ((scn = elf_nextscn(kf->elf, scn))) {
 		GElf_Shdr sh;
 		const char *name;
 
 		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || pc < sh.sh_addr ||
 		    pc - sh.sh_addr >= sh.sh_size)
 			continue;
-		name = elf_strptr(dw_elf, shstrndx, sh.sh_name);
+		name = elf_strptr(kf->elf, shstrndx, sh.sh_name);
 		return name ? name : "";
 	}
 	return "";
@@ -416,10 +624,9 @@ static const char *section_of(uint64_t pc)
 struct ksym {
 	uint64_t addr, size;
 	const char *name;
+	unsigned shndx;		/* its section's index */
+	bool global;
 };
-
-static struct vec ksyms;	/* struct ksym *, by address (in the arena) */
-static unsigned ksyms_generation;
 
 static int by_addr(const void *a, const void *b)
 {
@@ -449,25 +656,42 @@ static void each_function(Elf *elf, void (*take)(void *arg, const GElf_Sym *sym,
 	}
 }
 
+/*
+ * A function symbol of KF, at its address: a module's symbol is an offset
+ * into its section, which libdwfl placed at the section header's address.
+ */
 static void take_ksym(void *arg, const GElf_Sym *sym, const char *name)
 {
+	struct kfile *kf = arg;
 	struct ksym *k;
+	GElf_Shdr sh;
+	uint64_t base = 0;
 
-	(void)arg;
-	if (!sym->st_value)
+	if (kf->module) {
+		if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE ||
+		    !gelf_getshdr(elf_getscn(kf->elf, sym->st_shndx), &sh))
+			return;
+		base = sh.sh_addr;
+	}
+	if (!sym->st_value && !base)
 		return;
 	k = ARENA_NEW(struct ksym);
-	k->addr = sym->st_value;
+	k->addr = base + sym->st_value;
 	k->size = sym->st_size;
 	k->name = name;
-	vec_push(&ksyms, k);
+	k->shndx = sym->st_shndx;
+	k->global = GELF_ST_BIND(sym->st_info) == STB_GLOBAL;
+	vec_push(&kf->ksyms, k);
 }
 
-/* vmlinux's function symbols (.symtab), sorted by address, read once. */
-static void load_symbols(void)
+/* KF's function symbols, by address; NULL when KF is. */
+static struct kfile *symbols(struct kfile *kf)
 {
-	each_function(dw_elf, take_ksym, NULL);
-	qsort(ksyms.items, (size_t)ksyms.len, sizeof(void *), by_addr);
+	if (kf && !kf->ksyms.len) {
+		each_function(kf->elf, take_ksym, kf);
+		qsort(kf->ksyms.items, (size_t)kf->ksyms.len, sizeof(void *), by_addr);
+	}
+	return kf;
 }
 
 struct ko_query {
@@ -508,43 +732,39 @@ bool kdwarf_ko_functions(const char *path, struct vec *names)
 	return true;
 }
 
-/* vmlinux's function symbols, by address; false when there is no vmlinux. */
-static bool symbols(void)
+/* The index of KF's last function symbol at or below PC, -1 if none. */
+static int symbol_below(struct kfile *kf, uint64_t pc)
 {
-	if (!dw_elf)
-		return false;
-	if (ksyms_generation != arena_generation()) {	/* a new translation: a new arena */
-		ksyms = (struct vec){ 0 };
-		ksyms_generation = arena_generation();
-	}
-	if (!ksyms.len)
-		load_symbols();
-	return true;
-}
+	int lo = 0, hi = kf->ksyms.len - 1, found = -1;
 
-/* The function symbol whose code holds PC (the first of aliases), or NULL. */
-static const struct ksym *symbol_holding(uint64_t pc)
-{
-	int lo = 0, hi, found = -1;
-
-	if (!symbols())
-		return NULL;
-	hi = ksyms.len - 1;
-	while (lo <= hi) {		/* the last symbol at or below PC */
+	while (lo <= hi) {
 		int mid = (lo + hi) / 2;
 
-		if (((struct ksym *)VEC_AT(&ksyms, mid))->addr <= pc) {
+		if (((struct ksym *)VEC_AT(&kf->ksyms, mid))->addr <= pc) {
 			found = mid;
 			lo = mid + 1;
 		} else {
 			hi = mid - 1;
 		}
 	}
-	while (found > 0 && ((struct ksym *)VEC_AT(&ksyms, found - 1))->addr ==
-			    ((struct ksym *)VEC_AT(&ksyms, found))->addr)
+	return found;
+}
+
+/* KF's function symbol whose code holds PC (the first of aliases), or NULL. */
+static const struct ksym *symbol_holding(struct kfile *kf, uint64_t pc)
+{
+	int found;
+	struct vec *ks;
+
+	if (!symbols(kf))
+		return NULL;
+	ks = &kf->ksyms;
+	found = symbol_below(kf, pc);
+	while (found > 0 && ((struct ksym *)VEC_AT(ks, found - 1))->addr ==
+			    ((struct ksym *)VEC_AT(ks, found))->addr)
 		found--;
-	for (; found >= 0 && found < ksyms.len; found++) {
-		const struct ksym *k = VEC_AT(&ksyms, found);
+	for (; found >= 0 && found < ks->len; found++) {
+		const struct ksym *k = VEC_AT(ks, found);
 
 		if (k->addr > pc)
 			break;
@@ -554,26 +774,53 @@ static const struct ksym *symbol_holding(uint64_t pc)
 	return NULL;
 }
 
-/* vmlinux's function symbol NAME's address (the first of its name), 0 when it has none. */
-static uint64_t symbol_address(const char *name)
+/*
+ * KF's function symbol NAME, NULL when it has none; of two, vmlinux's
+ * first by address (as kallsyms finds it), a module's global one (what
+ * module("M").function("NAME") probes: kmodfile_site()).
+ */
+static const struct ksym *symbol_named(struct kfile *kf, const char *name)
 {
-	static struct hmap by_name;	/* name -> struct ksym * */
-	static unsigned generation;
-	const struct ksym *k;
+	if (!symbols(kf))
+		return NULL;
+	if (!kf->by_name.len)
+		for (int i = 0; i < kf->ksyms.len; i++) {
+			const struct ksym *k = VEC_AT(&kf->ksyms, i), *had;
 
-	if (!symbols())
-		return 0;
-	if (generation != arena_generation() || !by_name.str_keys) {
-		by_name = (struct hmap){ .str_keys = true };
-		generation = arena_generation();
-		for (int i = 0; i < ksyms.len; i++) {
-			k = VEC_AT(&ksyms, i);
-			if (k->name && !hmap_get(&by_name, k->name))
-				hmap_put(&by_name, k->name, (void *)k);
+			if (!k->name)
+				continue;
+			if (!(had = hmap_get(&kf->by_name, k->name)) ||
+			    (kf->module && k->global && !had->global))
+				hmap_put(&kf->by_name, k->name, (void *)k);
+			if (had && !hmap_get(&kf->twice, k->name))
+				hmap_put(&kf->twice, k->name, (void *)1);
+		}
+	return hmap_get(&kf->by_name, name);
+}
+
+bool kdwarf_symbol_unique(const char *module, const char *name)
+{
+	struct kfile *kf = kfile_of(module);
+
+	return symbol_named(kf, name) && !hmap_get(&kf->twice, name);
+}
+
+const char *kdwarf_symbol_anchor(const char *module, uint64_t pc, uint64_t *offset)
+{
+	struct kfile *kf = kfile_of(module);
+	const struct ksym *in = symbol_holding(kf, pc);
+
+	if (!in)
+		return NULL;
+	for (int i = symbol_below(kf, pc); i >= 0; i--) {
+		const struct ksym *k = VEC_AT(&kf->ksyms, i);
+
+		if (k->shndx == in->shndx && k->name && kdwarf_symbol_unique(module, k->name)) {
+			*offset = pc - k->addr;
+			return k->name;
 		}
 	}
-	k = hmap_get(&by_name, name);
-	return k ? k->addr : 0;
+	return NULL;
 }
 
 struct entered_at {
@@ -595,59 +842,69 @@ static int take_entered_at(Dwarf_Die *die, void *arg)
 	return DWARF_CB_ABORT;
 }
 
-const char *kdwarf_function_point(const char *name)
+const char *kdwarf_function_point(const char *module, const char *name, struct kdwarf_func *f)
 {
-	struct entered_at e = { .name = name, .pc = symbol_address(name) };
+	struct kfile *kf = kfile_of(module);
+	const struct ksym *k = symbol_named(kf, name);
+	struct entered_at e = { .name = name, .pc = k ? k->addr : 0 };
 	const char *file;
 	Dwarf_Die cu;
 	int line;
 
-	if (!e.pc || !dwarf_addrdie(dw, e.pc, &cu))
+	if (!e.pc || !dwarf_addrdie(kf->dw, e.pc, &cu))
 		return NULL;
 	dwarf_getfuncs(&cu, take_entered_at, &e, 0);
 	if (!e.found || !(file = decl_of(&e.die, e.pc, &line)))
 		return NULL;
+	f->module = kf->module;
+	f->name = name;
+	f->file = file;
+	f->line = line;
+	f->entry = e.pc;
+	f->die = die_id(kf, dwarf_dieoffset(&e.die));
 	return arena_printf("%s@%s:%d", name, file, line);
 }
 
-const char *kdwarf_symbol_at(uint64_t pc)
+const char *kdwarf_symbol_at(const char *module, uint64_t pc)
 {
-	const struct ksym *k = symbol_holding(pc);
+	const struct ksym *k = symbol_holding(kfile_of(module), pc);
 
 	return k && k->addr == pc ? k->name : NULL;
 }
 
-const char *kdwarf_symbol_holding(uint64_t pc, uint64_t *offset)
+const char *kdwarf_symbol_holding(const char *module, uint64_t pc, uint64_t *offset)
 {
-	const struct ksym *k = symbol_holding(pc);
+	const struct ksym *k = symbol_holding(kfile_of(module), pc);
 
 	if (k)
 		*offset = pc - k->addr;
 	return k ? k->name : NULL;
 }
 
-void kdwarf_symtab_functions(const char *name_pat, const struct vec *dwarf, struct vec *out)
+void kdwarf_symtab_functions(const char *module, const char *name_pat, const struct vec *dwarf,
+			     struct vec *out)
 {
 	struct hmap taken = { 0 };	/* addresses a DWARF function's symbol is at */
+	struct kfile *kf = symbols(kfile_of(module));
 
-	if (!symbols())
+	if (!kf)
 		return;
 	for (int i = 0; i < dwarf->len; i++) {
 		const struct kdwarf_func *f = VEC_AT(dwarf, i);
 		Dwarf_Addr pc;
 		Dwarf_Die die;
 
-		if (!f->inlined && dwarf_offdie(dw, f->die, &die) && dwarf_entrypc(&die, &pc) == 0)
+		if (!f->inlined && die_at(f->die, &die) && dwarf_entrypc(&die, &pc) == 0)
 			hmap_put(&taken, (void *)(uintptr_t)pc, (void *)1);
 	}
-	for (int i = 0; i < ksyms.len; i++) {
-		const struct ksym *k = VEC_AT(&ksyms, i);
+	for (int i = 0; i < kf->ksyms.len; i++) {
+		const struct ksym *k = VEC_AT(&kf->ksyms, i);
 
-		if (k->name && has_function_name(k->name))
+		if (k->name && has_function_name(kf, k->name))
 			hmap_put(&taken, (void *)(uintptr_t)k->addr, (void *)1);
 	}
-	for (int i = 0; i < ksyms.len; i++) {
-		const struct ksym *k = VEC_AT(&ksyms, i);
+	for (int i = 0; i < kf->ksyms.len; i++) {
+		const struct ksym *k = VEC_AT(&kf->ksyms, i);
 		struct kdwarf_func *f;
 
 		if (!k->name || fnmatch(name_pat, k->name, 0) != 0 ||
@@ -658,6 +915,7 @@ void kdwarf_symtab_functions(const char *name_pat, const struct vec *dwarf, stru
 		f->name = k->name;
 		f->file = "";
 		f->entry = k->addr;
+		f->module = kf->module;
 		vec_push(out, f);
 	}
 }
@@ -715,7 +973,7 @@ static bool matches(int which, const char *s)
 
 bool kdwarf_blocklisted(const struct kdwarf_func *f, bool is_return)
 {
-	return matches(BL_SECTION, section_of(f->entry)) || matches(BL_FUNC, f->name) ||
+	return (!f->module && matches(BL_SECTION, section_of(kfile_of(NULL), f->entry))) || matches(BL_FUNC, f->name) ||
 	       (is_return && matches(BL_FUNC_RET, f->name)) || matches(BL_FILE, f->file);
 }
 
@@ -757,7 +1015,7 @@ static bool instance_param_at(uint64_t die_off, const char *name, int i, uint64_
 {
 	Dwarf_Die inst;
 
-	if (!dw || !dwarf_offdie(dw, die_off, &inst) || dwarf_child(&inst, param) != 0)
+	if (!die_at(die_off, &inst) || dwarf_child(&inst, param) != 0)
 		return false;
 	do {
 		const char *n = dwarf_diename(param);
@@ -797,7 +1055,7 @@ void kdwarf_param_vars(uint64_t die, uint64_t pc, struct vec *v)
 	Dwarf_Addr at = pc;
 	struct vec vars = { 0 };
 
-	if (!dw || !dwarf_offdie(dw, die, &fn) || (!pc && dwarf_entrypc(&fn, &at) != 0))
+	if (!die_at(die, &fn) || (!pc && !(at = entry_pc(&fn))))
 		return;
 	dwarf_point_vars(&fn, pc, "vars", &vars);
 	for (int i = 0; i < vars.len; i++) {
@@ -808,6 +1066,16 @@ void kdwarf_param_vars(uint64_t die, uint64_t pc, struct vec *v)
 				 dwarf_attr_integrate(var, DW_AT_type, &a) &&
 				 dwarf_formref_die(&a, &type) ? dwarf_type_listed(&type) : "void"));
 	}
+}
+
+void kdwarf_return_var(uint64_t die, struct vec *v)
+{
+	Dwarf_Die fn, type;
+	Dwarf_Attribute a;
+
+	if (die_at(die, &fn) && dwarf_attr_integrate(&fn, DW_AT_type, &a) &&
+	    dwarf_formref_die(&a, &type))
+		vec_push(v, arena_printf("$return:%s", dwarf_type_listed(&type)));
 }
 
 /* DWARF type TYPE (past typedefs and qualifiers) as a BTF type id; -1 if BTF has none. */
@@ -838,7 +1106,7 @@ int kdwarf_var_btf(uint64_t var)
 {
 	Dwarf_Die v, type;
 
-	if (!dw || !dwarf_offdie(dw, var, &v) || !dwarf_type_of(&v, &type))
+	if (!die_at(var, &v) || !dwarf_type_of(&v, &type))
 		return -1;
 	return btf_of(&type);
 }
@@ -868,27 +1136,28 @@ bool kdwarf_param_btf(uint64_t die, uint64_t pc, const char *name, int *btf_id,
  * is its caller's) and the canonical frame address there, from
  * vmlinux's .debug_frame: what DW_OP_fbreg and DW_OP_call_frame_cfa need.
  */
-static void frame_env(uint64_t pc, struct dwarf_loc_env *env)
+static void frame_env(struct kfile *kf, uint64_t pc, struct dwarf_loc_env *env)
 {
 	/* the last point's: a probe's variables (and $$vars's) are all at one pc */
 	static struct dwarf_loc_env last;
 	static uint64_t last_pc;
-	static Dwarf_CFI *cfi;
+	static struct kfile *last_kf;
 	Dwarf_Die cu, *scopes = NULL, *fn;
 	Dwarf_Op *ops;
 	size_t n;
 	int nscopes;
 
-	if (pc != last_pc) {
+	if (pc != last_pc || kf != last_kf) {
 		last = (struct dwarf_loc_env){ 0 };
 		last_pc = pc;
-		if (!cfi)
-			cfi = dwarf_getcfi(dw);
-		if (dwarf_cfi_cfa_ops(&cfi, 1, pc, &ops, &n)) {
+		last_kf = kf;
+		if (!kf->cfi)
+			kf->cfi = dwarf_getcfi(kf->dw);
+		if (dwarf_cfi_cfa_ops(&kf->cfi, 1, pc, &ops, &n)) {
 			last.cfa = ops;
 			last.ncfa = n;
 		}
-		if (dwarf_addrdie(dw, pc, &cu) && (nscopes = dwarf_getscopes(&cu, pc, &scopes)) > 0) {
+		if (dwarf_addrdie(kf->dw, pc, &cu) && (nscopes = dwarf_getscopes(&cu, pc, &scopes)) > 0) {
 			fn = dwarf_scopes_function(scopes, nscopes);
 			if (fn && dwarf_frame_base_ops(fn, pc, &ops, &n)) {
 				last.fb = ops;
@@ -904,7 +1173,7 @@ static void frame_env(uint64_t pc, struct dwarf_loc_env *env)
 }
 
 /* Variable P's value at PC: see kdwarf_param_value(). */
-static bool var_value(Dwarf_Die *p, uint64_t pc, const char *regs,
+static bool var_value(struct kfile *kf, Dwarf_Die *p, uint64_t pc, const char *regs,
 		      const char *(*deref)(void *arg, const char *addr, int size), void *arg,
 		      bool want_addr, const char **c, const char **why)
 {
@@ -921,7 +1190,7 @@ static bool var_value(Dwarf_Die *p, uint64_t pc, const char *regs,
 		*c = arena_printf("%lldLL", (long long)k);
 	if (r != 1)
 		return r == 2 && !want_addr;
-	frame_env(pc, &env);
+	frame_env(kf, pc, &env);
 	if (!dwarf_loc_translate(ops, n, &env, &loc)) {
 		*why = arena_strdup(loc.err);
 		return false;
@@ -944,7 +1213,7 @@ bool kdwarf_param_value(uint64_t die, uint64_t pc, const char *name, const char 
 		*why = arena_printf("no parameter '%s'", name);
 		return false;
 	}
-	return var_value(&p, pc, regs, deref, arg, want_addr, c, why);
+	return var_value(die_file(die), &p, pc, regs, deref, arg, want_addr, c, why);
 }
 
 static const char *no_read(void *arg, const char *addr, int size)
@@ -967,7 +1236,7 @@ void kdwarf_context_vars(uint64_t die, uint64_t pc, const char *which, struct ve
 	Dwarf_Die fn, type;
 	struct vec vars = { 0 };
 
-	if (!dw || !dwarf_offdie(dw, die, &fn))
+	if (!die_at(die, &fn))
 		return;
 	dwarf_point_vars(&fn, pc, which, &vars);
 	for (int i = 0; i < vars.len; i++) {
@@ -975,7 +1244,7 @@ void kdwarf_context_vars(uint64_t die, uint64_t pc, const char *which, struct ve
 		struct kdwarf_var *v = ARENA_NEW(struct kdwarf_var);
 
 		v->name = dwarf_diename(var);
-		v->off = dwarf_dieoffset(var);
+		v->off = die_id(die_file(die), dwarf_dieoffset(var));
 		v->shape = 'v';
 		v->bytes = 8;
 		if (dwarf_type_of(var, &type) && dwarf_type_strip(&type)) {
@@ -996,9 +1265,9 @@ bool kdwarf_var_value(uint64_t var, uint64_t pc, const char *regs,
 {
 	Dwarf_Die p;
 
-	if (!dw || !dwarf_offdie(dw, var, &p)) {
+	if (!die_at(var, &p)) {
 		*why = "no such DIE";
 		return false;
 	}
-	return var_value(&p, pc, regs, deref, arg, want_addr, c, why);
+	return var_value(die_file(var), &p, pc, regs, deref, arg, want_addr, c, why);
 }

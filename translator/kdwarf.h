@@ -1,7 +1,13 @@
 /*
- * kdwarf.h - the kernel's own debuginfo: a vmlinux with DWARF, for what
- * BTF and kallsyms cannot say (kdwarf.c): which source file a kernel
- * function is declared in, as kernel.function("PATTERN@FILE") asks.
+ * kdwarf.h - the kernel's own debuginfo: a vmlinux with DWARF, and its
+ * modules' .ko with DWARF, for what BTF and kallsyms cannot say
+ * (kdwarf.c): which source file a kernel function is declared in, as
+ * kernel.function("PATTERN@FILE") asks, and the inline instances.
+ *
+ * MODULE NULL means vmlinux; else a module's name, as module("M") gives
+ * it.  Addresses (a function's entry, a pc) are the file's own: vmlinux's
+ * link addresses, a module's sections as libdwfl lays them out; DIEs are
+ * named across files by an id (uint64_t die).
  */
 #ifndef PMSTAP_KDWARF_H
 #define PMSTAP_KDWARF_H
@@ -12,10 +18,11 @@
 
 /* A kernel function as its DWARF declares it. */
 struct kdwarf_func {
+	const char *module;	/* NULL: vmlinux's */
 	const char *name;
 	const char *file;	/* its decl file as the DWARF names it: "kernel/module/main.c" */
 	int line;		/* its decl line */
-	uint64_t entry;		/* its entry pc in vmlinux (no KASLR offset) */
+	uint64_t entry;		/* its entry pc in its file (no KASLR offset) */
 	bool inlined;		/* an instance of an inline function, entered at ENTRY */
 	uint64_t die;		/* its DIE, an inline instance's or the function's (offset) */
 	const char *symbol;	/* the kallsyms name it is probed by (set by the caller) */
@@ -34,6 +41,18 @@ struct kdwarf_func {
 const char *kdwarf_vmlinux(const char **want);
 
 /*
+ * Module MODULE's .ko with DWARF, of the build installed under
+ * /lib/modules/KVER: by its build-id under /usr/lib/debug/.build-id/,
+ * else /usr/lib/debug/lib/modules/KVER/PATH (Debian's -dbg package), else
+ * the installed .ko itself.  NULL when there is none: *WANT then names
+ * the file to install (NULL: the module has no .ko).
+ */
+const char *kdwarf_module(const char *module, const char **want);
+
+/* Whether MODULE's DWARF (NULL: vmlinux's) is installed: kdwarf_module(), kdwarf_vmlinux(). */
+bool kdwarf_installed(const char *module);
+
+/*
  * The kernel functions whose name matches NAME_PAT and whose
  * decl file matches FILE_PAT as stap 4.8 matches it (fnmatch without
  * FNM_PATHNAME, so a '*' spans directories; against the whole path or its
@@ -42,7 +61,8 @@ const char *kdwarf_vmlinux(const char **want);
  * each instance of an inline function.  FILE_PAT NULL: any file.
  * False when there is no debuginfo (kdwarf_vmlinux()).
  */
-bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *out);
+bool kdwarf_functions(const char *module, const char *name_pat, const char *file_pat,
+		      struct vec *out);
 
 /*
  * The function symbols of vmlinux's .symtab that match NAME_PAT and are
@@ -56,10 +76,18 @@ bool kdwarf_functions(const char *name_pat, const char *file_pat, struct vec *ou
  * functions (module_info::update_symtab(), query_module_symtab()), named
  * without "@FILE".
  */
-void kdwarf_symtab_functions(const char *name_pat, const struct vec *dwarf, struct vec *out);
+void kdwarf_symtab_functions(const char *module, const char *name_pat, const struct vec *dwarf,
+			     struct vec *out);
 
-/* The hint after an error for want of kdwarf_vmlinux(): which file to install. */
-void kdwarf_hint_install(void);
+/*
+ * What is missing when MODULE's DWARF (NULL: vmlinux's) is: "there is no
+ * vmlinux with DWARF for KVER", "there is no M.ko under /lib/modules/KVER",
+ * "there is no M.ko with DWARF for KVER".
+ */
+const char *kdwarf_missing(const char *module);
+
+/* The hint after an error for want of kdwarf_vmlinux() or kdwarf_module(): what to install. */
+void kdwarf_hint_install(const char *module);
 
 /*
  * kernel.statement("FUNC@FILE:LINE"): the lowest address in F (its code,
@@ -94,6 +122,8 @@ const char *kdwarf_param_names(uint64_t die);
  * scope at PC.
  */
 void kdwarf_param_vars(uint64_t die, uint64_t pc, struct vec *v);
+/* Function DIE's $return as -L lists it ("$return:ssize_t"), into V; nothing for a void one. */
+void kdwarf_return_var(uint64_t die, struct vec *v);
 
 /*
  * Parameter NAME of inline instance DIE as a BTF type id (probes_btf.h);
@@ -157,24 +187,35 @@ int kdwarf_var_btf(uint64_t var);
  */
 bool kdwarf_ko_functions(const char *path, struct vec *names);
 
-/* The name of vmlinux's function symbol at PC (a clone's: "foo.isra.0"), or NULL. */
-const char *kdwarf_symbol_at(uint64_t pc);
+/* The name of the function symbol at PC (a clone's: "foo.isra.0"), or NULL. */
+const char *kdwarf_symbol_at(const char *module, uint64_t pc);
 /* The function symbol whose code holds PC, and PC's *OFFSET into it; NULL if none. */
-const char *kdwarf_symbol_holding(uint64_t pc, uint64_t *offset);
+const char *kdwarf_symbol_holding(const char *module, uint64_t pc, uint64_t *offset);
+/* Whether MODULE's symbol table has function symbol NAME once. */
+bool kdwarf_symbol_unique(const char *module, const char *name);
+/*
+ * A function symbol MODULE (vmlinux) has once, at or below PC in the
+ * section that holds PC, and PC's *OFFSET from it, or NULL: how a kprobe
+ * by name reaches PC in a function whose name the file has twice
+ * (kprobes find "F", "M:F", as the first F of the symbols, kmodfile.h).
+ */
+const char *kdwarf_symbol_anchor(const char *module, uint64_t pc, uint64_t *offset);
 
 /*
  * "NAME@FILE:LINE", as stap 4.8 names a probe point on kernel function
  * NAME: the out-of-line function of that name the DWARF has at symbol
- * NAME's address, found in the one CU that holds it (cheap, where a
- * wildcard reads every CU); NULL when there is none.
+ * NAME's address (a module's global NAME, of two), found in the one CU
+ * that holds it (cheap, where a wildcard reads every CU), into *F too;
+ * NULL when there is none.
  */
-const char *kdwarf_function_point(const char *name);
+const char *kdwarf_function_point(const char *module, const char *name, struct kdwarf_func *f);
 
 /*
  * Whether stap 4.8 refuses to probe F outside guru mode (its kernel
- * blocklist): in .init/.exit code (freed after boot, or dropped) or the
- * kprobes' own code (.kprobes.text), a function of NMI, fault or lock paths,
- * a file of such, or the .return of a function that never returns.
+ * blocklist): vmlinux's .init/.exit code (freed after boot, or dropped) or
+ * the kprobes' own code (.kprobes.text), a function of NMI, fault or lock
+ * paths, a file of such, or the .return of a function that never returns.
+ * A module's .init and .exit code is probed while it is there, as stap's.
  */
 bool kdwarf_blocklisted(const struct kdwarf_func *f, bool is_return);
 

@@ -145,8 +145,12 @@ static struct vec probe_vars(const struct derived_probe *dp)
 	else if (dp->kind == PROBE_PROCESS_SYSCALL)	/* stap's list, .return's too */
 		for (int i = 0; i <= 6; i++)
 			vec_push(&v, i ? arena_printf("$arg%d:long", i) : "$syscall:long");
-	else if (dp->kfunc_die)
-		kdwarf_param_vars(dp->kfunc_die, dp->kind == PROBE_KSTATEMENT ? dp->addr : 0, &v);
+	else if (dp->kfunc_die || dp->kfunc_dwarf) {	/* as stap's: $return first */
+		if (dp->kind == PROBE_KFUNC && dp->is_return)
+			kdwarf_return_var(dp->kfunc_dwarf, &v);
+		kdwarf_param_vars(dp->kfunc_die ? dp->kfunc_die : dp->kfunc_dwarf,
+				  dp->kind == PROBE_KSTATEMENT ? dp->addr : 0, &v);
+	}
 	else
 		listing_user_vars(dp, &v);
 	return v;

@@ -78,9 +78,12 @@ static const struct {
 	{ "kernel.statement(s).nearest", PROBE_KSTATEMENT },
 	{ "module(s).function(s)", PROBE_KFUNC },
 	{ "module(s).function(s).call", PROBE_KFUNC },
+	{ "module(s).function(s).inline", PROBE_KFUNC },
 	{ "module(s).function(s).return", PROBE_KFUNC },
+	{ "module(s).function(s).return.maxactive(n)", PROBE_KFUNC },
 	{ "module(s).function(s).label(s)", PROBE_KSTATEMENT },
 	{ "module(s).statement(a)", PROBE_KSTATEMENT },
+	{ "module(s).statement(s).nearest", PROBE_KSTATEMENT },
 	{ "kprobe.function(s)", PROBE_KFUNC },
 	{ "kprobe.function(s).call", PROBE_KFUNC },
 	{ "kprobe.function(s).return", PROBE_KFUNC },
@@ -653,13 +656,14 @@ static int too_many(struct expand *x, struct vec *comps, const char *what, const
 static int no_kernel_debuginfo(struct expand *x, struct vec *comps)
 {
 	struct probe_comp *fc = probes_comp_named(comps, "function");
+	const char *mod = str_arg(comps, "module");
 
 	if (x->optional)
 		return 0;
 	if (sema_error(file_part_loc(fc), x->sm, "a function's source file is known only from "
-		       "the kernel's debuginfo, and there is no vmlinux with DWARF for %s",
-		       sysroot_kernel_release()))
-		kdwarf_hint_install();
+		       "the %s debuginfo, and %s", mod ? "module's" : "kernel's",
+		       kdwarf_missing(mod)))
+		kdwarf_hint_install(mod);
 	return -1;
 }
 
@@ -673,17 +677,31 @@ struct twice {
 /*
  * The symbol F is probed by (its own, or the one whose code holds an
  * inline instance, and the offset there): false when there is none (a
- * weak definition the linker replaced) or kallsyms has it twice.
+ * weak definition the linker replaced), or it is "F.part.N", the tail of
+ * a function inlined elsewhere (stap leaves it out), or kallsyms has it
+ * twice and no symbol it has once is before it in its section: a symbol
+ * the kernel (the module) has twice is reached from one it has once
+ * (kdwarf_symbol_anchor()).
  */
 static bool symbol_usable(struct kdwarf_func *f, struct twice *tw)
 {
-	f->symbol = f->inlined ? kdwarf_symbol_holding(f->entry, &f->offset)
-			       : kdwarf_symbol_at(f->entry);
-	if (!f->symbol)
-		return false;
-	if (sys_kernel_function_unique(f->symbol))
+	const char *anchor;
+	uint64_t off;
+
+	f->symbol = f->inlined ? kdwarf_symbol_holding(f->module, f->entry, &f->offset)
+			       : kdwarf_symbol_at(f->module, f->entry);
+	if (!f->symbol || (!f->inlined && strstr(f->symbol, ".part.")))
+		return false;	/* a part split off an inlined function: no entry (stap's PR12609) */
+	if (f->module ? kdwarf_symbol_unique(f->module, f->symbol)
+		      : sys_kernel_function_unique(f->symbol))
 		return true;
-	if (sys_kernel_function_matches(f->symbol, NULL)) {
+	if ((anchor = kdwarf_symbol_anchor(f->module, f->entry, &off)) &&
+	    (f->module || sys_kernel_function_unique(anchor))) {
+		f->symbol = anchor;
+		f->offset = off;
+		return true;
+	}
+	if (f->module || sys_kernel_function_matches(f->symbol, NULL)) {
 		tw->n++;
 		if (!hmap_get(&tw->syms, f->symbol)) {
 			hmap_put(&tw->syms, f->symbol, (void *)1);
@@ -763,23 +781,16 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 			    const char *file, int line)
 {
 	bool any_file = !file;	/* a name BTF and kallsyms do not have: 0 when DWARF has none */
-
+	const char *mod = str_arg(comps, "module");
 	struct probe_comp *fc = probes_comp_named(comps, "function");
 	struct vec funcs = { 0 }, keep = { 0 };
 
-	if (str_arg(comps, "module")) {
-		if (!x->optional)
-			sema_error(file_part_loc(fc), x->sm, "a source file selects only the "
-				   "kernel's own functions, not a module's: pmstap reads no module "
-				   "debuginfo");
-		return x->optional ? 0 : -1;
-	}
-	if (!kdwarf_functions(name, file, &funcs))
+	if (!kdwarf_functions(mod, name, file, &funcs))
 		return no_kernel_debuginfo(x, comps);
 	if (!file && has_wildcard(name) && !probes_comp_named(comps, "inline")) {
 		struct vec syms = { 0 };
 
-		kdwarf_symtab_functions(name, &funcs, &syms);
+		kdwarf_symtab_functions(mod, name, &funcs, &syms);
 		for (int i = 0; i < syms.len; i++)
 			vec_push(&funcs, VEC_AT(&syms, i));
 	}
@@ -804,10 +815,11 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 
 		dp->function = f->name;
 		dp->kfunc_inline = f->inlined;
-		dp->kfunc_kprobe |= f->inlined;
+		dp->kfunc_kprobe |= f->inlined || f->offset;	/* not the symbol's own types */
 		dp->kfunc_offset = f->offset;
 		/* $params from DWARF where BTF has not the symbol (a clone's, an inline's) */
 		dp->kfunc_die = dp->kfunc_kprobe && !dp->is_return ? f->die : 0;
+		dp->kfunc_dwarf = f->die;
 		dp->addr = f->entry;
 	}
 	if (!keep.len && !x->optional && !any_file) {
@@ -819,35 +831,43 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 }
 
 /*
- * A plain kernel function name's point, as stap names it: "NAME@FILE:LINE"
- * where the kernel's DWARF is installed (kdwarf_function_point()), else
- * NULL (the name as written).  Not for kprobe.function (stap names no
- * file there) nor a module's function (its DWARF is not read).
+ * A probe on plain kernel function name SYM, its point as stap names it:
+ * "NAME@FILE:LINE" where the kernel's (or the module's) DWARF is
+ * installed (kdwarf_function_point()), else the name as written; not for
+ * kprobe.function, which stap names without a file.  Its $params come
+ * from that DWARF where BTF does not type them (a module's, with BPF).
  */
-static const char *plain_point(struct vec *comps, const char *sym)
+static void plain_probe(struct expand *x, struct vec *comps, const char *sym)
 {
-	const char *want;
+	const char *mod = str_arg(comps, "module"), *point = NULL;
+	struct kdwarf_func f = { 0 };
+	struct derived_probe *dp;
 
-	if (str_arg(comps, "module") || kprobe_family(comps) || !kdwarf_vmlinux(&want))
-		return NULL;
-	return kdwarf_function_point(sym);
+	if (!kprobe_family(comps) && kdwarf_installed(mod))
+		point = kdwarf_function_point(mod, sym, &f);
+	dp = kfunc_probe(x, comps, sym, point);
+	dp->kfunc_dwarf = f.die;
+	if (point && dp->kfunc_kprobe && !dp->is_return) {
+		dp->kfunc_die = f.die;
+		dp->addr = f.entry;
+	}
 }
 
 /* .inline where the pattern has no inline instance, or no DWARF says. */
-static int no_inline(struct expand *x, struct vec *comps, bool have_dwarf)
+static int no_inline(struct expand *x, struct vec *comps)
 {
 	struct srcloc loc = probes_comp_named(comps, "function")->arg->loc;
+	const char *mod = str_arg(comps, "module");
 
 	if (x->optional)
 		return 0;
-	if (have_dwarf)
-		sema_error(loc, x->sm, "no match for probe point '%s': the kernel's DWARF has no "
+	if (kdwarf_installed(mod))
+		sema_error(loc, x->sm, "no match for probe point '%s': the %s DWARF has no "
 			   "inline instance of '%s'", probes_point_text(comps),
-			   str_arg(comps, "function"));
-	else if (sema_error(loc, x->sm, "inline instances are known only from the kernel's "
-			    "debuginfo, and there is no vmlinux with DWARF for %s",
-			    sysroot_kernel_release()))
-		kdwarf_hint_install();
+			   mod ? "module's" : "kernel's", str_arg(comps, "function"));
+	else if (sema_error(loc, x->sm, "inline instances are known only from the %s "
+			    "debuginfo, and %s", mod ? "module's" : "kernel's", kdwarf_missing(mod)))
+		kdwarf_hint_install(mod);
 	return -1;
 }
 
@@ -859,7 +879,7 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 {
 	const char *fn = str_arg(comps, "function"), *mod = str_arg(comps, "module");
 	struct probe_comp *fc = probes_comp_named(comps, "function");
-	const char *name = function_name_part(fn), *similar = NULL, *want;
+	const char *name = function_name_part(fn), *similar = NULL;
 	struct vec names = { 0 };
 	bool dwarf_first;
 	int n;
@@ -882,22 +902,21 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 					x->sm->s->list_pattern ? 0 : (int)line);
 	}
 	/*
-	 * A wildcard or .inline where the kernel's DWARF is installed: as stap
-	 * resolves it, "NAME@FILE:LINE" points and inline instances too; BTF
-	 * and kallsyms alone for names DWARF has not (assembly).  A plain name
-	 * goes to BTF and kallsyms first: reading the DWARF's functions costs
-	 * 0.8 s a compile here, ten times that in the emulated qa guest, and
-	 * the name is probed the same.
+	 * A wildcard or .inline where the kernel's (the module's) DWARF is
+	 * installed: as stap resolves it, "NAME@FILE:LINE" points and inline
+	 * instances too; BTF and kallsyms alone for names DWARF has not
+	 * (assembly).  A plain name goes to BTF and kallsyms first: reading
+	 * the DWARF's functions costs 0.8 s a compile here, ten times that in
+	 * the emulated qa guest, and the name is probed the same.
 	 */
-	dwarf_first = *name && !mod && !kprobe_family(comps) &&
+	dwarf_first = *name && !kprobe_family(comps) &&
 		      (has_wildcard(name) || probes_comp_named(comps, "inline"));
-	if (dwarf_first && kdwarf_vmlinux(&want) &&
-	    (n = build_kfunc_file(x, comps, name, NULL, 0)) != 0)
+	if (dwarf_first && kdwarf_installed(mod) && (n = build_kfunc_file(x, comps, name, NULL, 0)) != 0)
 		return n;
 	if (probes_comp_named(comps, "inline"))
-		return no_inline(x, comps, kdwarf_vmlinux(&want) != NULL);
+		return no_inline(x, comps);
 	n = *name ? sys_kernel_functions(mod, name, &names, &similar) : 0;
-	if (!n && *name && !mod && !dwarf_first && kdwarf_vmlinux(&want) &&
+	if (!n && *name && !dwarf_first && kdwarf_installed(mod) &&
 	    (n = build_kfunc_file(x, comps, name, NULL, 0)) != 0)
 		return n;	/* inline instances, which only DWARF knows */
 
@@ -924,7 +943,10 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 	for (int i = 0; i < n; i++) {
 		const char *sym = VEC_AT(&names, i);
 
-		kfunc_probe(x, comps, sym, has_wildcard(name) ? sym : plain_point(comps, sym));
+		if (has_wildcard(name))
+			kfunc_probe(x, comps, sym, sym);
+		else
+			plain_probe(x, comps, sym);
 	}
 	return n;
 }

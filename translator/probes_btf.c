@@ -952,9 +952,9 @@ bool kfunc_target_type(const struct derived_probe *dp, struct expr *e, char **wh
 	}
 	if (!btf_ok) {
 		*why = dp->module
-		       ? arena_printf("'%s' is not available at '%s': pmstap reads no module's "
-				      "debuginfo, which a statement's variables come from", e->name,
-				      dp->point)
+		       ? arena_printf("'%s' is not available at '%s': a statement's variables come "
+				      "from the module's debuginfo, and %s", e->name, dp->point,
+				      kdwarf_missing(dp->module))
 		       : dp->kind == PROBE_KSTATEMENT
 		       ? arena_printf("'%s' is not available at '%s': the kernel's debuginfo "
 				      "gives a statement's variables, and there is none", e->name,

@@ -32,6 +32,7 @@ struct spec {
 	const char *func, *file;	/* FILE NULL: none */
 	struct line_spec lines;		/* LINES_NONE: the functions' entries */
 	bool nearest;			/* .nearest: a line without code takes the nearest's */
+	const char *module;		/* module("M"): M; NULL: vmlinux */
 };
 
 /* "FUNC[@FILE[:LINES|+N]]" into S; false (reported) for what it is not. */
@@ -76,7 +77,7 @@ static int address_site(struct sema *sm, struct vec *comps, bool optional, struc
 		return 1;
 	}
 	have = kdwarf_vmlinux(&want) != NULL;
-	sym = have ? kdwarf_symbol_holding(addr, &off) : NULL;
+	sym = have ? kdwarf_symbol_holding(NULL, addr, &off) : NULL;
 	if (!sym || !sys_kernel_function_unique(sym)) {
 		if (!optional && sema_error(sc->arg->loc, sm, "no kernel function holds address "
 					    "%#llx%s", (unsigned long long)addr, !have
@@ -125,15 +126,35 @@ static int symbol_sites(struct sema *sm, struct vec *comps, const struct spec *s
 }
 
 /* No vmlinux with DWARF, which a FILE or LINE needs: say which file to install. */
-static int no_debuginfo(struct sema *sm, struct probe_comp *sc, bool optional)
+static int no_debuginfo(struct sema *sm, struct probe_comp *sc, const char *mod, bool optional)
 {
 	if (optional)
 		return 0;
 	if (sema_error(sc->arg->loc, sm, "a statement's file and line are known only from the "
-		       "kernel's debuginfo, and there is no vmlinux with DWARF for %s",
-		       sysroot_kernel_release()))
-		kdwarf_hint_install();
+		       "%s debuginfo, and %s", mod ? "module's" : "kernel's", kdwarf_missing(mod)))
+		kdwarf_hint_install(mod);
 	return -1;
+}
+
+/*
+ * G's kprobe at PC: the symbol whose code holds PC and the offset there; a
+ * symbol the kernel (the module) has twice, from one it has once before
+ * it (kdwarf_symbol_anchor()); a module's as "M:SYMBOL".  False when none
+ * reaches PC.
+ */
+static bool site_at(struct kdwarf_func *g, uint64_t pc)
+{
+	const char *sym = kdwarf_symbol_holding(g->module, pc, &g->offset);
+
+	if (sym && !(g->module ? kdwarf_symbol_unique(g->module, sym)
+			       : sys_kernel_function_unique(sym))) {
+		sym = kdwarf_symbol_anchor(g->module, pc, &g->offset);
+		if (sym && !g->module && !sys_kernel_function_unique(sym))
+			sym = NULL;
+	}
+	g->entry = pc;
+	g->symbol = sym && g->module ? arena_printf("%s:%s", g->module, sym) : sym;
+	return sym != NULL;
 }
 
 /*
@@ -147,11 +168,9 @@ static bool line_site(struct kdwarf_func *f, const char *file, int line, int *b,
 	*b = *a = 0;
 	if (line && !kdwarf_line_pc(f, file, line, &pc, b, a))
 		return false;
-	f->symbol = kdwarf_symbol_holding(pc, &f->offset);
-	f->entry = pc;
 	if (line)
 		f->line = line;	/* else the function's decl line */
-	return f->symbol && sys_kernel_function_unique(f->symbol);
+	return site_at(f, pc);
 }
 
 /*
@@ -208,11 +227,8 @@ static int every_line(struct kdwarf_func *f, struct hmap *seen, struct vec *out)
 		struct kdwarf_func *g = ARENA_NEW(struct kdwarf_func);
 
 		*g = *f;
-		g->entry = l->pc;
 		g->line = l->line;
-		g->symbol = kdwarf_symbol_holding(l->pc, &g->offset);
-		if (!g->symbol || !sys_kernel_function_unique(g->symbol) ||
-		    hmap_get(seen, (void *)(uintptr_t)g->entry))
+		if (!site_at(g, l->pc) || hmap_get(seen, (void *)(uintptr_t)g->entry))
 			continue;
 		hmap_put(seen, (void *)(uintptr_t)g->entry, (void *)1);
 		vec_push(out, g);
@@ -230,7 +246,7 @@ static int dwarf_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 	struct hmap seen = { 0 };
 	int below = 0, above = 0, n = 0;
 
-	kdwarf_functions(s->func, s->file, &funcs);
+	kdwarf_functions(s->module, s->func, s->file, &funcs);
 	for (int i = 0; i < funcs.len; i++) {
 		struct kdwarf_func *f = VEC_AT(&funcs, i);
 		int line = s->lines.kind == LINES_ONE || s->lines.kind == LINES_RELATIVE
@@ -250,8 +266,7 @@ static int dwarf_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 	if (n || optional)
 		return n;
 	if ((s->lines.kind != LINES_ONE && s->lines.kind != LINES_RELATIVE) || !funcs.len) {
-		sema_error(sc->arg->loc, sm, "no match for probe point 'kernel.statement(\"%s\")'",
-			   sc->arg->str);
+		sema_error(sc->arg->loc, sm, "no match for probe point '%s'", probes_point_text(comps));
 		return -1;
 	}
 	/* stap 4.8's words (a relative line: from the first function's), and its hint */
@@ -275,7 +290,7 @@ static int label_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 	struct hmap seen = { 0 };
 	int n = 0;
 
-	kdwarf_functions(s->func, s->file, &funcs);
+	kdwarf_functions(s->module, s->func, s->file, &funcs);
 	for (int i = 0; i < funcs.len; i++) {
 		struct kdwarf_func *f = VEC_AT(&funcs, i);
 		struct vec labels = { 0 };
@@ -291,13 +306,11 @@ static int label_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 				continue;
 			g = ARENA_NEW(struct kdwarf_func);
 			*g = *f;
-			g->entry = l->pc;
 			g->line = l->line;
 			if (*l->file)
 				g->file = l->file;
 			g->label = l->name;
-			g->symbol = kdwarf_symbol_holding(l->pc, &g->offset);
-			if (g->symbol && sys_kernel_function_unique(g->symbol))
+			if (site_at(g, l->pc))
 				n += add_site(g, &seen, out);
 		}
 	}
@@ -325,7 +338,7 @@ int probes_kstatement_sites(struct sema *sm, struct vec *comps, bool optional, s
 {
 	struct probe_comp *sc = probes_comp_named(comps, "statement");
 	bool label = probes_comp_named(comps, "label") != NULL;
-	const char *want;
+	struct probe_comp *mc;
 	struct spec s;
 
 	if (label)	/* FUNC[@FILE[:LINES]] is the function's */
@@ -335,27 +348,14 @@ int probes_kstatement_sites(struct sema *sm, struct vec *comps, bool optional, s
 	if (!parse_spec(sm, sc, &s))
 		return -1;
 	s.nearest = probes_comp_named(comps, "nearest") != NULL;
-	if (label && probes_comp_named(comps, "module")) {
-		if (!optional)
-			sema_error(sc->arg->loc, sm, "a module's labels need the module's debuginfo, "
-				   "which pmstap does not read");
-		return optional ? 0 : -1;
-	}
+	if ((mc = probes_comp_named(comps, "module")) && mc->arg && mc->arg->kind == EXPR_STRING)
+		s.module = mc->arg->str;
 	if (label)
-		return kdwarf_vmlinux(&want) ? not_too_many(sm, comps, label_sites(sm, comps, &s,
-										   optional, out))
-					     : no_debuginfo(sm, sc, optional);
-	if (probes_comp_named(comps, "module")) {
-		if (!s.file)
-			return symbol_sites(sm, comps, &s, optional, out);
-		if (!optional)
-			sema_error(sc->arg->loc, sm, "a module's statement by file and line needs the "
-				   "module's debuginfo, which pmstap does not read: "
-				   "module(\"M\").statement(\"FUNC\") probes FUNC's entry");
-		return optional ? 0 : -1;
-	}
-	if (!kdwarf_vmlinux(&want))
-		return s.file ? no_debuginfo(sm, sc, optional)
+		return kdwarf_installed(s.module) ? not_too_many(sm, comps, label_sites(sm, comps, &s,
+											 optional, out))
+						 : no_debuginfo(sm, sc, s.module, optional);
+	if (!kdwarf_installed(s.module) || (s.module && !s.file))	/* a module's FUNC: by name */
+		return s.file ? no_debuginfo(sm, sc, s.module, optional)
 			      : not_too_many(sm, comps, symbol_sites(sm, comps, &s, optional, out));
 	return not_too_many(sm, comps, dwarf_sites(sm, comps, &s, optional, out));
 }

@@ -285,7 +285,7 @@ static struct hmap *traceable_functions(void)
 	static unsigned generation;
 	static bool tried, ok;
 	FILE *f;
-	char line[512], name[256];
+	char line[512], name[256], mod[128];
 
 	if (generation != arena_generation()) {
 		set = (struct hmap){ .str_keys = true };
@@ -298,9 +298,16 @@ static struct hmap *traceable_functions(void)
 	f = fopen(sysroot_path("/sys/kernel/tracing/available_filter_functions"), "r");
 	if (!f)
 		return NULL;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%255s", name) == 1)
+	while (fgets(line, sizeof(line), f)) {
+		int n = sscanf(line, "%255s [%127[^]]]", name, mod);
+
+		if (n >= 1)
 			hmap_put(&set, arena_strdup(name), (void *)1);
+		if (n == 2) {	/* a loaded module's: "M:F", and "[M]" */
+			hmap_put(&set, arena_printf("%s:%s", mod, name), (void *)1);
+			hmap_put(&set, arena_printf("[%s]", mod), (void *)1);
+		}
+	}
 	fclose(f);
 	ok = set.len > 0;
 	return ok ? &set : NULL;
@@ -309,7 +316,10 @@ static struct hmap *traceable_functions(void)
 bool sys_kernel_function_traceable(const char *name)
 {
 	struct hmap *ok = traceable_functions();
+	const char *colon = strchr(name, ':');
 
+	if (ok && colon && !hmap_get(ok, arena_printf("[%.*s]", (int)(colon - name), name)))
+		return true;	/* a module not loaded then: the kernel will say */
 	return !ok || hmap_get(ok, name);
 }
 

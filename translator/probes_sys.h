@@ -27,8 +27,9 @@ int sys_kernel_function_matches(const char *pattern, const char **similar);
 
 /*
  * Whether ftrace can trace function NAME (available_filter_functions; true
- * when that cannot be read).  A kprobe of the tracing layer (a BPF
- * program's) is refused in a function it cannot (a notrace one).
+ * when that cannot be read), or "M:F" (true when module M was not loaded).
+ * A kprobe of the tracing layer (a BPF program's) is refused in a function
+ * it cannot (a notrace one).
  */
 bool sys_kernel_function_traceable(const char *name);
 

@@ -161,6 +161,7 @@ struct derived_probe {
 	bool kfunc_inline;	/* an instance of an inline function, entered at addr (in vmlinux, kdwarf.h) */
 	uint64_t kfunc_offset;	/* a kprobe this far into kfunc (an inline instance's entry) */
 	uint64_t kfunc_die;	/* a DWARF DIE for its $params (an inline instance, a clone; kdwarf.h) */
+	uint64_t kfunc_dwarf;	/* its DWARF DIE where known, for -L (kdwarf.h), or 0 */
 	const char *kfunc_untyped; /* why a module's function is not typed by its BTF, or NULL */
 	const char *ksite;	/* a module's F defined twice: the kprobe's "M:ANCHOR" (kmodfile.h) */
 	uint64_t ksite_offset;	/* and the global F's offset from ANCHOR */
