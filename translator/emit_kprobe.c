@@ -149,10 +149,10 @@ bool emit_kprobe_section(struct emitter *E, struct derived_probe *dp, const char
 
 void emit_kprobe_meta(const struct emitter *E, FILE *out, const struct derived_probe *dp)
 {
-	if (dp->kind != PROBE_KFUNC || !dp->kfunc)
+	if ((dp->kind != PROBE_KFUNC && dp->kind != PROBE_KSTATEMENT) || !dp->kfunc)
 		return;
 	fprintf(out, "\t\t.target = \"%s\",\n", dp->kfunc);
-	if (dp->kfunc_kprobe || btf_kprobe(E, dp))
+	if (dp->kind == PROBE_KSTATEMENT || dp->kfunc_kprobe || btf_kprobe(E, dp))
 		fprintf(out, "\t\t.kprobe = true,\n");
 	if (dp->is_return)
 		fprintf(out, "\t\t.kprobe_return = true,\n");

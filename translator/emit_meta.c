@@ -119,6 +119,7 @@ static const char *probe_kind(struct emitter *E, struct derived_probe *dp, int i
 	case STP_PROBE_UPROBE: return "STP_PROBE_UPROBE";
 	case STP_PROBE_PROCFS: return "STP_PROBE_PROCFS";	/* a module's file */
 	case STP_PROBE_NETFILTER: return "STP_PROBE_NETFILTER";
+	case STP_PROBE_KFUNC: return "STP_PROBE_KFUNC";	/* attached by its target, not its section */
 	default: return "STP_PROBE_TRACEPOINT";
 	}
 }

@@ -971,6 +971,13 @@ static bool matches(int which, const char *s)
 	return compiled[which] > 0 && regexec(&re[which], s, 0, NULL, 0) == 0;
 }
 
+bool kdwarf_init_exit(const struct kdwarf_func *f)
+{
+	const char *sec = section_of(kfile_of(f->module), f->entry);
+
+	return strncmp(sec, ".init.", 6) == 0 || strncmp(sec, ".exit.", 6) == 0;
+}
+
 bool kdwarf_blocklisted(const struct kdwarf_func *f, bool is_return)
 {
 	return (!f->module && matches(BL_SECTION, section_of(kfile_of(NULL), f->entry))) || matches(BL_FUNC, f->name) ||

@@ -219,4 +219,7 @@ const char *kdwarf_function_point(const char *module, const char *name, struct k
  */
 bool kdwarf_blocklisted(const struct kdwarf_func *f, bool is_return);
 
+/* F's code is in an .init.* or .exit.* section (a module's __init and __exit: notrace). */
+bool kdwarf_init_exit(const struct kdwarf_func *f);
+
 #endif

@@ -733,7 +733,9 @@ static void keep_kernel_functions(struct expand *x, struct vec *comps, struct ve
 	bool inline_only = probes_comp_named(comps, "inline") != NULL;
 	struct hmap no_return = { .str_keys = true };
 	struct twice twice = { .syms = { .str_keys = true }, .names = "" };
+	bool bpf = runtime_id_of(x->sm->s) != RUNTIME_KERNEL;
 	char *names = "";
+	int init_exit = 0;
 
 	for (int i = 0; i < funcs->len; i++) {
 		struct kdwarf_func *f = VEC_AT(funcs, i);
@@ -741,6 +743,10 @@ static void keep_kernel_functions(struct expand *x, struct vec *comps, struct ve
 		if ((!x->sm->s->guru && kdwarf_blocklisted(f, ret)) || (f->inlined && out_of_line) ||
 		    (!f->inlined && inline_only))
 			continue;
+		if (bpf && f->module && kdwarf_init_exit(f)) {
+			init_exit++;
+			continue;
+		}
 		if (f->inlined && ret) {
 			if (!hmap_get(&no_return, f->name)) {
 				hmap_put(&no_return, f->name, (void *)1);
@@ -758,6 +764,11 @@ static void keep_kernel_functions(struct expand *x, struct vec *comps, struct ve
 		diag_warning(loc, "%d of the functions and inline instances are not probed: each "
 			     "would be probed by a name the kernel has more than once (%s%s)",
 			     twice.n, twice.names, twice.syms.len > 4 ? ", ..." : "");
+	if (init_exit)
+		diag_warning(loc, "%d of the functions and inline instances are not probed: they "
+			     "are a module's init or exit code, which ftrace cannot trace (notrace), "
+			     "and the kernel refuses a BPF kprobe there; --runtime=kernel probes "
+			     "them", init_exit);
 }
 
 /* A line in kernel.function("NAME@FILE:LINE") that no function is declared at. */

@@ -9,4 +9,21 @@
 . "$REPO/qa/guest/peer_both.rc"
 _peer_both kp_mod_dwarf kp_twice
 [ -n "${GUEST_COMPILE_ONLY:-}" ] || rmmod dummy || echo "cannot unload dummy"
+# a module's init and exit code, which stap's blocklist leaves to
+# modules: the kernel runtime probes it as the module comes and goes
+# (dummy not loaded at the start); BPF cannot (notrace), and says so
+cat >"$tmp/ie.stp" <<'END'
+global hits
+probe module("dummy").function("*@drivers/net/dummy.c"), module("dummy").function("*").inline {
+	if (execname() == "modprobe" || execname() == "rmmod")
+		hits[sprintf("%s: %s", execname(), pp())]++
+}
+probe end {
+	foreach (k+ in hits)
+		println(k)
+}
+END
+$PMSTAP --runtime=kernel "$tmp/ie.stp" -c "sh -c 'modprobe dummy numdummies=1 && rmmod dummy'" 2>&1
+echo "status $?"
+$PMSTAP --runtime=bpf -p2 "$tmp/ie.stp" 2>&1 | grep -A2 warning | sed "s|$tmp/||"
 echo "modules left: $(grep -c "^pmstap_kmod_" /proc/modules)"
