@@ -8,7 +8,9 @@
 #
 # A script's "# workload: CMD" line names the command both run it with
 # (-c; QA_BIN stands for the build's programs); an "# options: OPTS" line
-# options both take (-g for embedded C).  stap runs passes 1-4
+# options both take (-g for embedded C); a "# setup: CMD" line a command
+# the guest runs before each (modprobe, so that a module's probes find it
+# loaded, where pmstap would warn that they wait for it).  stap runs passes 1-4
 # here (stap -r KVER -p4, its runtime copied and patched for the
 # task_work_cancel_func() that 6.1.192 backported, as
 # ../shared/reference/kmod-qemu does), staprun runs the module there;
@@ -97,6 +99,8 @@ for s in "$@"; do
 	w=$(sed -n 's/^# workload: //p' "$s" | head -1)
 	w=${w:-true}
 	o=$(sed -n 's/^# options: //p' "$s" | head -1)
+	u=$(sed -n 's/^# setup: //p' "$s" | head -1)
+	u=${u:-true}
 	cp "$s" "$work/scripts/$name.stp"
 	if ! (cd "$work/ko" && SYSTEMTAP_DIR=$work/home "$stap" $o -R "$work/runtime" -r "$kver" -p4 \
 		-m "peer_$name" "$work/scripts/$name.stp" >/dev/null 2>"$work/ko/$name.log"); then
@@ -108,9 +112,11 @@ for s in "$@"; do
 	cat >>"$job" <<END
 mkdir -p \$tmp/$name
 w="${w//QA_BIN/\$QA_BIN}"
+[ -n "\${GUEST_COMPILE_ONLY:-}" ] || $u
 \$PMSTAP --runtime=kernel $o -m peer_$name $work/scripts/$name.stp -c "\$w" >\$tmp/$name/pmstap.out 2>\$tmp/$name/pmstap.err
 echo \$? >\$tmp/$name/pmstap.rc
 if [ -z "\${GUEST_COMPILE_ONLY:-}" ]; then
+	$u
 	timeout 120 $staprun -c "\$w" $work/ko/peer_$name.ko >\$tmp/$name/stap.out 2>\$tmp/$name/stap.err
 	echo \$? >\$tmp/$name/stap.rc
 	compare $name

@@ -1,8 +1,7 @@
 # the workload of kp_mod_dwarf.stp: a dummy device sends 5 UDP datagrams
 # from this shell (each one dummy_xmit in this process: the device has no
-# ARP and no queue); dummy is loaded first if it is not
+# ARP and no queue); dummy is loaded first (the script's setup)
 set -e
-modprobe dummy numdummies=0
 ip link add pmstapd2 type dummy
 ip link set pmstapd2 up
 ip addr add 10.214.0.1/24 dev pmstapd2
