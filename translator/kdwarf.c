@@ -520,6 +520,23 @@ bool kdwarf_functions(const char *module, const char *name_pat, const char *file
 	return true;
 }
 
+void kdwarf_cu_instances(const struct kdwarf_func *f, struct vec *out)
+{
+	struct vec all = { 0 };
+	struct query q = { .kf = kfile_of(f->module), .name_pat = f->name, .out = &all,
+			   .inline_seen = { .str_keys = true } };
+	Dwarf_Die die, cu;
+
+	if (!q.kf || !die_at(f->die, &die) || !dwarf_diecu(&die, &cu, NULL, NULL))
+		return;
+	dwarf_getfuncs(&cu, take_function, &q, 0);
+	if (q.origins.len)
+		walk_instances(&cu, &q);
+	for (int i = 0; i < all.len; i++)
+		if (((struct kdwarf_func *)VEC_AT(&all, i))->inlined)
+			vec_push(out, VEC_AT(&all, i));
+}
+
 /* Line L of source SRC is one that FILE_PAT (or, NULL, F's decl file) names. */
 static bool line_file(const struct kdwarf_func *f, const char *file_pat, const char *src)
 {

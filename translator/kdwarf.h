@@ -211,6 +211,14 @@ const char *kdwarf_symbol_anchor(const char *module, uint64_t pc, uint64_t *offs
 const char *kdwarf_function_point(const char *module, const char *name, struct kdwarf_func *f);
 
 /*
+ * The inline instances of F (kdwarf_function_point()'s) in F's own
+ * compilation unit, into OUT (struct kdwarf_func *): where a function of a
+ * .c file is also inlined (without LTO, only there), which stap 4.8
+ * probes beside the function for its plain name.
+ */
+void kdwarf_cu_instances(const struct kdwarf_func *f, struct vec *out);
+
+/*
  * Whether stap 4.8 refuses to probe F outside guru mode (its kernel
  * blocklist): vmlinux's .init/.exit code (freed after boot, or dropped) or
  * the kprobes' own code (.kprobes.text), a function of NMI, fault or lock

@@ -771,6 +771,25 @@ static void keep_kernel_functions(struct expand *x, struct vec *comps, struct ve
 			     "them", init_exit);
 }
 
+/* A probe on each function or inline instance of KEEP (struct kdwarf_func *), named NAME@FILE:LINE. */
+static void dwarf_probes(struct expand *x, struct vec *comps, struct vec *keep)
+{
+	for (int i = 0; i < keep->len; i++) {
+		struct kdwarf_func *f = VEC_AT(keep, i);
+		struct derived_probe *dp = kfunc_probe(x, comps, f->symbol, *f->file ? arena_printf(
+			"%s@%s:%d", f->name, f->file, f->line) : f->name);
+
+		dp->function = f->name;
+		dp->kfunc_inline = f->inlined;
+		dp->kfunc_kprobe |= f->inlined || f->offset;	/* not the symbol's own types */
+		dp->kfunc_offset = f->offset;
+		/* $params from DWARF where BTF has not the symbol (a clone's, an inline's) */
+		dp->kfunc_die = dp->kfunc_kprobe && !dp->is_return ? f->die : 0;
+		dp->kfunc_dwarf = f->die;
+		dp->addr = f->entry;
+	}
+}
+
 /* A line in kernel.function("NAME@FILE:LINE") that no function is declared at. */
 static int elide_line(struct expand *x)
 {
@@ -819,26 +838,46 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 	if (probes_over_limit(x->sm, keep.len))
 		return too_many(x, comps, str_arg(comps, "function"),
 				"kernel functions and inline instances");
-	for (int i = 0; i < keep.len; i++) {
-		struct kdwarf_func *f = VEC_AT(&keep, i);
-		struct derived_probe *dp = kfunc_probe(x, comps, f->symbol, *f->file ? arena_printf(
-			"%s@%s:%d", f->name, f->file, f->line) : f->name);
-
-		dp->function = f->name;
-		dp->kfunc_inline = f->inlined;
-		dp->kfunc_kprobe |= f->inlined || f->offset;	/* not the symbol's own types */
-		dp->kfunc_offset = f->offset;
-		/* $params from DWARF where BTF has not the symbol (a clone's, an inline's) */
-		dp->kfunc_die = dp->kfunc_kprobe && !dp->is_return ? f->die : 0;
-		dp->kfunc_dwarf = f->die;
-		dp->addr = f->entry;
-	}
+	dwarf_probes(x, comps, &keep);
 	if (!keep.len && !x->optional && !any_file) {
 		sema_error(fc->arg->loc, x->sm, "no match for probe point '%s'",
 			   probes_point_text(comps));
 		return -1;
 	}
 	return keep.len;
+}
+
+/*
+ * The inline instances of F, a plain name's function, in its compilation
+ * unit: probed beside it, as stap 4.8 probes them (not for .return and
+ * .call, as stap's); with BPF, those in a function ftrace cannot trace
+ * are left out, saying how many, where the name alone was asked for.
+ */
+static void plain_instances(struct expand *x, struct vec *comps, const struct kdwarf_func *f)
+{
+	struct vec inst = { 0 }, keep = { 0 }, usable = { 0 };
+	bool bpf = runtime_id_of(x->sm->s) != RUNTIME_KERNEL;
+	int notrace = 0;
+
+	kdwarf_cu_instances(f, &inst);
+	if (!inst.len)
+		return;
+	keep_kernel_functions(x, comps, &inst, &keep);
+	for (int i = 0; i < keep.len; i++) {
+		struct kdwarf_func *k = VEC_AT(&keep, i);
+		const char *in = k->module ? arena_printf("%s:%s", k->module, k->symbol) : k->symbol;
+
+		if (bpf && !sys_kernel_function_traceable(in))
+			notrace++;
+		else
+			vec_push(&usable, k);
+	}
+	if (notrace)
+		diag_warning(probes_comp_named(comps, "function")->arg->loc, "%d inline instances of "
+			     "'%s' are not probed: each is in a function ftrace cannot trace (notrace), "
+			     "and the kernel refuses a BPF kprobe there; --runtime=kernel probes them",
+			     notrace, f->name);
+	dwarf_probes(x, comps, &usable);
 }
 
 /*
@@ -862,6 +901,8 @@ static void plain_probe(struct expand *x, struct vec *comps, const char *sym)
 		dp->kfunc_die = f.die;
 		dp->addr = f.entry;
 	}
+	if (point && !dp->is_return)
+		plain_instances(x, comps, &f);
 }
 
 /* .inline where the pattern has no inline instance, or no DWARF says. */

@@ -3,10 +3,11 @@
 # bpf's the same): kp_mod_dwarf, module("dummy") from dummy.ko's DWARF
 # (an @FILE wildcard, inline instances and their $len located by the
 # module's DWARF); kp_twice, static functions the kernel has three of,
-# each probed in the file named.  kp_mod_dwarf's setup loads dummy: a
+# each probed in the file named; kp_plain_inline, a plain name's inline
+# instance in its own file (__fdget in __fdget_pos).  kp_mod_dwarf's setup loads dummy: a
 # BPF kprobe needs its module there when it attaches.
 . "$REPO/qa/guest/peer_both.rc"
-_peer_both kp_mod_dwarf kp_twice
+_peer_both kp_mod_dwarf kp_twice kp_plain_inline
 [ -n "${GUEST_COMPILE_ONLY:-}" ] || rmmod dummy || echo "cannot unload dummy"
 # a module's init and exit code, which stap's blocklist leaves to
 # modules: the kernel runtime probes it as the module comes and goes
