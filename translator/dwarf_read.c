@@ -569,19 +569,99 @@ const char *dwarf_type_text(Dwarf_Die *type)
 	}
 }
 
+/* DIE's DW_AT_type as declared (typedefs kept), into *OUT; false when it has none (void). */
+static bool referent(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr_integrate(die, DW_AT_type, &a) && dwarf_formref_die(&a, out);
+}
+
+/*
+ * TYPE's name as stap 4.8's dwarf_type_name() writes it: a function
+ * pointer's modifiers ("*") alone, the function type into *SUB (*IS_SUB),
+ * for dwarf_type_listed() to put between its return and its parameters.
+ * NULL for a type stap cannot name.
+ */
+static const char *listed_name(Dwarf_Die *type, Dwarf_Die *sub, bool *is_sub)
+{
+	const char *name = dwarf_diename(type), *inner;
+	int tag = dwarf_tag(type);
+	Dwarf_Die in;
+	bool has_in;
+
+	switch (tag) {
+	case DW_TAG_enumeration_type: return arena_printf("enum %s", name ? name : "{...}");
+	case DW_TAG_structure_type: return arena_printf("struct %s", name ? name : "{...}");
+	case DW_TAG_union_type: return arena_printf("union %s", name ? name : "{...}");
+	case DW_TAG_class_type: return arena_printf("class %s", name ? name : "{...}");
+	case DW_TAG_typedef:
+	case DW_TAG_base_type: return name ? name : "{...}";
+	case DW_TAG_subroutine_type:
+		*sub = *type;
+		*is_sub = true;
+		return "";
+	case DW_TAG_pointer_type: case DW_TAG_array_type: case DW_TAG_const_type:
+	case DW_TAG_volatile_type: case DW_TAG_restrict_type: case DW_TAG_reference_type:
+	case DW_TAG_rvalue_reference_type:
+		break;
+	default:
+		return NULL;
+	}
+	has_in = referent(type, &in);
+	if (has_in && tag == DW_TAG_pointer_type && dwarf_tag(&in) == DW_TAG_structure_type &&
+	    dwarf_diename(&in) && strcmp(dwarf_diename(&in), "__va_list_tag") == 0)
+		return "va_list";
+	inner = has_in ? listed_name(&in, sub, is_sub) : NULL;
+	if (!inner)
+		inner = "void";
+	switch (tag) {
+	case DW_TAG_pointer_type: return arena_printf("%s*", inner);
+	case DW_TAG_array_type: return arena_printf("%s[]", inner);
+	case DW_TAG_reference_type: return arena_printf("%s&", inner);
+	case DW_TAG_rvalue_reference_type: return arena_printf("%s&&", inner);
+	case DW_TAG_volatile_type: return arena_printf("%s volatile", inner);
+	case DW_TAG_restrict_type: return arena_printf("%s restrict", inner);
+	default:	/* const: not on a reference, which the DWARF may mark const too */
+		return has_in && (dwarf_tag(&in) == DW_TAG_reference_type ||
+				  dwarf_tag(&in) == DW_TAG_rvalue_reference_type)
+		       ? inner : arena_printf("%s const", inner);
+	}
+}
+
+/* "int (*) (struct super_block*, struct fs_context*)": stap 4.8's dwarf_subroutine_name(). */
+static const char *listed_subroutine(Dwarf_Die *sub, const char *mods)
+{
+	Dwarf_Die child, t;
+	const char *params = NULL;
+
+	if (dwarf_child(sub, &child) == 0) {
+		do {
+			int tag = dwarf_tag(&child);
+			const char *p;
+
+			if (tag == DW_TAG_unspecified_parameters)
+				p = "...";
+			else if (tag == DW_TAG_formal_parameter)
+				p = referent(&child, &t) ? dwarf_type_listed(&t) : "void";
+			else
+				continue;
+			params = params ? arena_printf("%s, %s", params, p) : p;
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	return arena_printf("%s (%s) (%s)", referent(sub, &t) ? dwarf_type_listed(&t) : "void", mods,
+			    params ? params : "void");
+}
+
 const char *dwarf_type_listed(Dwarf_Die *type)
 {
-	const char *t = dwarf_type_text(type);
-	char *out = arena_strdup(t), *o = out;
+	Dwarf_Die sub;
+	bool is_sub = false;
+	const char *mods = listed_name(type, &sub, &is_sub);
 
-	for (const char *p = t; *p; p++) {
-		*o++ = *p;
-		if (*p == '[')
-			while (p[1] >= '0' && p[1] <= '9')
-				p++;
-	}
-	*o = '\0';
-	return out;
+	if (!mods)
+		return "void";
+	return is_sub ? listed_subroutine(&sub, mods) : mods;
 }
 
 static bool member_in(Dwarf_Die *type, const char *name, Dwarf_Die *member, int64_t *offset,
