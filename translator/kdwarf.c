@@ -238,17 +238,13 @@ static bool open_ko(struct kfile *kf, const char *path, const char *build_id)
 static const char *ko_build_id(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *elf;
-	const char *id = "";
+	char *id = arena_alloc(2 * STP_BUILD_ID_MAX + 1);
 
-	if (fd < 0)
-		return "";
-	elf_version(EV_CURRENT);
-	if ((elf = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
-		id = build_id_of(elf);
-		elf_end(elf);
+	*id = '\0';
+	if (fd >= 0) {
+		stp_build_id_of_fd(fd, id);
+		close(fd);
 	}
-	close(fd);
 	return id;
 }
 
@@ -815,11 +811,15 @@ static const struct ksym *symbol_named(struct kfile *kf, const char *name)
 	return hmap_get(&kf->by_name, name);
 }
 
+/* Whether KF has function symbol NAME once. */
+static bool unique_in(struct kfile *kf, const char *name)
+{
+	return symbol_named(kf, name) && !hmap_get(&kf->twice, name);
+}
+
 bool kdwarf_symbol_unique(const char *module, const char *name)
 {
-	struct kfile *kf = kfile_of(module);
-
-	return symbol_named(kf, name) && !hmap_get(&kf->twice, name);
+	return unique_in(kfile_of(module), name);
 }
 
 const char *kdwarf_symbol_anchor(const char *module, uint64_t pc, uint64_t *offset)
@@ -832,7 +832,7 @@ const char *kdwarf_symbol_anchor(const char *module, uint64_t pc, uint64_t *offs
 	for (int i = symbol_below(kf, pc); i >= 0; i--) {
 		const struct ksym *k = VEC_AT(&kf->ksyms, i);
 
-		if (k->shndx == in->shndx && k->name && kdwarf_symbol_unique(module, k->name)) {
+		if (k->shndx == in->shndx && k->name && unique_in(kf, k->name)) {
 			*offset = pc - k->addr;
 			return k->name;
 		}

@@ -674,6 +674,26 @@ struct twice {
 	char *names;		/* the first four, quoted */
 };
 
+/* Whether the kernel has function symbol SYM once (MODULE: the module). */
+static bool kernel_unique(const char *module, const char *sym)
+{
+	return module ? kdwarf_symbol_unique(module, sym) : sys_kernel_function_unique(sym);
+}
+
+const char *probes_kernel_site(const char *module, const char *sym, uint64_t pc,
+			       uint64_t *offset)
+{
+	const char *anchor;
+	uint64_t off;
+
+	if (kernel_unique(module, sym))
+		return sym;
+	if (!(anchor = kdwarf_symbol_anchor(module, pc, &off)) || !kernel_unique(module, anchor))
+		return NULL;
+	*offset = off;
+	return anchor;
+}
+
 /*
  * The symbol F is probed by (its own, or the one whose code holds an
  * inline instance, and the offset there): false when there is none (a
@@ -685,20 +705,14 @@ struct twice {
  */
 static bool symbol_usable(struct kdwarf_func *f, struct twice *tw)
 {
-	const char *anchor;
-	uint64_t off;
+	const char *site;
 
 	f->symbol = f->inlined ? kdwarf_symbol_holding(f->module, f->entry, &f->offset)
 			       : kdwarf_symbol_at(f->module, f->entry);
 	if (!f->symbol || (!f->inlined && strstr(f->symbol, ".part.")))
 		return false;	/* a part split off an inlined function: no entry (stap's PR12609) */
-	if (f->module ? kdwarf_symbol_unique(f->module, f->symbol)
-		      : sys_kernel_function_unique(f->symbol))
-		return true;
-	if ((anchor = kdwarf_symbol_anchor(f->module, f->entry, &off)) &&
-	    (f->module || sys_kernel_function_unique(anchor))) {
-		f->symbol = anchor;
-		f->offset = off;
+	if ((site = probes_kernel_site(f->module, f->symbol, f->entry, &f->offset))) {
+		f->symbol = site;
 		return true;
 	}
 	if (f->module || sys_kernel_function_matches(f->symbol, NULL)) {

@@ -21,6 +21,15 @@ struct vec probes_comps_with_arg(struct vec *comps, const char *which, const cha
 struct vec probes_comps_without(struct vec *comps, const char *name);
 /* N sites are more than one point may stand for (KFUNC_MAX_EXPANSION) in a run: -l lists all. */
 bool probes_over_limit(const struct sema *sm, int n);
+/*
+ * The symbol a kprobe reaches PC by, where symbol SYM of MODULE (NULL:
+ * vmlinux) holds PC at *OFFSET: SYM when the kernel (the module) has it
+ * once, else a symbol it has once before PC in PC's section
+ * (kdwarf_symbol_anchor()), *OFFSET then PC's offset from it; NULL when
+ * none reaches PC.
+ */
+const char *probes_kernel_site(const char *module, const char *sym, uint64_t pc,
+			       uint64_t *offset);
 
 /*
  * The shapes of the builtin probe points, as "process(a).statement(a)":

@@ -137,21 +137,16 @@ static int no_debuginfo(struct sema *sm, struct probe_comp *sc, const char *mod,
 }
 
 /*
- * G's kprobe at PC: the symbol whose code holds PC and the offset there; a
- * symbol the kernel (the module) has twice, from one it has once before
- * it (kdwarf_symbol_anchor()); a module's as "M:SYMBOL".  False when none
- * reaches PC.
+ * G's kprobe at PC: the symbol whose code holds PC and the offset there, or
+ * the one probes_kernel_site() reaches it from; a module's as "M:SYMBOL".
+ * False when none reaches PC.
  */
 static bool site_at(struct kdwarf_func *g, uint64_t pc)
 {
 	const char *sym = kdwarf_symbol_holding(g->module, pc, &g->offset);
 
-	if (sym && !(g->module ? kdwarf_symbol_unique(g->module, sym)
-			       : sys_kernel_function_unique(sym))) {
-		sym = kdwarf_symbol_anchor(g->module, pc, &g->offset);
-		if (sym && !g->module && !sys_kernel_function_unique(sym))
-			sym = NULL;
-	}
+	if (sym)
+		sym = probes_kernel_site(g->module, sym, pc, &g->offset);
 	g->entry = pc;
 	g->symbol = sym && g->module ? arena_printf("%s:%s", g->module, sym) : sym;
 	return sym != NULL;
