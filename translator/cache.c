@@ -148,31 +148,52 @@ static const char *default_root(void)
 	return home && *home ? arena_printf("%s/.cache/pmstap", home) : NULL;
 }
 
+/* ROOT, made if need be: a directory of this user's that nobody else can write. */
+enum root_state { ROOT_OK, ROOT_NOT_MADE, ROOT_NOT_OWN, ROOT_OPEN };
+
+static enum root_state check_root(const char *root)
+{
+	struct stat st;
+
+	if (!make_dirs(root) || stat(root, &st) != 0 || !S_ISDIR(st.st_mode))
+		return ROOT_NOT_MADE;
+	if (st.st_uid != geteuid())
+		return ROOT_NOT_OWN;
+	return st.st_mode & 022 ? ROOT_OPEN : ROOT_OK;
+}
+
 const char *cache_root(struct session *s)
 {
 	const char *root = default_root();
-	struct stat st;
+	enum root_state state;
 
+	(void)s;
 	if (!root) {
 		diag_error((struct srcloc){ 0 }, "no cache directory: HOME is not set");
 		diag_hint("set PMSTAP_CACHE to a directory for compiled scripts");
 		return NULL;
 	}
-	if (!make_dirs(root) || stat(root, &st) != 0 || !S_ISDIR(st.st_mode)) {
+	if ((state = check_root(root)) == ROOT_NOT_MADE) {
 		diag_error((struct srcloc){ 0 }, "cannot create the cache directory %s: %s",
 			   root, strerror(errno ? errno : ENOTDIR));
 		diag_hint("set PMSTAP_CACHE to a directory for compiled scripts");
 		return NULL;
 	}
 	/* code from here is loaded into the kernel: nobody else may write it */
-	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+	if (state != ROOT_OK) {
 		diag_error((struct srcloc){ 0 }, "the cache directory %s is %s", root,
-			   st.st_uid != geteuid() ? "owned by another user"
-						  : "writable by other users");
+			   state == ROOT_NOT_OWN ? "owned by another user" : "writable by other users");
 		diag_hint("use a directory of your own: set PMSTAP_CACHE");
 		return NULL;
 	}
 	return root;
+}
+
+const char *cache_piece_path(const char *name)
+{
+	const char *root = default_root();
+
+	return root && check_root(root) == ROOT_OK ? arena_printf("%s/%s", root, name) : NULL;
 }
 
 /* ---- the key ---- */
@@ -514,8 +535,9 @@ static int older_first(const void *a, const void *b)
 
 /*
  * The pieces builds share (compile_int.h: bpf-*.h, bpf-*.pch, tapset-*.c,
- * tapset-*.o) are touched when used: unused for a week, they go, as do
- * their temporaries (.bpf-*, .tapset-*) left for a day by a killed run,
+ * tapset-*.o; kdwarf_index.h: kdwarf-*.idx) are touched when used: unused
+ * for a week, they go, as do their temporaries (.bpf-*, .tapset-*,
+ * .kdwarf-*) left for a day by a killed run,
  * and a day after its piece, the piece's lock (PIECE.lock).
  */
 static void prune_shared(const char *root, const char *name, const struct stat *st)
@@ -534,7 +556,11 @@ static void prune_shared(const char *root, const char *name, const struct stat *
 		   st->st_mtime < now - 7 * 24 * 3600) {
 		unlink(arena_printf("%s/%s", root, name));
 		unlink(arena_printf("%s/%.*s.c", root, (int)(n - 2), name));
-	} else if ((strncmp(name, ".bpf-", 5) == 0 || strncmp(name, ".tapset-", 8) == 0) &&
+	} else if (strncmp(name, "kdwarf-", 7) == 0 && has_suffix(name, ".idx") &&
+		   st->st_mtime < now - 7 * 24 * 3600) {
+		unlink(arena_printf("%s/%s", root, name));
+	} else if ((strncmp(name, ".bpf-", 5) == 0 || strncmp(name, ".tapset-", 8) == 0 ||
+		    strncmp(name, ".kdwarf-", 8) == 0) &&
 		 st->st_mtime < now - 24 * 3600) {
 		unlink(arena_printf("%s/%s", root, name));
 	} else if (has_suffix(name, ".lock") && st->st_mtime < now - 24 * 3600 &&

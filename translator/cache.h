@@ -10,6 +10,8 @@
  *	    bpf-<release>-<hash>.pch	vmlinux.h and libbpf's headers precompiled
  *	    tapset-<hash>.o		the tapset services for a set of limits
  *					(both: see compile_int.h; a week unused, they go)
+ *	    kdwarf-<build-id>.idx	a kernel's (a module's) function names and the
+ *					DWARF units defining them (kdwarf_index.h)
  *	    tmp-<key>-XXXXXX/		a build in progress, or one that failed
  *
  * A build is made in a tmp- directory and renamed into place when it is
@@ -42,6 +44,12 @@ void cache_sha256_final(struct cache_sha256 *c, unsigned char digest[32]);
  * the user's own and writable by nobody else; NULL after an error.
  */
 const char *cache_root(struct session *s);
+
+/*
+ * NAME's path in the cache directory, for a piece kept across builds
+ * (kdwarf_index.h); NULL, saying nothing, where cache_root() would fail.
+ */
+const char *cache_piece_path(const char *name);
 
 /*
  * 64 hex digits naming the build of PROG: a hash of pmstap itself, the

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <elfutils/libdwelf.h>
@@ -34,6 +35,7 @@
 #include "dwarf_read.h"
 #include "dwarf_lines.h"
 #include "kdwarf.h"
+#include "kdwarf_index.h"
 #include "probes_btf.h"
 #include "sysroot.h"
 
@@ -77,7 +79,8 @@ struct kfile {
 	Dwfl *dwfl;		/* a module's: what relocated it */
 	Dwarf_CFI *cfi;
 	struct vec ksyms;	/* struct ksym *, by address (in the arena) */
-	struct hmap names;	/* its DWARF's function names (in the arena) */
+	struct kindex *index;	/* the units that define each function name */
+	bool index_tried;
 	struct hmap by_name;	/* function symbol name -> struct ksym * (in the arena) */
 	struct hmap twice;	/* the names of function symbols it has more than once */
 	unsigned generation;	/* the arena's, for the three above */
@@ -131,7 +134,6 @@ static struct kfile *fresh(struct kfile *kf)
 				close(fd);
 		}
 		kf->ksyms = (struct vec){ 0 };
-		kf->names = (struct hmap){ .str_keys = true };
 		kf->by_name = (struct hmap){ .str_keys = true };
 		kf->twice = (struct hmap){ .str_keys = true };
 		kf->generation = arena_generation();
@@ -161,6 +163,7 @@ static bool try_open(const char *path, const char *build_id)
 	kfiles[0] = calloc(1, sizeof(*kfiles[0]));
 	kfiles[0]->dw = d;
 	kfiles[0]->elf = elf;
+	kfiles[0]->path = strdup(path);
 	return true;
 }
 
@@ -458,35 +461,23 @@ static void walk_instances(Dwarf_Die *parent, struct query *q)
 	} while (dwarf_siblingof(&child, &child) == 0);
 }
 
-static int take_name(Dwarf_Die *die, void *arg)
-{
-	const char *name = dwarf_diename(die);
-
-	if (name && !hmap_get(arg, name))
-		hmap_put(arg, arena_strdup(name), (void *)1);
-	return DWARF_CB_OK;
-}
-
 /*
- * Whether KF's DWARF has a function NAME (no wildcard): its names are
- * gathered in one walk, so that the names a tapset tries in vain
- * (nfsd's kernel.function(...) after module("nfsd")) cost a walk once.
+ * KF's index of the units that define each function name, made once per
+ * build of the file (kdwarf_index.h): named by its build-id and size, as
+ * a stripped copy and its debuginfo share the build-id.
  */
-static bool has_function_name(struct kfile *kf, const char *name)
+static struct kindex *index_of(struct kfile *kf)
 {
-	Dwarf_Off off = 0, next;
-	size_t hsize;
+	const char *id;
+	struct stat st;
 
-	if (!kf->names.len) {
-		while (dwarf_nextcu(kf->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-			Dwarf_Die cu;
-
-			if (dwarf_offdie(kf->dw, off + hsize, &cu))
-				dwarf_getfuncs(&cu, take_name, &kf->names, 0);
-			off = next;
-		}
+	if (!kf->index_tried) {
+		kf->index_tried = true;
+		id = build_id_of(kf->elf);
+		kf->index = kindex_open(kf->dw, *id && stat(kf->path, &st) == 0 ?
+					arena_printf("%s-%lld", id, (long long)st.st_size) : "");
 	}
-	return hmap_get(&kf->names, name) != NULL;
+	return kf->index;
 }
 
 bool kdwarf_functions(const char *module, const char *name_pat, const char *file_pat,
@@ -495,42 +486,37 @@ bool kdwarf_functions(const char *module, const char *name_pat, const char *file
 	struct query q = { .kf = kfile_of(module), .name_pat = name_pat, .file_pat = file_pat,
 			   .prefixed = file_pat ? arena_printf("*/%s", file_pat) : NULL, .out = out,
 			   .inline_seen = { .str_keys = true } };
-	Dwarf_Off off = 0, next;
-	size_t hsize;
+	struct vec units = { 0 };
 
 	if (!q.kf)
 		return false;
-	if (!file_pat && !strpbrk(name_pat, "*?[") && !has_function_name(q.kf, name_pat))
-		return true;
-	while (dwarf_nextcu(q.kf->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+	if (index_of(q.kf))
+		kindex_units(q.kf->index, name_pat, &units);
+	for (int i = 0; i < units.len; i++) {
 		Dwarf_Die cu;
 
-		if (dwarf_offdie(q.kf->dw, off + hsize, &cu) && (!file_pat || cu_files(&cu, &q))) {
+		if (dwarf_offdie(q.kf->dw, (uintptr_t)VEC_AT(&units, i), &cu) &&
+		    (!file_pat || cu_files(&cu, &q))) {
 			q.origins = (struct hmap){ 0 };
 			dwarf_getfuncs(&cu, take_function, &q, 0);
 			if (q.origins.len)
 				walk_instances(&cu, &q);
 		}
-		off = next;
 	}
 	return true;
 }
 
-void kdwarf_cu_instances(const struct kdwarf_func *f, struct vec *out)
+void kdwarf_name_points(const struct kdwarf_func *f, struct vec *out)
 {
 	struct vec all = { 0 };
-	struct query q = { .kf = kfile_of(f->module), .name_pat = f->name, .out = &all,
-			   .inline_seen = { .str_keys = true } };
-	Dwarf_Die die, cu;
 
-	if (!q.kf || !die_at(f->die, &die) || !dwarf_diecu(&die, &cu, NULL, NULL))
-		return;
-	dwarf_getfuncs(&cu, take_function, &q, 0);
-	if (q.origins.len)
-		walk_instances(&cu, &q);
-	for (int i = 0; i < all.len; i++)
-		if (((struct kdwarf_func *)VEC_AT(&all, i))->inlined)
-			vec_push(out, VEC_AT(&all, i));
+	kdwarf_functions(f->module, f->name, NULL, &all);
+	for (int i = 0; i < all.len; i++) {
+		struct kdwarf_func *g = VEC_AT(&all, i);
+
+		if (g->inlined || g->entry != f->entry)
+			vec_push(out, g);
+	}
 }
 
 /* Line L of source SRC is one that FILE_PAT (or, NULL, F's decl file) names. */
@@ -917,7 +903,7 @@ void kdwarf_symtab_functions(const char *module, const char *name_pat, const str
 	for (int i = 0; i < kf->ksyms.len; i++) {
 		const struct ksym *k = VEC_AT(&kf->ksyms, i);
 
-		if (k->name && has_function_name(kf, k->name))
+		if (k->name && index_of(kf) && kindex_has(kf->index, k->name))
 			hmap_put(&taken, (void *)(uintptr_t)k->addr, (void *)1);
 	}
 	for (int i = 0; i < kf->ksyms.len; i++) {

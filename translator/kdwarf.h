@@ -211,12 +211,13 @@ const char *kdwarf_symbol_anchor(const char *module, uint64_t pc, uint64_t *offs
 const char *kdwarf_function_point(const char *module, const char *name, struct kdwarf_func *f);
 
 /*
- * The inline instances of F (kdwarf_function_point()'s) in F's own
- * compilation unit, into OUT (struct kdwarf_func *): where a function of a
- * .c file is also inlined (without LTO, only there), which stap 4.8
- * probes beside the function for its plain name.
+ * The other points of F's name (F: kdwarf_function_point()'s), into OUT
+ * (struct kdwarf_func *): its inline instances, in any compilation unit,
+ * and the other out-of-line functions of that name (a header's static
+ * function, compiled in each unit that does not inline it), which stap
+ * 4.8 probes beside F for its plain name.
  */
-void kdwarf_cu_instances(const struct kdwarf_func *f, struct vec *out);
+void kdwarf_name_points(const struct kdwarf_func *f, struct vec *out);
 
 /*
  * Whether stap 4.8 refuses to probe F outside guru mode (its kernel

@@ -736,10 +736,12 @@ static bool symbol_usable(struct kdwarf_func *f, struct twice *tw)
  * refuses too (with its warning), nor a .call or .exported (out-of-line
  * functions only, as in stap).  The symbol must be in kallsyms once
  * (two static functions of one name: a probe by name could be on the
- * other, so it is left out; one warning says how many).
+ * other, so it is left out; one warning says how many).  ALONE: FUNCS are
+ * all the probe point has, so the inline functions left out for a .return
+ * are named where none is kept, as stap names them.
  */
 static void keep_kernel_functions(struct expand *x, struct vec *comps, struct vec *funcs,
-				  struct vec *keep)
+				  struct vec *keep, bool alone)
 {
 	struct srcloc loc = probes_comp_named(comps, "function")->arg->loc;
 	bool ret = probes_comp_named(comps, "return") != NULL;
@@ -771,7 +773,7 @@ static void keep_kernel_functions(struct expand *x, struct vec *comps, struct ve
 		if (symbol_usable(f, &twice))
 			vec_push(keep, f);
 	}
-	if (no_return.len)
+	if (no_return.len && alone && !keep->len)
 		diag_warning(loc, "cannot probe .return of %d inlined functions %s", no_return.len,
 			     names);
 	if (twice.n)
@@ -838,7 +840,7 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 		for (int i = 0; i < syms.len; i++)
 			vec_push(&funcs, VEC_AT(&syms, i));
 	}
-	keep_kernel_functions(x, comps, &funcs, &keep);
+	keep_kernel_functions(x, comps, &funcs, &keep, true);
 	if (line) {	/* the functions declared at LINE */
 		int j = 0;
 
@@ -862,21 +864,22 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
 }
 
 /*
- * The inline instances of F, a plain name's function, in its compilation
- * unit: probed beside it, as stap 4.8 probes them (not for .return and
- * .call, as stap's); with BPF, those in a function ftrace cannot trace
- * are left out, saying how many, where the name alone was asked for.
+ * The other points of F's plain name: its inline instances and the other
+ * out-of-line functions of that name, anywhere (a header's static
+ * function), probed beside it as stap 4.8 probes them (for .return and
+ * .call, the out-of-line ones); with BPF, those in a function ftrace
+ * cannot trace are left out, saying how many.
  */
-static void plain_instances(struct expand *x, struct vec *comps, const struct kdwarf_func *f)
+static void plain_others(struct expand *x, struct vec *comps, const struct kdwarf_func *f)
 {
-	struct vec inst = { 0 }, keep = { 0 }, usable = { 0 };
+	struct vec others = { 0 }, keep = { 0 }, usable = { 0 };
 	bool bpf = runtime_id_of(x->sm->s) != RUNTIME_KERNEL;
 	int notrace = 0;
 
-	kdwarf_cu_instances(f, &inst);
-	if (!inst.len)
+	kdwarf_name_points(f, &others);
+	if (!others.len)
 		return;
-	keep_kernel_functions(x, comps, &inst, &keep);
+	keep_kernel_functions(x, comps, &others, &keep, false);
 	for (int i = 0; i < keep.len; i++) {
 		struct kdwarf_func *k = VEC_AT(&keep, i);
 		const char *in = k->module ? arena_printf("%s:%s", k->module, k->symbol) : k->symbol;
@@ -887,10 +890,10 @@ static void plain_instances(struct expand *x, struct vec *comps, const struct kd
 			vec_push(&usable, k);
 	}
 	if (notrace)
-		diag_warning(probes_comp_named(comps, "function")->arg->loc, "%d inline instances of "
-			     "'%s' are not probed: each is in a function ftrace cannot trace (notrace), "
-			     "and the kernel refuses a BPF kprobe there; --runtime=kernel probes them",
-			     notrace, f->name);
+		diag_warning(probes_comp_named(comps, "function")->arg->loc, "%d inline instances "
+			     "or copies of '%s' are not probed: each is in a function ftrace cannot "
+			     "trace (notrace), and the kernel refuses a BPF kprobe there; "
+			     "--runtime=kernel probes them", notrace, f->name);
 	dwarf_probes(x, comps, &usable);
 }
 
@@ -900,8 +903,11 @@ static void plain_instances(struct expand *x, struct vec *comps, const struct kd
  * installed (kdwarf_function_point()), else the name as written; not for
  * kprobe.function, which stap names without a file.  Its $params come
  * from that DWARF where BTF does not type them (a module's, with BPF).
+ * Where that DWARF names it, stap's blocklist applies as to a wildcard's
+ * functions, out of guru mode: false, with stap's warning, for one it
+ * leaves out.
  */
-static void plain_probe(struct expand *x, struct vec *comps, const char *sym)
+static bool plain_probe(struct expand *x, struct vec *comps, const char *sym)
 {
 	const char *mod = str_arg(comps, "module"), *point = NULL;
 	struct kdwarf_func f = { 0 };
@@ -909,14 +915,20 @@ static void plain_probe(struct expand *x, struct vec *comps, const char *sym)
 
 	if (!kprobe_family(comps) && kdwarf_installed(mod))
 		point = kdwarf_function_point(mod, sym, &f);
+	if (point && !x->sm->s->guru && kdwarf_blocklisted(&f, probes_comp_named(comps, "return"))) {
+		diag_warning(probes_comp_named(comps, "function")->arg->loc,
+			     "function %s is blocklisted", sym);
+		return false;
+	}
 	dp = kfunc_probe(x, comps, sym, point);
 	dp->kfunc_dwarf = f.die;
 	if (point && dp->kfunc_kprobe && !dp->is_return) {
 		dp->kfunc_die = f.die;
 		dp->addr = f.entry;
 	}
-	if (point && !dp->is_return)
-		plain_instances(x, comps, &f);
+	if (point)
+		plain_others(x, comps, &f);
+	return true;
 }
 
 /* .inline where the pattern has no inline instance, or no DWARF says. */
@@ -1011,8 +1023,14 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 
 		if (has_wildcard(name))
 			kfunc_probe(x, comps, sym, sym);
-		else
-			plain_probe(x, comps, sym);
+		else if (!plain_probe(x, comps, sym))
+			n--;
+	}
+	if (!n && !x->optional) {
+		if (sema_error(fc->arg->loc, x->sm, "no match for probe point '%s'",
+			       probes_point_text(comps)))
+			diag_hint("guru mode (-g) probes a function stap's blocklist leaves out");
+		return -1;
 	}
 	return n;
 }
