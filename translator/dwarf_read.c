@@ -779,6 +779,32 @@ static const char *ranges_text(Dwarf_Attribute *a)
 		     : "its location list is empty (optimized out)";
 }
 
+static int entered_at(Dwarf_Die *func, void *arg)
+{
+	Dwarf_Addr pc;
+
+	return dwarf_entrypc(func, &pc) == 0 && pc == *(uint64_t *)arg ? DWARF_CB_ABORT
+								      : DWARF_CB_OK;
+}
+
+/*
+ * Whether VAR's unit was compiled by GCC with -mfentry (a kernel's) and
+ * PC is where one of its functions is entered: GCC's location lists there
+ * start after the 5-byte call of __fentry__ though the values are in
+ * place, so stap 4.8 looks a location up 5 bytes on (its PR15123), and so
+ * does this.
+ */
+static bool fentry_call_at(Dwarf_Die *var, uint64_t pc)
+{
+	Dwarf_Die cu;
+	Dwarf_Attribute a;
+	const char *producer;
+
+	return dwarf_diecu(var, &cu, NULL, NULL) && dwarf_attr(&cu, DW_AT_producer, &a) &&
+	       (producer = dwarf_formstring(&a)) && strncmp(producer, "GNU ", 4) == 0 &&
+	       strstr(producer, "-mfentry") && dwarf_getfuncs(&cu, entered_at, &pc, 0) > 0;
+}
+
 int dwarf_var_ops(Dwarf_Die *var, uint64_t pc, Dwarf_Op **ops, size_t *n,
 		  int64_t *const_value, const char **why)
 {
@@ -799,6 +825,8 @@ int dwarf_var_ops(Dwarf_Die *var, uint64_t pc, Dwarf_Op **ops, size_t *n,
 		return -1;
 	}
 	r = dwarf_getlocation_addr(&a, pc, ops, n, 1);
+	if (!(r > 0 && *n > 0) && fentry_call_at(var, pc))
+		r = dwarf_getlocation_addr(&a, pc + 5, ops, n, 1);
 	if (r > 0 && *n > 0)
 		return 1;
 	*why = ranges_text(&a);
