@@ -249,7 +249,8 @@ first() {
 }
 
 # pmstap_figures PMSTAP: for each script, a cold run (PMSTAP_CACHE empty:
-# headers and script compiled) and a cached one, into
+# headers and script compiled), a cached one, and one with the headers
+# cached but not the script, into
 # $work/fig.pmstap.  Under the BPF lock.
 pmstap_figures() {
 	local s
@@ -259,6 +260,11 @@ pmstap_figures() {
 		mkdir -p "$work/fig-cache"
 		echo "$s cold $(first "$1" "$work/fig-cache" "$work/fig-$s.stp")"
 		echo "$s cached $(first "$1" "$work/fig-cache" "$work/fig-$s.stp")"
+		# the script's build gone, the shared pieces kept: as stap's
+		# "stapconf cached, module not"
+		find "$work/fig-cache" -mindepth 1 -maxdepth 1 -type d -regextype egrep \
+			-regex '.*/[0-9a-f]{64}' -exec rm -rf {} +
+		echo "$s headers $(first "$1" "$work/fig-cache" "$work/fig-$s.stp")"
 	done >"$work/fig.pmstap"
 }
 
@@ -352,7 +358,11 @@ msu() { case $1 in [0-9][0-9][0-9][0-9]*) secs "$1" ;; [0-9]*) echo "$1 ms" ;; *
 		*) name=$s.stp ;;
 		esac
 		grep "^$s " "$work/fig.pmstap" | while read -r _ how first att rss p2 p3 p4; do
-			[ "$how" = cold ] && how="cold (empty PMSTAP_CACHE)" || how="cached"
+			case $how in
+			cold) how="cold (empty PMSTAP_CACHE)" ;;
+			headers) how="headers cached (PCH, tapset object), the script not" ;;
+			*) how="cached" ;;
+			esac
 			[ "$p3" = - ] && p3=cached || p3=$(msu "$p3")
 			[ "$p4" = - ] && p4=cached || p4=$(secs "$p4")
 			printf "| %s | pmstap, %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$how" \
