@@ -15,6 +15,7 @@
  * (probes_lines.h): "+N" is N lines after the function's declaration
  * line, a LIST (N-M,P...) each line of it where the function has code.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "arena.h"
@@ -282,7 +283,7 @@ static int label_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 {
 	struct probe_comp *lc = probes_comp_named(comps, "label");
 	struct vec funcs = { 0 };
-	struct hmap seen = { 0 };
+	struct hmap seen = { .str_keys = true };	/* "PC LABEL": two labels at one pc are two */
 	int n = 0;
 
 	kdwarf_functions(s->module, s->func, s->file, &funcs);
@@ -296,6 +297,7 @@ static int label_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 		for (int k = 0; k < labels.len; k++) {
 			const struct dwarf_label *l = VEC_AT(&labels, k);
 			struct kdwarf_func *g;
+			const char *key;
 
 			if (!probes_line_wanted(&s->lines, f->line, l->line))
 				continue;
@@ -305,8 +307,12 @@ static int label_sites(struct sema *sm, struct vec *comps, const struct spec *s,
 			if (*l->file)
 				g->file = l->file;
 			g->label = l->name;
-			if (site_at(g, l->pc))
-				n += add_site(g, &seen, out);
+			if (site_at(g, l->pc) && !hmap_get(&seen, (key = arena_printf(
+				"%" PRIx64 " %s", l->pc, l->name)))) {
+				hmap_put(&seen, key, (void *)1);
+				vec_push(out, g);
+				n++;
+			}
 		}
 	}
 	if (n || optional)
