@@ -26,13 +26,13 @@ bool dwarf_lines_pc(Dwarf_Die *fn, int line, dwarf_lines_file_fn *match, const v
 		Dwarf_Addr a;
 		int ln;
 
-		if (!l || dwarf_lineno(l, &ln) != 0 || dwarf_lineaddr(l, &a) != 0 ||
-		    dwarf_haspc(fn, a) <= 0 || !(src = dwarf_linesrc(l, NULL, NULL)) ||
-		    !match(src, arg))
+		if (!l || dwarf_lineno(l, &ln) != 0 || ln < line - 5 || ln > line + 5 ||
+		    dwarf_lineaddr(l, &a) != 0 || dwarf_haspc(fn, a) <= 0 ||
+		    !(src = dwarf_linesrc(l, NULL, NULL)) || !match(src, arg))
 			continue;
-		if (ln < line && ln >= line - 5 && ln > *below)
+		if (ln < line && ln > *below)
 			*below = ln;
-		if (ln > line && ln <= line + 5 && (!*above || ln < *above))
+		if (ln > line && (!*above || ln < *above))
 			*above = ln;
 		if (ln == line && (!found || a < *pc)) {
 			*pc = a;
@@ -40,6 +40,40 @@ bool dwarf_lines_pc(Dwarf_Die *fn, int line, dwarf_lines_file_fn *match, const v
 		}
 	}
 	return found;
+}
+
+static int by_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+void dwarf_lines_pcs(Dwarf_Die *fn, const int *want, int nwant, dwarf_lines_file_fn *match,
+		     const void *arg, uint64_t *pcs)
+{
+	Dwarf_Die cu;
+	Dwarf_Lines *lines;
+	size_t n;
+
+	memset(pcs, 0, (size_t)nwant * sizeof(*pcs));
+	if (!dwarf_diecu(fn, &cu, NULL, NULL) || dwarf_getsrclines(&cu, &lines, &n) != 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		const int *at;
+		const char *src;
+		Dwarf_Addr a;
+		int ln;
+
+		if (!l || dwarf_lineno(l, &ln) != 0 ||
+		    !(at = bsearch(&ln, want, (size_t)nwant, sizeof(*want), by_int)) ||
+		    dwarf_lineaddr(l, &a) != 0 || (pcs[at - want] && pcs[at - want] <= a) ||
+		    dwarf_haspc(fn, a) <= 0 || !(src = dwarf_linesrc(l, NULL, NULL)) ||
+		    !match(src, arg))
+			continue;
+		pcs[at - want] = a;
+	}
 }
 
 /* Line records by line number, then address: the order stap's walk reads them in. */

@@ -26,6 +26,14 @@ typedef bool dwarf_lines_file_fn(const char *src, const void *arg);
 bool dwarf_lines_pc(Dwarf_Die *fn, int line, dwarf_lines_file_fn *match, const void *arg,
 		    uint64_t *pc, int *below, int *above);
 
+/*
+ * dwarf_lines_pc() of each of the NWANT lines WANT (ascending, each once)
+ * in one read of the unit's records: the lowest address of each into
+ * PCS[i], 0 where FN has no record of that line.
+ */
+void dwarf_lines_pcs(Dwarf_Die *fn, const int *want, int nwant, dwarf_lines_file_fn *match,
+		     const void *arg, uint64_t *pcs);
+
 /* A line and the address a statement probe on it takes. */
 struct dwarf_line_at {
 	int line;

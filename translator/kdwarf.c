@@ -406,6 +406,18 @@ static int take_instance(Dwarf_Die *inst, void *arg)
 }
 
 /*
+ * Whether the code at PC is "F.part.N", the tail GCC split off a function
+ * it inlined elsewhere, which DWARF describes as F's code but no caller
+ * enters there: stap 4.8 leaves it out of its functions (PR12609).
+ */
+static bool split_tail(struct kfile *kf, Dwarf_Addr pc)
+{
+	const char *name = kdwarf_symbol_at(kf->module, pc);
+
+	return name && strstr(name, ".part.");
+}
+
+/*
  * One function of the CU whose name and decl file match: its own code, one
  * probe at its entry (once per pc: aliases share it); an inline
  * function's instances, as stap's dwarf_query takes them.
@@ -430,7 +442,8 @@ static int take_function(Dwarf_Die *die, void *arg)
 		return DWARF_CB_OK;
 	}
 	if (!(pc = entry_pc(die)) || !(file = decl_of(die, pc, &line)) ||
-	    (q->file_pat && !hmap_get(&q->files, file)) || hmap_get(&q->seen, (void *)(uintptr_t)pc))
+	    (q->file_pat && !hmap_get(&q->files, file)) || hmap_get(&q->seen, (void *)(uintptr_t)pc) ||
+	    split_tail(q->kf, pc))
 		return DWARF_CB_OK;
 	hmap_put(&q->seen, (void *)(uintptr_t)pc, (void *)1);
 	add(q, pc, false)->die = die_id(q->kf, dwarf_dieoffset(die));
@@ -571,6 +584,18 @@ static bool line_file_match(const char *src, const void *arg)
 	return line_file(q->f, q->pat, src);
 }
 
+void kdwarf_lines_pcs(const struct kdwarf_func *f, const char *file_pat, const int *lines,
+		      int nlines, uint64_t *pcs)
+{
+	struct line_query q = { f, file_pat };
+	Dwarf_Die die;
+
+	if (die_at(f->die, &die))
+		dwarf_lines_pcs(&die, lines, nlines, line_file_match, &q, pcs);
+	else
+		memset(pcs, 0, (size_t)nlines * sizeof(*pcs));
+}
+
 bool kdwarf_line_pc(const struct kdwarf_func *f, const char *file_pat, int line, uint64_t *pc,
 		    int *below, int *above)
 {
@@ -587,6 +612,13 @@ void kdwarf_all_lines(const struct kdwarf_func *f, struct vec *out)
 
 	if (die_at(f->die, &die))
 		dwarf_lines_all(&die, f->file, f->entry, out);
+}
+
+bool kdwarf_func_has_pc(const struct kdwarf_func *f, uint64_t pc)
+{
+	Dwarf_Die die;
+
+	return die_at(f->die, &die) && dwarf_haspc(&die, pc) > 0;
 }
 
 void kdwarf_labels(const struct kdwarf_func *f, const char *pat, struct vec *out)
@@ -884,6 +916,18 @@ const char *kdwarf_symbol_holding(const char *module, uint64_t pc, uint64_t *off
 	return k ? k->name : NULL;
 }
 
+/*
+ * The name DWARF gives the function of symbol NAME: "F" for "F.part.N..."
+ * (split_tail(): DWARF's, left out of its functions, not the symbol
+ * table's), NAME itself for any other.
+ */
+static const char *dwarf_name_of(const char *name)
+{
+	const char *part = strstr(name, ".part.");
+
+	return part ? arena_strndup(name, (size_t)(part - name)) : name;
+}
+
 void kdwarf_symtab_functions(const char *module, const char *name_pat, const struct vec *dwarf,
 			     struct vec *out)
 {
@@ -903,7 +947,7 @@ void kdwarf_symtab_functions(const char *module, const char *name_pat, const str
 	for (int i = 0; i < kf->ksyms.len; i++) {
 		const struct ksym *k = VEC_AT(&kf->ksyms, i);
 
-		if (k->name && index_of(kf) && kindex_has(kf->index, k->name))
+		if (k->name && index_of(kf) && kindex_has(kf->index, dwarf_name_of(k->name)))
 			hmap_put(&taken, (void *)(uintptr_t)k->addr, (void *)1);
 	}
 	for (int i = 0; i < kf->ksyms.len; i++) {

@@ -101,12 +101,19 @@ void kdwarf_hint_install(const char *module);
 bool kdwarf_line_pc(const struct kdwarf_func *f, const char *file_pat, int line, uint64_t *pc,
 		    int *below, int *above);
 
+/* kdwarf_line_pc() of each of NLINES LINES (ascending) at once: PCS[i], 0 for none. */
+void kdwarf_lines_pcs(const struct kdwarf_func *f, const char *file_pat, const int *lines,
+		      int nlines, uint64_t *pcs);
+
 /*
  * kernel.statement("FUNC@FILE:*"): F's lines as stap 4.8 walks them
  * (dwarf_lines_all(), from F's decl file and entry).  Into OUT (struct
  * dwarf_line_at *, dwarf_lines.h).
  */
 void kdwarf_all_lines(const struct kdwarf_func *f, struct vec *out);
+
+/* Whether F's code (an inline instance's ranges) holds PC. */
+bool kdwarf_func_has_pc(const struct kdwarf_func *f, uint64_t pc);
 
 /* .label("PAT"): F's labels PAT matches (dwarf_lines_labels()), into OUT (struct dwarf_label *). */
 void kdwarf_labels(const struct kdwarf_func *f, const char *pat, struct vec *out);

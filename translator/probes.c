@@ -697,8 +697,7 @@ const char *probes_kernel_site(const char *module, const char *sym, uint64_t pc,
 /*
  * The symbol F is probed by (its own, or the one whose code holds an
  * inline instance, and the offset there): false when there is none (a
- * weak definition the linker replaced), or it is "F.part.N", the tail of
- * a function inlined elsewhere (stap leaves it out), or kallsyms has it
+ * weak definition the linker replaced), or kallsyms has it
  * twice and no symbol it has once is before it in its section: a symbol
  * the kernel (the module) has twice is reached from one it has once
  * (kdwarf_symbol_anchor()).
@@ -709,8 +708,8 @@ static bool symbol_usable(struct kdwarf_func *f, struct twice *tw)
 
 	f->symbol = f->inlined ? kdwarf_symbol_holding(f->module, f->entry, &f->offset)
 			       : kdwarf_symbol_at(f->module, f->entry);
-	if (!f->symbol || (!f->inlined && strstr(f->symbol, ".part.")))
-		return false;	/* a part split off an inlined function: no entry (stap's PR12609) */
+	if (!f->symbol)
+		return false;
 	if ((site = probes_kernel_site(f->module, f->symbol, f->entry, &f->offset))) {
 		f->symbol = site;
 		return true;
@@ -1036,6 +1035,18 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 }
 
 /*
+ * The one line "FUNC@FILE:N" asks for, else 0: -l lists a .nearest point
+ * at the line asked, as stap 4.8 lists it, a list's at the lines found.
+ */
+static int asked_line(const char *spec)
+{
+	const char *colon = spec ? strrchr(spec, ':') : NULL;
+
+	return colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)
+	       ? atoi(colon + 1) : 0;
+}
+
+/*
  * kernel.statement, module().statement, kprobe.statement: a kprobe at
  * each site (probes_kstmt.h), by its symbol and offset; a site DWARF
  * found spelled "NAME@FILE:LINE" (the statement's line, or the
@@ -1046,15 +1057,18 @@ static int build_kstatement(struct expand *x, struct vec *comps)
 	const char *spec = str_arg(comps, "statement");
 	struct vec sites = { 0 };
 	int n = probes_kstatement_sites(x->sm, comps, x->optional, &sites);
+	bool listed_nearest = x->sm->s->list_pattern && probes_comp_named(comps, "nearest");
 
 	for (int i = 0; i < n; i++) {
 		struct kdwarf_func *f = VEC_AT(&sites, i);
-		const char *at = f->file ? arena_printf("%s@%s:%d", f->name, f->file, f->line) : NULL;
+		int line = listed_nearest ? asked_line(spec) : 0;
+		const char *at = f->file ? arena_printf("%s@%s:%d", f->name, f->file,
+							line ? line : f->line) : NULL;
 		struct vec c = spec && at ? probes_comps_with_arg(comps, "statement", at) : *comps;
 		struct derived_probe *dp;
 
-		if (probes_comp_named(&c, "nearest"))	/* stap's points leave it out */
-			c = probes_comps_without(&c, "nearest");
+		if (!listed_nearest && probes_comp_named(&c, "nearest"))
+			c = probes_comps_without(&c, "nearest");	/* stap's -p2 leaves it out */
 		if (f->label) {	/* .function("NAME@FILE:LINE").label("L"), L's line */
 			c = at ? probes_comps_with_arg(comps, "function", at) : copy_comps(comps);
 			c = probes_comps_with_arg(&c, "label", f->label);

@@ -154,108 +154,189 @@ static bool site_at(struct kdwarf_func *g, uint64_t pc)
 }
 
 /*
- * F's site: its entry, or LINE's address (LINE 0: none); false when F has
- * not the line, *B and *A then the lines around it that it has.
+ * F's record of LINE into FOUND (struct dwarf_line_at *), or with
+ * .nearest the nearest line's that F has, 5 at most away, the later one
+ * on a tie (stap's get_nearest_lineno()); none: *BELOW and *ABOVE keep
+ * the lines around it, for the hint.
  */
-static bool line_site(struct kdwarf_func *f, const char *file, int line, int *b, int *a)
+static void find_line(struct kdwarf_func *f, const char *file, int line, bool nearest,
+		      int *below, int *above, struct vec *found)
 {
-	uint64_t pc = f->entry;
+	struct dwarf_line_at *l;
+	uint64_t pc;
+	int b, a, near;
 
-	*b = *a = 0;
-	if (line && !kdwarf_line_pc(f, file, line, &pc, b, a))
-		return false;
-	if (line)
-		f->line = line;	/* else the function's decl line */
-	return site_at(f, pc);
+	if (!kdwarf_line_pc(f, file, line, &pc, &b, &a)) {
+		probes_line_hint_keep(below, above, b, a);
+		near = nearest ? probes_line_nearest(line, b, a) : 0;
+		if (!near || !kdwarf_line_pc(f, file, near, &pc, &b, &a))
+			return;
+		line = near;
+	}
+	l = ARENA_NEW(struct dwarf_line_at);
+	l->line = line;
+	l->pc = pc;
+	vec_push(found, l);
 }
 
 /*
- * LINE's site, or with .nearest the nearest line's that F has, 5 at most
- * away, the later one on a tie (stap's get_nearest_lineno()).
+ * The records of the lines S asks for in FUNCS, into FOUND, in stap's
+ * order (an address is put at its first line found): a list's line by
+ * line, each in every function; every line (":*") function by function.
  */
-static bool line_site_near(struct kdwarf_func *f, const char *file, int line, bool nearest,
-			   int *below, int *above)
+static void lines_of(struct vec *funcs, const struct spec *s, int *below, int *above,
+		     struct vec *found)
 {
-	int b, a, near;
+	if (s->lines.kind == LINES_LIST) {
+		int nl = s->lines.nlines;
+		uint64_t *pcs = arena_alloc((size_t)(funcs->len * nl + 1) * sizeof(*pcs));
 
-	if (line_site(f, file, line, &b, &a))
-		return true;
-	probes_line_hint_keep(below, above, b, a);
-	near = nearest && line ? probes_line_nearest(line, b, a) : 0;
-	return near && line_site(f, file, near, &b, &a);
+		for (int j = 0; j < funcs->len; j++)
+			kdwarf_lines_pcs(VEC_AT(funcs, j), s->file, s->lines.lines, nl, pcs + j * nl);
+		for (int i = 0; i < nl; i++)
+			for (int j = 0; j < funcs->len; j++)
+				if (pcs[j * nl + i]) {
+					struct dwarf_line_at *l = ARENA_NEW(struct dwarf_line_at);
+
+					l->line = s->lines.lines[i];
+					l->pc = pcs[j * nl + i];
+					vec_push(found, l);
+				}
+		return;
+	}
+	for (int j = 0; j < funcs->len; j++) {
+		struct kdwarf_func *f = VEC_AT(funcs, j);
+
+		if (s->lines.kind == LINES_EVERY)
+			kdwarf_all_lines(f, found);
+		else
+			find_line(f, s->file, probes_line_of(&s->lines, f->line), s->nearest, below,
+				  above, found);
+	}
 }
 
-/* A site of F's once, by address: into OUT; 1 if new. */
+/*
+ * A site of F's once, by address, function and line: into OUT; 1 if new.
+ */
 static int add_site(struct kdwarf_func *f, struct hmap *seen, struct vec *out)
 {
-	if (hmap_get(seen, (void *)(uintptr_t)f->entry))
+	const char *key = arena_printf("%" PRIx64 " %s %d", f->entry, f->name, f->line);
+
+	if (hmap_get(seen, key))
 		return 0;
-	hmap_put(seen, (void *)(uintptr_t)f->entry, (void *)1);
+	hmap_put(seen, key, (void *)1);
 	vec_push(out, f);
 	return 1;
 }
 
-/* F at each line of a list (FUNC@FILE:N-M,P) that it has code for: how many. */
-static int listed_lines(struct kdwarf_func *f, const struct spec *s, struct hmap *seen,
-			struct vec *out)
+/*
+ * The sites of the records FOUND: one in each function of FUNCS whose code
+ * holds the record's pc, named by that function, as stap 4.8's
+ * query_srcfile_line() makes them, so that a line of an inline instance
+ * is a statement of the function it is inlined into too (-p2: two probes
+ * at one address), and a line of that function found inside the
+ * instance one of the instance's.  How many, into OUT.
+ */
+static int line_sites(struct vec *funcs, struct vec *found, struct hmap *seen, struct vec *out)
 {
-	int n = 0, below = 0, above = 0;
+	struct hmap done = { 0 };
+	int n = 0;
 
-	for (int i = 0; i < s->lines.nlines; i++) {
-		struct kdwarf_func *g = ARENA_NEW(struct kdwarf_func);
+	for (int i = 0; i < found->len; i++) {
+		const struct dwarf_line_at *l = VEC_AT(found, i);
 
-		*g = *f;
-		if (line_site_near(g, s->file, s->lines.lines[i], s->nearest, &below, &above))
-			n += add_site(g, seen, out);
+		if (hmap_get(&done, (void *)(uintptr_t)l->pc))
+			continue;	/* an address once: its first line found */
+		hmap_put(&done, (void *)(uintptr_t)l->pc, (void *)1);
+		for (int j = 0; j < funcs->len; j++) {
+			struct kdwarf_func *f = VEC_AT(funcs, j), *g;
+
+			if (!kdwarf_func_has_pc(f, l->pc))
+				continue;
+			g = ARENA_NEW(struct kdwarf_func);
+			*g = *f;
+			g->line = l->line;
+			if (site_at(g, l->pc))
+				n += add_site(g, seen, out);
+		}
 	}
 	return n;
 }
 
-/* F at each of its lines (FUNC@FILE:*), an address once: the sites into OUT; how many. */
-static int every_line(struct kdwarf_func *f, struct hmap *seen, struct vec *out)
+/*
+ * With .nearest, LINE where one of FUNCS has code at it, else the nearest
+ * line one has (5 at most away, the later on a tie), 0 for none: as stap
+ * looks it up among the file's line records, not the function's, so
+ * that the lines between two functions go to the nearer one.
+ */
+static int nearest_in(struct vec *funcs, const char *file, int line)
 {
-	struct vec lines = { 0 };
-	int n = 0;
+	int below = 0, above = 0, b, a;
+	uint64_t pc;
 
-	kdwarf_all_lines(f, &lines);
-	for (int i = 0; i < lines.len; i++) {
-		const struct dwarf_line_at *l = VEC_AT(&lines, i);
-		struct kdwarf_func *g = ARENA_NEW(struct kdwarf_func);
-
-		*g = *f;
-		g->line = l->line;
-		if (!site_at(g, l->pc) || hmap_get(seen, (void *)(uintptr_t)g->entry))
-			continue;
-		hmap_put(seen, (void *)(uintptr_t)g->entry, (void *)1);
-		vec_push(out, g);
-		n++;
+	for (int i = 0; i < funcs->len; i++) {
+		if (kdwarf_line_pc(VEC_AT(funcs, i), file, line, &pc, &b, &a))
+			return line;
+		probes_line_hint_keep(&below, &above, b, a);
 	}
-	return n;
+	return probes_line_nearest(line, below, above);
+}
+
+/* S with .nearest's lines (one, or a list) those FUNCS have code at (nearest_in()). */
+static struct spec resolve_nearest(const struct spec *s, struct vec *funcs)
+{
+	struct spec t = *s;
+	int *lines, n = 0;
+
+	if (!s->nearest || !s->file || (s->lines.kind != LINES_ONE && s->lines.kind != LINES_LIST))
+		return t;
+	t.nearest = false;
+	if (s->lines.kind == LINES_ONE) {
+		t.lines.line = nearest_in(funcs, s->file, s->lines.line);
+		if (!t.lines.line)	/* none near: "no line records", with the hint */
+			t.lines.line = s->lines.line;
+		return t;
+	}
+	lines = arena_alloc((size_t)s->lines.nlines * sizeof(*lines));
+	for (int i = 0; i < s->lines.nlines; i++) {
+		int near = nearest_in(funcs, s->file, s->lines.lines[i]);
+
+		if (near && (!n || near > lines[n - 1]))	/* ascending, each once */
+			lines[n++] = near;
+	}
+	t.lines.lines = lines;
+	t.lines.nlines = n;
+	return t;
 }
 
 /* The functions DWARF finds, at their entries or at LINE: stap's blocklist outside guru mode. */
-static int dwarf_sites(struct sema *sm, struct vec *comps, const struct spec *s, bool optional,
+static int dwarf_sites(struct sema *sm, struct vec *comps, const struct spec *asked, bool optional,
 		       struct vec *out)
 {
 	struct probe_comp *sc = probes_comp_named(comps, "statement");
-	struct vec funcs = { 0 };
-	struct hmap seen = { 0 };
+	struct vec funcs = { 0 }, keep = { 0 }, found = { 0 };
+	struct hmap seen = { .str_keys = true };
 	int below = 0, above = 0, n = 0;
+	struct spec resolved;
+	const struct spec *s = &resolved;
 
-	kdwarf_functions(s->module, s->func, s->file, &funcs);
+	kdwarf_functions(asked->module, asked->func, asked->file, &funcs);
+	resolved = resolve_nearest(asked, &funcs);
 	for (int i = 0; i < funcs.len; i++) {
 		struct kdwarf_func *f = VEC_AT(&funcs, i);
-		int line = s->lines.kind == LINES_ONE || s->lines.kind == LINES_RELATIVE
-			   ? probes_line_of(&s->lines, f->line) : 0;
 
-		if (!sm->s->guru && kdwarf_blocklisted(f, false))
-			continue;
-		if (s->lines.kind == LINES_EVERY)
-			n += every_line(f, &seen, out);
-		else if (s->lines.kind == LINES_LIST)
-			n += listed_lines(f, s, &seen, out);
-		else if (line_site_near(f, s->file, line, s->nearest, &below, &above))
+		if (sm->s->guru || !kdwarf_blocklisted(f, false))
+			vec_push(&keep, f);
+	}
+	for (int i = 0; s->lines.kind == LINES_NONE && i < keep.len; i++) {
+		struct kdwarf_func *f = VEC_AT(&keep, i);
+
+		if (site_at(f, f->entry))	/* the function's entry, at its decl line */
 			n += add_site(f, &seen, out);
+	}
+	if (s->lines.kind != LINES_NONE) {
+		lines_of(&keep, s, &below, &above, &found);
+		n += line_sites(&keep, &found, &seen, out);
 	}
 	if (!funcs.len && !s->file)	/* not in DWARF (assembly): by its symbol */
 		return symbol_sites(sm, comps, s, optional, out);
