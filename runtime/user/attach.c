@@ -89,22 +89,6 @@ static uint64_t tick_ns(void)
 	return hz > 0 ? (uint64_t)(1000000000 / hz) : PROFILE_PERIOD_NS;
 }
 
-/* SYMBOL's address in /proc/kallsyms; 0 when it is not there (or hidden: not root). */
-static uint64_t kallsyms_addr(const char *symbol)
-{
-	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[512], name[256];
-	unsigned long long addr;
-	uint64_t found = 0;
-
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %*c %255s", &addr, name) == 2 && !strcmp(name, symbol))
-			found = addr;
-	fclose(f);
-	return found;
-}
 
 /*
  * kernel.data: a breakpoint as the kernel's hw_breakpoint_init() makes
@@ -113,7 +97,7 @@ static uint64_t kallsyms_addr(const char *symbol)
  */
 static int bp_attr(const struct stp_meta_probe *p, struct perf_event_attr *attr)
 {
-	attr->bp_addr = p->bp_symbol ? kallsyms_addr(p->bp_symbol) : p->bp_addr;
+	attr->bp_addr = p->bp_symbol ? stp_kallsyms_address(p->bp_symbol, false) : p->bp_addr;
 	if (!attr->bp_addr)
 		return -ENXIO;
 	attr->bp_type = p->bp_type;

@@ -28,11 +28,7 @@ static size_t section_offset(const struct bpf_program *prog)
 	return plus ? (size_t)strtoull(plus + 1, NULL, 0) : 0;
 }
 
-/*
- * vmlinux's function NAME in /proc/kallsyms, where it is there once (a
- * module's symbols not counted); 0 otherwise.
- */
-static uint64_t vmlinux_address(const char *name)
+uint64_t stp_kallsyms_address(const char *name, bool vmlinux_once)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
 	char line[512], sym[256];
@@ -42,12 +38,13 @@ static uint64_t vmlinux_address(const char *name)
 
 	if (!f)
 		return 0;
-	while (n < 2 && fgets(line, sizeof(line), f))
-		if (!strchr(line, '[') && sscanf(line, "%llx %*c %255s", &addr, sym) == 2 &&
-		    strcmp(sym, name) == 0 && n++ == 0)
+	while ((vmlinux_once ? n < 2 : !n) && fgets(line, sizeof(line), f))
+		if ((!vmlinux_once || !strchr(line, '[')) &&
+		    sscanf(line, "%llx %*c %255s", &addr, sym) == 2 && strcmp(sym, name) == 0 &&
+		    n++ == 0)
 			found = addr;
 	fclose(f);
-	return n == 1 ? found : 0;
+	return !vmlinux_once || n == 1 ? found : 0;
 }
 
 /*
@@ -74,7 +71,7 @@ struct bpf_link *stp_attach_kprobe(const struct stp_meta_probe *p, struct bpf_pr
 	}
 	link = bpf_program__attach_kprobe_opts(prog, p->target, &opts);
 	if (link || errno != EADDRNOTAVAIL || strchr(p->target, ':') ||
-	    !(addr = vmlinux_address(p->target)))
+	    !(addr = stp_kallsyms_address(p->target, true)))
 		return link;
 	opts.offset += addr;
 	link = bpf_program__attach_kprobe_opts(prog, NULL, &opts);
