@@ -917,15 +917,21 @@ const char *kdwarf_symbol_holding(const char *module, uint64_t pc, uint64_t *off
 }
 
 /*
- * The name DWARF gives the function of symbol NAME: "F" for "F.part.N..."
- * (split_tail(): DWARF's, left out of its functions, not the symbol
- * table's), NAME itself for any other.
+ * Whether symbol K is "F.part.N" where DWARF has F's code entered (the
+ * tail split_tail() leaves out of the functions): DWARF's then, not one
+ * the symbol table adds.
  */
-static const char *dwarf_name_of(const char *name)
+static bool dwarf_tail(struct kfile *kf, const struct ksym *k)
 {
-	const char *part = strstr(name, ".part.");
+	const char *part = strstr(k->name, ".part.");
+	struct entered_at e = { .pc = k->addr };
+	Dwarf_Die cu;
 
-	return part ? arena_strndup(name, (size_t)(part - name)) : name;
+	if (!part || !dwarf_addrdie(kf->dw, k->addr, &cu))
+		return false;
+	e.name = arena_strndup(k->name, (size_t)(part - k->name));
+	dwarf_getfuncs(&cu, take_entered_at, &e, 0);
+	return e.found;
 }
 
 void kdwarf_symtab_functions(const char *module, const char *name_pat, const struct vec *dwarf,
@@ -947,7 +953,7 @@ void kdwarf_symtab_functions(const char *module, const char *name_pat, const str
 	for (int i = 0; i < kf->ksyms.len; i++) {
 		const struct ksym *k = VEC_AT(&kf->ksyms, i);
 
-		if (k->name && index_of(kf) && kindex_has(kf->index, dwarf_name_of(k->name)))
+		if (k->name && index_of(kf) && (kindex_has(kf->index, k->name) || dwarf_tail(kf, k)))
 			hmap_put(&taken, (void *)(uintptr_t)k->addr, (void *)1);
 	}
 	for (int i = 0; i < kf->ksyms.len; i++) {
