@@ -867,33 +867,59 @@ static int build_kfunc_file(struct expand *x, struct vec *comps, const char *nam
  * out-of-line functions of that name, anywhere (a header's static
  * function), probed beside it as stap 4.8 probes them (for .return and
  * .call, the out-of-line ones); with BPF, those in a function ftrace
- * cannot trace are left out, saying how many.
+ * cannot trace are left out, saying how many (with F itself where
+ * F_NOTRACE), though -l lists them.  How many are probed.
  */
-static void plain_others(struct expand *x, struct vec *comps, const struct kdwarf_func *f)
+static int plain_others(struct expand *x, struct vec *comps, const struct kdwarf_func *f,
+			bool f_notrace)
 {
 	struct vec others = { 0 }, keep = { 0 }, usable = { 0 };
-	bool bpf = runtime_id_of(x->sm->s) != RUNTIME_KERNEL;
-	int notrace = 0;
+	bool bpf = runtime_id_of(x->sm->s) != RUNTIME_KERNEL && !x->sm->s->list_pattern;
+	int notrace = f_notrace;
 
 	kdwarf_name_points(f, &others);
-	if (!others.len)
-		return;
 	keep_kernel_functions(x, comps, &others, &keep, false);
 	for (int i = 0; i < keep.len; i++) {
 		struct kdwarf_func *k = VEC_AT(&keep, i);
-		const char *in = k->module ? arena_printf("%s:%s", k->module, k->symbol) : k->symbol;
+		uint64_t off;
+		const char *holder = kdwarf_symbol_holding(k->module, k->entry, &off);
+		const char *in = !holder ? k->symbol : k->module ? arena_printf("%s:%s", k->module,
+										 holder) : holder;
 
+		/* the kernel asks of the function holding the address, not of the anchor */
 		if (bpf && !sys_kernel_function_traceable(in))
 			notrace++;
 		else
 			vec_push(&usable, k);
 	}
-	if (notrace)
-		diag_warning(probes_comp_named(comps, "function")->arg->loc, "%d inline instances "
-			     "or copies of '%s' are not probed: each is in a function ftrace cannot "
-			     "trace (notrace), and the kernel refuses a BPF kprobe there; "
-			     "--runtime=kernel probes them", notrace, f->name);
+	if (notrace && usable.len)
+		diag_warning(probes_comp_named(comps, "function")->arg->loc, "%d of the points of "
+			     "'%s' are not probed: each is in a function ftrace cannot trace "
+			     "(notrace), and the kernel refuses a BPF probe there; --runtime=kernel "
+			     "probes them", notrace, f->name);
 	dwarf_probes(x, comps, &usable);
+	return usable.len;
+}
+
+/*
+ * With BPF, plain name SYM whose function ftrace cannot trace (notrace:
+ * the kernel refuses a BPF probe there, fentry's with EBUSY): its other
+ * points (F: its DWARF's, or NULL) where it has some, saying it is left
+ * out; else an error saying why.  How many probes, or -1.
+ */
+static int notrace_plain(struct expand *x, struct vec *comps, const char *sym,
+			 const struct kdwarf_func *f)
+{
+	struct srcloc loc = probes_comp_named(comps, "function")->arg->loc;
+	int n = f ? plain_others(x, comps, f, true) : 0;
+
+	if (n || x->optional)
+		return n;
+	if (sema_error(loc, x->sm, "probe point '%s': '%s' is a function ftrace cannot trace "
+		       "(notrace), and the kernel refuses a BPF probe there",
+		       probes_point_text(comps), sym))
+		diag_hint("--runtime=kernel probes it: a module's kprobe may be there");
+	return -1;
 }
 
 /*
@@ -903,10 +929,10 @@ static void plain_others(struct expand *x, struct vec *comps, const struct kdwar
  * kprobe.function, which stap names without a file.  Its $params come
  * from that DWARF where BTF does not type them (a module's, with BPF).
  * Where that DWARF names it, stap's blocklist applies as to a wildcard's
- * functions, out of guru mode: false, with stap's warning, for one it
- * leaves out.
+ * functions, out of guru mode: 0, with stap's warning, for one it leaves
+ * out; else 1, or -1 (reported) for a notrace function with BPF.
  */
-static bool plain_probe(struct expand *x, struct vec *comps, const char *sym)
+static int plain_probe(struct expand *x, struct vec *comps, const char *sym)
 {
 	const char *mod = str_arg(comps, "module"), *point = NULL;
 	struct kdwarf_func f = { 0 };
@@ -917,8 +943,11 @@ static bool plain_probe(struct expand *x, struct vec *comps, const char *sym)
 	if (point && !x->sm->s->guru && kdwarf_blocklisted(&f, probes_comp_named(comps, "return"))) {
 		diag_warning(probes_comp_named(comps, "function")->arg->loc,
 			     "function %s is blocklisted", sym);
-		return false;
+		return 0;
 	}
+	if (runtime_id_of(x->sm->s) != RUNTIME_KERNEL && !x->sm->s->list_pattern &&
+	    !sys_kernel_function_traceable(mod ? arena_printf("%s:%s", mod, sym) : sym))
+		return notrace_plain(x, comps, sym, point ? &f : NULL);
 	dp = kfunc_probe(x, comps, sym, point);
 	dp->kfunc_dwarf = f.die;
 	if (point && dp->kfunc_kprobe && !dp->is_return) {
@@ -926,8 +955,8 @@ static bool plain_probe(struct expand *x, struct vec *comps, const char *sym)
 		dp->addr = f.entry;
 	}
 	if (point)
-		plain_others(x, comps, &f);
-	return true;
+		plain_others(x, comps, &f, false);
+	return 1;
 }
 
 /* .inline where the pattern has no inline instance, or no DWARF says. */
@@ -1020,9 +1049,13 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 	for (int i = 0; i < n; i++) {
 		const char *sym = VEC_AT(&names, i);
 
+		int made = 1;
+
 		if (has_wildcard(name))
 			kfunc_probe(x, comps, sym, sym);
-		else if (!plain_probe(x, comps, sym))
+		else if ((made = plain_probe(x, comps, sym)) < 0)
+			return -1;
+		else if (!made)
 			n--;
 	}
 	if (!n && !x->optional) {

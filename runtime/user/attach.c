@@ -343,7 +343,7 @@ int stp_attach_probe(struct stp_script *s, int i)
 	const struct stp_meta_probe *p = &s->meta->probes[i];
 	struct bpf_program *prog;
 	const char *why;
-	char where[256];
+	char where[256], site[320];
 	int err;
 
 	if (p->context != STP_CTX_KERNEL || s->skipped[i])
@@ -362,8 +362,9 @@ int stp_attach_probe(struct stp_script *s, int i)
 				why ? why : strerror(-err));
 		return 1;
 	}
-	stp_msg(s, "error", "%s: cannot attach probe %s: %s",
-		stp_loc_str(&p->loc, where, sizeof(where)), p->point, why ? why : strerror(-err));
+	stp_msg(s, "error", "%s: cannot attach probe %s%s: %s",
+		stp_loc_str(&p->loc, where, sizeof(where)), p->point,
+		stp_kprobe_site(p, prog, site, sizeof(site)), why ? why : strerror(-err));
 	return err;
 }
 

@@ -47,6 +47,21 @@ uint64_t stp_kallsyms_address(const char *name, bool vmlinux_once)
 	return !vmlinux_once || n == 1 ? found : 0;
 }
 
+const char *stp_kprobe_site(const struct stp_meta_probe *p, const struct bpf_program *prog,
+			    char *buf, size_t len)
+{
+	size_t off = prog ? section_offset(prog) : 0;
+
+	if (!p->kprobe || !p->target)
+		return "";
+	if (off)
+		snprintf(buf, len, " (a kprobe at %s+0x%zx)", p->target, off);
+	else
+		snprintf(buf, len, " (a %s at %s)", p->kprobe_return ? "kretprobe" : "kprobe",
+			 p->target);
+	return buf;
+}
+
 /*
  * By the target, not by libbpf's reading of the section: libbpf 1.1 takes
  * a kprobe section's function name up to the first character not in
