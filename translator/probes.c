@@ -615,7 +615,7 @@ static struct derived_probe *kfunc_probe(struct expand *x, struct vec *comps, co
 	dp->function_matches = 1;
 	dp->module = mod;
 	dp->is_return = probes_comp_named(comps, "return") != NULL;
-	dp->kfunc = mod ? arena_printf("%s:%s", mod, name) : name;
+	dp->kfunc = probes_ksym(mod, name);
 	if (mod && runtime_id_of(x->sm->s) != RUNTIME_KERNEL)
 		dp->kfunc_untyped = arena_printf("the %s runtime's programs know vmlinux's types "
 						 "only; --runtime=kernel reads module %s's BTF",
@@ -692,6 +692,11 @@ const char *probes_kernel_site(const char *module, const char *sym, uint64_t pc,
 		return NULL;
 	*offset = off;
 	return anchor;
+}
+
+const char *probes_ksym(const char *module, const char *sym)
+{
+	return module ? arena_printf("%s:%s", module, sym) : sym;
 }
 
 /*
@@ -883,11 +888,10 @@ static int plain_others(struct expand *x, struct vec *comps, const struct kdwarf
 		struct kdwarf_func *k = VEC_AT(&keep, i);
 		uint64_t off;
 		const char *holder = kdwarf_symbol_holding(k->module, k->entry, &off);
-		const char *in = !holder ? k->symbol : k->module ? arena_printf("%s:%s", k->module,
-										 holder) : holder;
 
 		/* the kernel asks of the function holding the address, not of the anchor */
-		if (bpf && !sys_kernel_function_traceable(in))
+		if (bpf && !sys_kernel_function_traceable(probes_ksym(k->module,
+								     holder ? holder : k->symbol)))
 			notrace++;
 		else
 			vec_push(&usable, k);
@@ -946,7 +950,7 @@ static int plain_probe(struct expand *x, struct vec *comps, const char *sym)
 		return 0;
 	}
 	if (runtime_id_of(x->sm->s) != RUNTIME_KERNEL && !x->sm->s->list_pattern &&
-	    !sys_kernel_function_traceable(mod ? arena_printf("%s:%s", mod, sym) : sym))
+	    !sys_kernel_function_traceable(probes_ksym(mod, sym)))
 		return notrace_plain(x, comps, sym, point ? &f : NULL);
 	dp = kfunc_probe(x, comps, sym, point);
 	dp->kfunc_dwarf = f.die;
@@ -1048,7 +1052,6 @@ static int build_kfunc(struct expand *x, struct vec *comps)
 		return too_many(x, comps, name, "kernel functions");
 	for (int i = 0; i < n; i++) {
 		const char *sym = VEC_AT(&names, i);
-
 		int made = 1;
 
 		if (has_wildcard(name))
@@ -1091,10 +1094,10 @@ static int build_kstatement(struct expand *x, struct vec *comps)
 	struct vec sites = { 0 };
 	int n = probes_kstatement_sites(x->sm, comps, x->optional, &sites);
 	bool listed_nearest = x->sm->s->list_pattern && probes_comp_named(comps, "nearest");
+	int line = listed_nearest ? asked_line(spec) : 0;
 
 	for (int i = 0; i < n; i++) {
 		struct kdwarf_func *f = VEC_AT(&sites, i);
-		int line = listed_nearest ? asked_line(spec) : 0;
 		const char *at = f->file ? arena_printf("%s@%s:%d", f->name, f->file,
 							line ? line : f->line) : NULL;
 		struct vec c = spec && at ? probes_comps_with_arg(comps, "statement", at) : *comps;

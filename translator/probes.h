@@ -21,6 +21,8 @@ struct vec probes_comps_with_arg(struct vec *comps, const char *which, const cha
 struct vec probes_comps_without(struct vec *comps, const char *name);
 /* N sites are more than one point may stand for (KFUNC_MAX_EXPANSION) in a run: -l lists all. */
 bool probes_over_limit(const struct sema *sm, int n);
+/* Kernel function SYM as a kprobe names it: "MODULE:SYM", or SYM (MODULE NULL: vmlinux). */
+const char *probes_ksym(const char *module, const char *sym);
 /*
  * The symbol a kprobe reaches PC by, where symbol SYM of MODULE (NULL:
  * vmlinux) holds PC at *OFFSET: SYM when the kernel (the module) has it

@@ -109,7 +109,7 @@ static int symbol_sites(struct sema *sm, struct vec *comps, const struct spec *s
 	for (int i = 0; i < n; i++) {
 		const char *name = VEC_AT(&names, i);
 
-		vec_push(out, site(name, mod ? arena_printf("%s:%s", mod, name) : name, 0));
+		vec_push(out, site(name, probes_ksym(mod, name), 0));
 	}
 	if (!n && !optional) {
 		struct probe_comp *sc = probes_comp_named(comps, "statement");
@@ -149,7 +149,7 @@ static bool site_at(struct kdwarf_func *g, uint64_t pc)
 	if (sym)
 		sym = probes_kernel_site(g->module, sym, pc, &g->offset);
 	g->entry = pc;
-	g->symbol = sym && g->module ? arena_printf("%s:%s", g->module, sym) : sym;
+	g->symbol = sym ? probes_ksym(g->module, sym) : NULL;
 	return sym != NULL;
 }
 
