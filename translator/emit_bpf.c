@@ -663,9 +663,10 @@ static bool probe_section(struct emitter *E, struct derived_probe *dp, struct se
 			return false;
 		}
 		if (dp->kfunc) {	/* a statement: a kprobe at its symbol + offset */
-			/* addr(): where the function was hit */
-			sec->prologue = arena_printf("\tstp_func_note(ctx, %d);\n", dp->id);
-			return emit_kprobe_section(E, dp, &sec->sec, &sec->ctype, &sec->kind);
+			if (!emit_kprobe_section(E, dp, &sec->sec, &sec->ctype, &sec->kind))
+				return false;
+			sec->prologue = emit_kprobe_prologue(E, dp, sec->ctype);
+			return true;
 		}
 		/* fall through */
 	case PCLASS_PROCFS:	/* the kernel runtime's: a module's file, no context */

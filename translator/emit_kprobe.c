@@ -56,6 +56,63 @@ static int param_slot(const struct vec *params, int index)
 /* The x86-64 argument registers, by trampoline slot. */
 static const char *const arg_regs[] = { "di", "si", "dx", "cx", "r8", "r9" };
 
+/* ---- the registers' address in a .return ---- */
+
+struct ip_reads {
+	const struct program *prog;
+	struct hmap seen;	/* struct func * -> itself */
+	bool found;
+};
+
+static void find_ip_reads(struct expr *e, void *arg);
+
+/* Does F, or a function it calls, read the probe's address? */
+static void func_ip_reads(struct ip_reads *r, struct func *f)
+{
+	if (!f || r->found || hmap_get(&r->seen, f))
+		return;
+	hmap_put(&r->seen, f, f);
+	if (f->embedded) {	/* addr() and probefunc() of the tapset, or guru C calling them */
+		r->found = strstr(f->embedded, "stp_perf_addr(") || strstr(f->embedded, "stp_probefunc(");
+		return;
+	}
+	emit_walk_stmt(f->body, find_ip_reads, r);
+	for (int i = 0; i < r->prog->overloads.len; i++) {	/* the chain F heads, if any */
+		struct overload *o = VEC_AT(&r->prog->overloads, i);
+
+		if (VEC_AT(&o->funcs, 0) == f)
+			for (int j = 1; j < o->funcs.len; j++)
+				func_ip_reads(r, VEC_AT(&o->funcs, j));
+	}
+}
+
+static void find_ip_reads(struct expr *e, void *arg)
+{
+	if (e->kind == EXPR_CALL)
+		func_ip_reads(arg, e->func);
+}
+
+/*
+ * Does the handler of the .return DP read its registers' address, with
+ * addr() or probefunc() (stap's symname(addr()))?  There that is the
+ * return address, in the caller: a kretprobe's registers have it (the
+ * kernel sets their ip to it before the handlers run); an fexit
+ * program's trampoline gives no way to it.
+ */
+static bool ret_ip_read(const struct emitter *E, struct derived_probe *dp)
+{
+	struct ip_reads r = { E->prog, { 0 }, false };
+
+	if (!dp->is_return)
+		return false;
+	if (!dp->kfunc_ret_ip) {
+		emit_walk_expr(dp->cond, find_ip_reads, &r);
+		emit_walk_stmt(dp->body, find_ip_reads, &r);
+		dp->kfunc_ret_ip = r.found ? 1 : -1;
+	}
+	return dp->kfunc_ret_ip > 0;
+}
+
 /*
  * Does the kernel.function get a kprobe though BTF describes it?  An
  * x86-64 BPF trampoline takes 6 words of arguments (Linux before 6.6
@@ -63,15 +120,40 @@ static const char *const arg_regs[] = { "di", "si", "dx", "cx", "r8", "r9" };
  * __inet_lookup_established()), so a function whose arguments take more
  * gets a kprobe (kretprobe), its parameters still typed by BTF: the
  * words of the argument registers, then of the stack at the entry.  (A
- * module's kprobes hand it every word already: emit_kmod.c.)
+ * module's kprobes hand it every word already: emit_kmod.c.)  So does a
+ * .return whose handler asks where it returns to (ret_ip_read()).
  */
-static bool btf_kprobe(const struct emitter *E, const struct derived_probe *dp)
+static bool btf_kprobe(const struct emitter *E, struct derived_probe *dp)
 {
 	struct vec *params;
 	int ret;
 
-	return strcmp(E->s->runtime, "bpf") == 0 && !dp->kfunc_kprobe && !dp->kfunc_offset && btf_kfunc(dp->kfunc, &params, &ret) &&
-	       param_slot(params, params->len) > 6;
+	return strcmp(E->s->runtime, "bpf") == 0 && !dp->kfunc_kprobe && !dp->kfunc_offset &&
+	       btf_kfunc(dp->kfunc, &params, &ret) &&
+	       (param_slot(params, params->len) > 6 || ret_ip_read(E, dp));
+}
+
+/*
+ * The prologue of a kernel function's program (its context CTYPE),
+ * before stp_enter(): what addr() and user_mode() read
+ * (runtime/bpf/stp_umode.bpf.h).  An fentry program notes where the
+ * function was hit, a kprobe where it was hit (at an offset too); a
+ * kretprobe the return address its registers stop at; an fexit program
+ * nothing, as it has nothing to give (btf_kprobe() made a kretprobe of a
+ * .return that asks).  A module's wrappers know the address in every
+ * case (the kernel runtime's bpf_get_func_ip(): runtime/kmod/stp_kmod.h).
+ */
+const char *emit_kprobe_prologue(const struct emitter *E, const struct derived_probe *dp,
+				 const char *ctype)
+{
+	bool regs = strcmp(ctype, "struct pt_regs *") == 0;
+
+	if (E->kmod)
+		return arena_printf("\tstp_func_note(ctx, %d);\n", dp->id);
+	if (!dp->is_return)
+		return arena_printf("\t%s(ctx, %d);\n", regs ? "stp_kprobe_note" : "stp_func_note",
+				    dp->id);
+	return regs ? arena_printf("\tstp_ret_note(ctx, %d);\n", dp->id) : NULL;
 }
 
 /* The u64 argument word SLOT: the trampoline's array, or btf_kprobe()'s registers and stack. */
@@ -147,7 +229,7 @@ bool emit_kprobe_section(struct emitter *E, struct derived_probe *dp, const char
 	return true;
 }
 
-void emit_kprobe_meta(const struct emitter *E, FILE *out, const struct derived_probe *dp)
+void emit_kprobe_meta(const struct emitter *E, FILE *out, struct derived_probe *dp)
 {
 	if ((dp->kind != PROBE_KFUNC && dp->kind != PROBE_KSTATEMENT) || !dp->kfunc)
 		return;

@@ -13,6 +13,9 @@ bool emit_kprobe_section(struct emitter *E, struct derived_probe *dp, const char
 const char *emit_kprobe_target(struct emitter *E, struct expr *e);
 /* $return = v, $param = v in a module's (--runtime=kernel) kprobe handler. */
 const char *emit_kprobe_assign(struct emitter *E, struct expr *e);
-void emit_kprobe_meta(const struct emitter *E, FILE *out, const struct derived_probe *dp);
+void emit_kprobe_meta(const struct emitter *E, FILE *out, struct derived_probe *dp);
+/* The C before stp_enter() in kernel function DP's program (context CTYPE): what addr() reads. */
+const char *emit_kprobe_prologue(const struct emitter *E, const struct derived_probe *dp,
+				 const char *ctype);
 
 #endif

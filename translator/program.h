@@ -163,6 +163,7 @@ struct derived_probe {
 	uint64_t kfunc_die;	/* a DWARF DIE for its $params (an inline instance, a clone; kdwarf.h) */
 	uint64_t kfunc_dwarf;	/* its DWARF DIE where known, for -L (kdwarf.h), or 0 */
 	const char *kfunc_untyped; /* why a module's function is not typed by its BTF, or NULL */
+	int8_t kfunc_ret_ip;	/* pass 3, a .return: 1 if its handler reads addr() (emit_kprobe.c), -1 not, 0 unknown */
 	const char *ksite;	/* a module's F defined twice: the kprobe's "M:ANCHOR" (kmodfile.h) */
 	uint64_t ksite_offset;	/* and the global F's offset from ANCHOR */
 

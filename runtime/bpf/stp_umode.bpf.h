@@ -12,9 +12,10 @@
  * A perf_event program sees the interrupted registers in its context, a
  * kprobe program the probed function's, which tapset functions do not
  * get.  So the generated prologue of every timer.profile and perf.*
- * program (translator/emit_bpf.c) calls stp_regs_note(REGS, PROBE), and
- * that of a kernel function's stp_func_note(ctx, PROBE) (its address,
- * from bpf_get_func_ip()), which keep, per CPU, the probe's index and
+ * program (translator/emit_bpf.c) calls stp_regs_note(REGS, PROBE), that
+ * of a kernel function's stp_func_note(ctx, PROBE) (its address, from
+ * bpf_get_func_ip(); a kprobe's stp_kprobe_note(REGS, PROBE)) and that of
+ * a kretprobe stp_ret_note(REGS, PROBE) (the return address), which keep, per CPU, the probe's index and
  * what the registers say; stp_user_mode() and addr() believe the note only while that probe
  * runs, as stp__task() of stp_proc.bpf.h does.  A uprobe's addr() is the
  * task's user instruction pointer.  The note is
@@ -73,6 +74,40 @@ static __always_inline void stp_func_note(void *ctx, uint32_t probe)
 	h->ip = bpf_get_func_ip(ctx);
 }
 
+/*
+ * The prologue of a kprobe program: where it was hit.  bpf_get_func_ip()
+ * knows only a kprobe at a function's entry (0 elsewhere: Linux 6.1's
+ * KPROBE_FLAG_ON_FUNC_ENTRY test); past it, at an inline instance or a
+ * statement, the registers' ip is one past the probed address, as the
+ * int3 leaves it (and an optimized or ftrace kprobe sets it).
+ */
+static __always_inline void stp_kprobe_note(const struct pt_regs *regs, uint32_t probe)
+{
+	struct stp_perf_hit *h = stp__hit_slot(probe);
+	uint64_t ip;
+
+	if (!h)
+		return;
+	h->user = 0;
+	ip = bpf_get_func_ip((void *)regs);
+	h->ip = ip ? ip : *(volatile const uint64_t *)&regs->ip - 1;
+}
+
+/*
+ * The prologue of a kernel function's kretprobe: the return address, in
+ * the caller, where the kernel set its registers' ip before the handlers
+ * run (stap's addr() in a .return).
+ */
+static __always_inline void stp_ret_note(const struct pt_regs *regs, uint32_t probe)
+{
+	struct stp_perf_hit *h = stp__hit_slot(probe);
+
+	if (!h)
+		return;
+	h->user = 0;
+	h->ip = *(volatile const uint64_t *)&regs->ip;
+}
+
 /* The note of the running perf probe, or NULL when the running probe is not one. */
 static __always_inline struct stp_perf_hit *stp__perf_hit(struct context *c)
 {
@@ -81,6 +116,29 @@ static __always_inline struct stp_perf_hit *stp__perf_hit(struct context *c)
 	if (cpu < STP_NCPUS && stp_perf_hits[cpu].probe == c->probe + 1)
 		return &stp_perf_hits[cpu];
 	return NULL;
+}
+
+/*
+ * probefunc() where the running probe noted kernel registers: the
+ * kernel's name of their address ("%ps": "sym", "sym [module]", or
+ * "0xADDR" in no symbol), the symbol only; false where it noted none.
+ */
+static __always_inline bool stp__probe_ksym(struct context *c, char *out)
+{
+	static const char name_fmt[] = "%ps";
+	struct stp_perf_hit *h = stp__perf_hit(c);
+	uint64_t ip;
+	int64_t sp;
+
+	if (!h || h->user || !h->ip)
+		return false;
+	ip = h->ip;
+	if (bpf_snprintf(out, MAXSTRINGLEN, name_fmt, &ip, 8) < 0)
+		return false;
+	sp = stp__upto(out, 0, ' ', ' ');
+	if (STP_IN_STR(sp))
+		out[sp] = '\0';
+	return true;
 }
 
 STP_SERVICE int64_t stp_user_mode(struct context *c)

@@ -204,12 +204,16 @@ STP_SERVICE void stp_pn(struct context *c, char *out)
 }
 #endif
 
+#if !defined(STP_KMOD) && !defined(STP_DYNINST)
+static __always_inline bool stp__probe_ksym(struct context *c, char *out);	/* stp_umode.bpf.h */
+#endif
+
 /*
- * probefunc(): the probe point's function; in the module, as stap 4.8's
- * symname(addr()), the kernel's name of the function the registers stop
- * in where a kprobe (or a sample) has them: in a .return the caller's
- * (a kretprobe's registers are at the return address), in an inline
- * instance the function it is inlined into.
+ * probefunc(): as stap 4.8's symname(addr()), the kernel's name of the
+ * function the registers stop in where a kprobe (or a sample) has them:
+ * in a .return the caller's (a kretprobe's registers are at the return
+ * address), in an inline instance the function it is inlined into;
+ * elsewhere the probe point's function.
  */
 STP_SERVICE void stp_probefunc(struct context *c, char *out)
 {
@@ -224,6 +228,9 @@ STP_SERVICE void stp_probefunc(struct context *c, char *out)
 			*sp = '\0';
 		return;
 	}
+#elif !defined(STP_DYNINST)
+	if (stp__probe_ksym(c, out))
+		return;
 #endif
 	stp_pp(c, out);
 	stp__pp_function(out);

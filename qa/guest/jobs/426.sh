@@ -4,15 +4,18 @@
 # (an @FILE wildcard, inline instances and their $len located by the
 # module's DWARF); kp_twice, static functions the kernel has three of,
 # each probed in the file named; kp_plain_inline, a plain name's inline
-# instance in its own file (__fdget in __fdget_pos).  kp_plain_header
-# (put_page, a header's function, inlined in copy_strings) runs in the
-# full peer run, kernel runtime: with BPF, probefunc() of an inline
-# instance is the inline function's name, not the caller's; here BPF
-# attaches put_page's points but for those in notrace functions (the
-# main copy among them), saying so.  kp_mod_dwarf's setup loads dummy: a
-# BPF kprobe needs its module there when it attaches.
+# instance in its own file (__fdget in __fdget_pos); kp_probefunc and
+# kp_return_addr, probefunc() and addr() as
+# stap's symname(addr()): the function an inline instance is in, and in
+# a .return the caller (BPF makes a kretprobe of such a .return, whose
+# registers hold the return address, where an fexit program has none).
+# Then kp_plain_header's put_page (a header's function, inlined in
+# copy_strings, which probefunc() names) with BPF, which leaves out its
+# points in notrace functions (the main copy among them), saying so.
+# kp_mod_dwarf's setup loads dummy: a BPF
+# kprobe needs its module there when it attaches.
 . "$REPO/qa/guest/peer_both.rc"
-_peer_both kp_mod_dwarf kp_twice kp_plain_inline
+_peer_both kp_mod_dwarf kp_twice kp_plain_inline kp_probefunc kp_return_addr
 [ -n "${GUEST_COMPILE_ONLY:-}" ] || rmmod dummy || echo "cannot unload dummy"
 # a module's init and exit code, which stap's blocklist leaves to
 # modules: the kernel runtime probes it as the module comes and goes
@@ -32,10 +35,6 @@ $PMSTAP --runtime=kernel "$tmp/ie.stp" -c "sh -c 'modprobe dummy numdummies=1 &&
 echo "status $?"
 $PMSTAP --runtime=bpf -p2 "$tmp/ie.stp" 2>&1 | grep -A2 warning | sed "s|$tmp/||"
 echo "modules left: $(grep -c "^pmstap_kmod_" /proc/modules)"
-cat >"$tmp/ph.stp" <<'END'
-global n
-probe kernel.function("put_page") { n++ }
-probe end { println(n > 0 ? "put_page hit" : "put_page not hit") }
-END
-$PMSTAP --runtime=bpf "$tmp/ph.stp" -c "cat /etc/debian_version" 2>&1 | sed "s|$tmp/||"
+$PMSTAP --runtime=bpf "$REPO/qa/guest/peer/kp_plain_header.stp" -c "cat /etc/debian_version" 2>&1 |
+	sed "s|$REPO/qa/guest/peer/||"
 echo "status ${PIPESTATUS[0]}"
