@@ -42,3 +42,38 @@ const char *ast_type_name(enum type t)
 	}
 	return "unknown";
 }
+
+struct expr *ast_symbol(struct srcloc loc, const char *name)
+{
+	struct expr *e = ast_expr(EXPR_SYMBOL, loc);
+
+	e->name = name;
+	return e;
+}
+
+struct expr *ast_number(struct srcloc loc, int64_t v)
+{
+	struct expr *e = ast_expr(EXPR_NUMBER, loc);
+
+	e->num = v;
+	return e;
+}
+
+struct expr *ast_binary(enum expr_kind kind, struct srcloc loc, const char *op, struct expr *l,
+			struct expr *r)
+{
+	struct expr *e = ast_expr(kind, loc);
+
+	e->op = op;
+	e->left = l;
+	e->right = r;
+	return e;
+}
+
+struct stmt *ast_expr_stmt(struct expr *e)
+{
+	struct stmt *s = ast_stmt(STMT_EXPR, e->loc);
+
+	s->expr = e;
+	return s;
+}

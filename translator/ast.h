@@ -135,6 +135,7 @@ struct expr {
 	int pretty;		/* 0, 1 ($ suffix) or 2 ($$ suffix) */
 	bool addr_of;		/* &$var */
 	bool entry_key;		/* a number: @entry's pairing key (sema_entry.c) */
+	bool foreach_bucket;	/* a foreach's bucket read (sema_resolve.c): empty reads 0 */
 
 	struct vardecl *decl;	/* pass 2: EXPR_SYMBOL, the array of EXPR_INDEX */
 	struct func *func;	/* pass 2: EXPR_CALL to a script function */
@@ -173,6 +174,7 @@ struct stmt {
 	struct expr *incr;	/* STMT_FOR, may be NULL */
 	const char *code;	/* STMT_EMBEDDED */
 	bool outside_loop;	/* pass 2: a break/continue with no loop around it (pass 3 refuses it, as stap) */
+	const struct stmt *lowered_from;	/* pass 2: the foreach this block was lowered from (printing) */
 
 	/*
 	 * STMT_FOREACH: foreach ([value =] [keys...] in array [limit N]).
@@ -270,6 +272,12 @@ struct stapfile {
 struct expr *ast_expr(enum expr_kind kind, struct srcloc loc);
 struct stmt *ast_stmt(enum stmt_kind kind, struct srcloc loc);
 struct vardecl *ast_vardecl(const char *name, struct srcloc loc, enum var_scope scope);
+/* Trees pass 2 builds (@entry's saves, lowered loops): NAME, V, L OP R, E as a statement. */
+struct expr *ast_symbol(struct srcloc loc, const char *name);
+struct expr *ast_number(struct srcloc loc, int64_t v);
+struct expr *ast_binary(enum expr_kind kind, struct srcloc loc, const char *op, struct expr *l,
+			struct expr *r);
+struct stmt *ast_expr_stmt(struct expr *e);
 
 /*
  * Print FILE as script text (pmstap -p1, ast_print.c).  The text parses

@@ -328,7 +328,7 @@ static void print_foreach_keys(FILE *out, const struct stmt *s)
 		fputc(']', out);
 }
 
-static void print_foreach(FILE *out, const struct stmt *s, int indent)
+static void print_foreach(FILE *out, const struct stmt *s, const struct stmt *body, int indent)
 {
 	fputs("foreach (", out);
 	if (s->value) {
@@ -347,7 +347,24 @@ static void print_foreach(FILE *out, const struct stmt *s, int indent)
 		print_expr(out, s->limit, true);
 	}
 	fputc(')', out);
-	print_sub(out, s->then, indent);
+	print_sub(out, body, indent);
+}
+
+/*
+ * A block pass 2 lowered from a foreach over histogram buckets
+ * (sema_resolve.c), printed as the foreach it was: its body is what is
+ * left of the loop's last statement.
+ */
+static void print_lowered(FILE *out, const struct stmt *s, int indent)
+{
+	const struct stmt *loop = VEC_AT(&s->body, s->body.len - 1);
+	const struct stmt *body = loop->kind == STMT_FOR && loop->then->body.len ?
+				  VEC_AT(&loop->then->body, loop->then->body.len - 1) : NULL;
+
+	if (body)
+		print_foreach(out, s->lowered_from, body, indent);
+	else
+		print_block(out, s, indent);
 }
 
 static void print_try(FILE *out, const struct stmt *s, int indent)
@@ -367,11 +384,16 @@ static void print_try(FILE *out, const struct stmt *s, int indent)
 static void print_stmt(FILE *out, const struct stmt *s, int indent)
 {
 	switch (s->kind) {
-	case STMT_BLOCK: print_block(out, s, indent); break;
+	case STMT_BLOCK:
+		if (s->lowered_from)
+			print_lowered(out, s, indent);
+		else
+			print_block(out, s, indent);
+		break;
 	case STMT_NULL: fputc(';', out); break;
 	case STMT_IF: print_if(out, s, indent); break;
 	case STMT_FOR: print_for(out, s, indent); break;
-	case STMT_FOREACH: print_foreach(out, s, indent); break;
+	case STMT_FOREACH: print_foreach(out, s, s->then, indent); break;
 	case STMT_TRY: print_try(out, s, indent); break;
 	case STMT_BREAK: fputs("break;", out); break;
 	case STMT_CONTINUE: fputs("continue;", out); break;

@@ -864,7 +864,8 @@ const char *emit_hist_index(struct emitter *E, struct expr *e)
 		return "0";
 	i = emit_expr(E, VEC_AT(&e->args, 0));
 	site = emit_error_site(E, e->loc, "histogram index out of range");
-	empty = emit_error_site(E, e->left->loc, "empty aggregate");
+	/* a foreach walks an empty histogram's buckets as 0s, as stap's does */
+	empty = e->foreach_bucket ? -1 : emit_error_site(E, e->left->loc, "empty aggregate");
 	t = emit_long_temp(E);
 	if (E->ctx == ECTX_KERNEL)	/* the CPUs' buckets summed there (stp_statread.bpf.h) */
 		emit_line(E, "%s = stp_map_stat_bucket_read(c, &g_%s, %s, &cfg_%s, %s, %d, %d);",

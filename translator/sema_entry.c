@@ -91,22 +91,6 @@ struct ew {
 
 /* ---- small tree builders ---- */
 
-static struct expr *sym(struct srcloc loc, const char *name)
-{
-	struct expr *e = ast_expr(EXPR_SYMBOL, loc);
-
-	e->name = name;
-	return e;
-}
-
-static struct expr *num(struct srcloc loc, int64_t v)
-{
-	struct expr *e = ast_expr(EXPR_NUMBER, loc);
-
-	e->num = v;
-	return e;
-}
-
 static struct expr *call0(struct srcloc loc, const char *name)
 {
 	struct expr *e = ast_expr(EXPR_CALL, loc);
@@ -115,34 +99,14 @@ static struct expr *call0(struct srcloc loc, const char *name)
 	return e;
 }
 
-/* L OP R, of KIND: an assignment (=, +=, -=) or a logical && / || */
-static struct expr *binary(enum expr_kind kind, struct srcloc loc, const char *op,
-			   struct expr *l, struct expr *r)
-{
-	struct expr *e = ast_expr(kind, loc);
-
-	e->op = op;
-	e->left = l;
-	e->right = r;
-	return e;
-}
-
-static struct stmt *expr_stmt(struct expr *e)
-{
-	struct stmt *s = ast_stmt(STMT_EXPR, e->loc);
-
-	s->expr = e;
-	return s;
-}
-
 /* G[tid(), key] or, nested, G[tid(), key, depth[tid(), key]] */
 static struct expr *element(struct ew *w, struct srcloc loc, struct vardecl *g, bool stacked)
 {
 	struct expr *e = ast_expr(EXPR_INDEX, loc);
 
-	e->left = sym(loc, g->name);
+	e->left = ast_symbol(loc, g->name);
 	vec_push(&e->args, call0(loc, "tid"));
-	vec_push(&e->args, num(loc, w->key));
+	vec_push(&e->args, ast_number(loc, w->key));
 	((struct expr *)VEC_AT(&e->args, 1))->entry_key = true;	/* a table's in merged C */
 	if (stacked)
 		vec_push(&e->args, element(w, loc, w->depth, false));
@@ -157,12 +121,12 @@ static struct expr *both(struct expr *a, struct expr *b)
 {
 	if (!a || !b)
 		return a ? a : b;
-	return binary(EXPR_LOGICAL, a->loc, "&&", a, b);
+	return ast_binary(EXPR_LOGICAL, a->loc, "&&", a, b);
 }
 
 static struct expr *either(struct expr *a, struct expr *b)
 {
-	return a && b ? binary(EXPR_LOGICAL, a->loc, "||", a, b) : NULL;
+	return a && b ? ast_binary(EXPR_LOGICAL, a->loc, "||", a, b) : NULL;
 }
 
 /*
@@ -316,7 +280,7 @@ static void no_counterpart(struct ew *w, struct expr **ep)
 			diag_hint("'%s' has no entry probe to save the value in", w->dp->point);
 	}
 	/* keep going with a harmless value: the pass stops after resolving anyway */
-	*ep = num(e->loc, 0);
+	*ep = ast_number(e->loc, 0);
 }
 
 /* Move the value of *EP (an @entry or, implicitly, a $var) to the companion. */
@@ -335,18 +299,18 @@ static void save_at_entry(struct ew *w, struct expr **ep)
 	strip_entries(&inner);
 	g = global_for(w, loc);
 	local = arena_printf("%s_v%d", g->name, ++w->locals);
-	save = binary(EXPR_ASSIGN, loc, "=", element(w, loc, g, w->nested), inner);
-	vec_push(&w->saves->body, guarded(w, expr_stmt(save)));
+	save = ast_binary(EXPR_ASSIGN, loc, "=", element(w, loc, g, w->nested), inner);
+	vec_push(&w->saves->body, guarded(w, ast_expr_stmt(save)));
 	fetch = w->guard ? ast_stmt(STMT_BLOCK, loc) : w->fetches;
-	save = binary(EXPR_ASSIGN, loc, "=", sym(loc, local), element(w, loc, g, w->nested));
+	save = ast_binary(EXPR_ASSIGN, loc, "=", ast_symbol(loc, local), element(w, loc, g, w->nested));
 	save->right->saved = inner;	/* its C type, for autocasts (sema_autocast.c) */
-	vec_push(&fetch->body, expr_stmt(save));
+	vec_push(&fetch->body, ast_expr_stmt(save));
 	del = ast_stmt(STMT_DELETE, loc);
 	del->expr = element(w, loc, g, w->nested);
 	vec_push(&fetch->body, del);
 	if (w->guard)
 		vec_push(&w->fetches->body, guarded(w, fetch));
-	*ep = sym(loc, local);
+	*ep = ast_symbol(loc, local);
 }
 
 static bool is_return_var(const struct expr *e)
@@ -665,11 +629,11 @@ static void depth_stack(struct ew *w, struct srcloc loc)
 	struct expr *push;
 
 	w->depth = new_global(w->sm, loc, 2);
-	push = binary(EXPR_ASSIGN, loc, "+=", element(w, loc, w->depth, false), num(loc, 1));
-	vec_push(&w->saves->body, expr_stmt(push));
-	pop->expr = binary(EXPR_COMPARE, loc, ">", element(w, loc, w->depth, false), num(loc, 1));
-	push = binary(EXPR_ASSIGN, loc, "-=", element(w, loc, w->depth, false), num(loc, 1));
-	pop->then = expr_stmt(push);
+	push = ast_binary(EXPR_ASSIGN, loc, "+=", element(w, loc, w->depth, false), ast_number(loc, 1));
+	vec_push(&w->saves->body, ast_expr_stmt(push));
+	pop->expr = ast_binary(EXPR_COMPARE, loc, ">", element(w, loc, w->depth, false), ast_number(loc, 1));
+	push = ast_binary(EXPR_ASSIGN, loc, "-=", element(w, loc, w->depth, false), ast_number(loc, 1));
+	pop->then = ast_expr_stmt(push);
 	del->expr = element(w, loc, w->depth, false);
 	pop->otherwise = del;
 	w->pop = pop;

@@ -46,6 +46,7 @@ struct declinfo {
 	struct srcloc first_write;
 	bool from_tapset;
 	bool pulled;			/* a tapset global added to the program */
+	bool keep;			/* a local pass 2 made whose stores stay though unread */
 };
 
 struct funcinfo {

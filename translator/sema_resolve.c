@@ -1214,8 +1214,100 @@ static void rs_foreach_array(struct scope *sc, struct stmt *s)
 	}
 }
 
-static void rs_foreach(struct scope *sc, struct stmt *s)
+/* ---- foreach over a histogram's buckets ---- */
+
+/* Are histogram H's parameters literal numbers rx_hist() takes? */
+static bool hist_literal(const struct expr *h)
 {
+	for (int i = 0; i < h->args.len; i++)
+		if (((struct expr *)VEC_AT(&h->args, i))->kind != EXPR_NUMBER)
+			return false;
+	return h->hist == HIST_LOG || (h->args.len == 3 &&
+	       ((struct expr *)VEC_AT(&h->args, 2))->num > 0);
+}
+
+/* The buckets of histogram H: stap's count, underflow and overflow included. */
+static int64_t hist_buckets(const struct expr *h)
+{
+	const struct expr *lo, *hi, *step;
+
+	if (h->hist == HIST_LOG)
+		return 128;	/* stap's HIST_LOG_BUCKETS */
+	lo = VEC_AT(&h->args, 0);
+	hi = VEC_AT(&h->args, 1);
+	step = VEC_AT(&h->args, 2);
+	return (hi->num - lo->num) / step->num + 3;
+}
+
+/*
+ * foreach ([V =] B in @hist_*(S) [limit N]) walks every bucket of the
+ * histogram, the empty ones too, in order (a sort is ignored), V its
+ * count: stap's loop (translate.cxx), lowered here into one every
+ * runtime already has:
+ *
+ *	{ L = N; K = 0;
+ *	  for (B = 0; B < BUCKETS; B++) { if (K++ >= L) break; V = @hist_*(S)[B]; BODY } }
+ *
+ * L and K are new locals named after the loop's place; without a limit
+ * they and the test are left out.  Without V, VALUE is a new local too,
+ * whose stores stay (declinfo's keep): the loop reads the histogram, as
+ * stap's does, so S is read (not printed at exit) and typed.  The block
+ * is then resolved as written.
+ */
+static void lower_hist_foreach(struct stmt **sp, struct expr *value)
+{
+	struct stmt *s = *sp, *block = ast_stmt(STMT_BLOCK, s->loc);
+	struct stmt *loop = ast_stmt(STMT_FOR, s->loc), *body = ast_stmt(STMT_BLOCK, s->loc);
+	struct expr *b = VEC_AT(&s->keys, 0), *h = s->array, *bucket;
+	struct srcloc at = s->loc;
+
+	if (s->limit) {
+		const char *lim = arena_printf("__hist_limit_%d_%d", at.line, at.col);
+		const char *cnt = arena_printf("__hist_count_%d_%d", at.line, at.col);
+		struct stmt *stop = ast_stmt(STMT_IF, at);
+
+		vec_push(&block->body, ast_expr_stmt(ast_binary(EXPR_ASSIGN, at, "=",
+								ast_symbol(at, lim), s->limit)));
+		vec_push(&block->body, ast_expr_stmt(ast_binary(EXPR_ASSIGN, at, "=",
+								ast_symbol(at, cnt),
+								ast_number(at, 0))));
+		stop->expr = ast_binary(EXPR_COMPARE, at, ">=",
+					ast_binary(EXPR_POSTFIX, at, "++", ast_symbol(at, cnt), NULL),
+					ast_symbol(at, lim));
+		stop->then = ast_stmt(STMT_BREAK, at);
+		vec_push(&body->body, stop);
+	}
+	bucket = ast_binary(EXPR_INDEX, at, NULL, h, NULL);
+	bucket->foreach_bucket = true;	/* stap reads an empty one's buckets as 0 */
+	vec_push(&bucket->args, ast_symbol(b->loc, b->name));
+	vec_push(&body->body, ast_expr_stmt(ast_binary(EXPR_ASSIGN, at, "=", value, bucket)));
+	vec_push(&body->body, s->then);
+	loop->init = ast_binary(EXPR_ASSIGN, at, "=", b, ast_number(b->loc, 0));
+	loop->expr = ast_binary(EXPR_COMPARE, at, "<", ast_symbol(b->loc, b->name),
+				ast_number(at, hist_buckets(h)));
+	loop->incr = ast_binary(EXPR_POSTFIX, at, "++", ast_symbol(b->loc, b->name), NULL);
+	loop->then = body;
+	vec_push(&block->body, loop);
+	block->lowered_from = s;
+	*sp = block;
+}
+
+static void rs_foreach(struct scope *sc, struct stmt **sp)
+{
+	struct stmt *s = *sp;
+
+	if (s->array->kind == EXPR_HIST && s->keys.len == 1 && hist_literal(s->array)) {
+		struct expr *value = s->value;
+
+		if (!value)
+			value = ast_symbol(s->loc, arena_printf("__hist_value_%d_%d", s->loc.line,
+								s->loc.col));
+		lower_hist_foreach(sp, value);
+		rs(sc, sp);
+		if (value->decl)
+			sema_declinfo(sc->sm, value->decl)->keep = true;
+		return;
+	}
 	rs_foreach_array(sc, s);
 	for (int i = 0; i < s->keys.len; i++)
 		resolve_symbol(sc, VEC_AT(&s->keys, i), 0);
@@ -1297,7 +1389,7 @@ static void rs(struct scope *sc, struct stmt **sp)
 		rs_loop(sc, sp);
 		break;
 	case STMT_FOREACH:
-		rs_foreach(sc, s);
+		rs_foreach(sc, sp);
 		break;
 	case STMT_RETURN:
 		if (s->expr) {

@@ -389,7 +389,8 @@ static struct vardecl *dead_local(struct use *u, struct expr *e)
 	if (e->kind != EXPR_ASSIGN && e->kind != EXPR_PREFIX && e->kind != EXPR_POSTFIX)
 		return NULL;
 	d = e->left->kind == EXPR_SYMBOL ? e->left->decl : NULL;
-	if (!d || d->scope != VAR_LOCAL || sema_declinfo(u->sm, d)->reads)
+	if (!d || d->scope != VAR_LOCAL || sema_declinfo(u->sm, d)->reads ||
+	    sema_declinfo(u->sm, d)->keep)
 		return NULL;
 	return d;
 }

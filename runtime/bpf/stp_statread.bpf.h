@@ -125,7 +125,7 @@ static __always_inline int64_t stp_map_stat_read(struct context *c, void *map, c
  * @hist_*(MAP[KEY])[INDEX]: that bucket's counts summed over the CPUs, as
  * runtime/user/uctx.c's stp_map_stat_bucket() reads the merged one:
  * stap's errors for an index out of range (at SITE) and an empty
- * aggregate (at EMPTY_SITE).
+ * aggregate (at EMPTY_SITE; < 0: 0, a foreach's bucket).
  */
 static __always_inline int64_t stp_map_stat_bucket_read(struct context *c, void *map,
 							const void *key,
@@ -146,7 +146,8 @@ static __always_inline int64_t stp_map_stat_bucket_read(struct context *c, void 
 			n += p->hist[b];
 	}
 	if (count == 0) {
-		stp_raise(c, empty_site, "empty aggregate");
+		if (empty_site >= 0)
+			stp_raise(c, empty_site, "empty aggregate");
 		return 0;
 	}
 	if (b >= (uint64_t)cfg->buckets) {

@@ -259,7 +259,7 @@ void stp_map_stat_add(struct context *c, struct stp_map *m, const void *key,
 /* @count(s[key]) ...: the merged value; an empty aggregate raises the error at SITE. */
 int64_t stp_map_stat_get(struct context *c, struct stp_map *m, const void *key,
 			 enum stp_stat_op op, int site);
-/* @hist_*(s[key])[index] */
+/* @hist_*(s[key])[index]; EMPTY_SITE < 0: an empty aggregate's buckets are 0 (a foreach's) */
 int64_t stp_map_stat_bucket(struct context *c, struct stp_map *m, const void *key,
 			    int64_t index, int site, int empty_site);
 /* print(@hist_*(s[key])) into the output, or into BUF (a string) when BUF is not NULL. */

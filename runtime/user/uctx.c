@@ -661,7 +661,7 @@ int64_t stp_map_stat_bucket(struct context *c, struct stp_map *m, const void *ke
 	r = stp_stat_hist_bucket(stat_cfg(c, m), &agg, index, &val);
 	if (r == STP_STAT_RANGE)
 		stp_raise(c, site, STP_STAT_RANGE_MSG);
-	else if (r == STP_STAT_EMPTY)
+	else if (r == STP_STAT_EMPTY && empty_site >= 0)
 		stp_raise(c, empty_site, "empty aggregate");
 	return r ? 0 : val;
 }

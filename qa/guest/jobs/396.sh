@@ -1,7 +1,7 @@
 # 396: --runtime=kernel: print, println, sprint and sprintln of @hist_log and @hist_linear
 # in a kernel probe, which BPF refuses: the module sends the buckets
 # merged over the CPUs, pmstap prints them as stap does; the output is
-# user context's.
+# user context's.  And foreach over their buckets.
 . "$REPO/qa/guest/kctx.rc"
 _kctx hist 'global s, l, t' '
 	for (i = 1; i <= 100; i++) {
@@ -37,3 +37,7 @@ _kctx stat_delete 'global s' '
 	printf("%d %d\n", @count(s), @sum(s))
 	s <<< 7
 	printf("%d %d %d\n", @count(s), @min(s), @max(s))'
+# foreach over a histogram's buckets (lowered in pass 2 to a loop every
+# runtime has; BPF runs it too)
+_kctx hist_foreach "$(printf 'global s, t, u\nprobe never { u <<< 1 }')" \
+	"$(sed -n '/^	for (i = 0; i < 10/,/^	println("buckets of u/p' "$REPO/qa/guest/peer/kctx_hist_foreach.stp")"
