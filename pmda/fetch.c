@@ -306,16 +306,25 @@ static void fill_elem(struct stap_script *sc, const struct stp_meta_global *g,
 	}
 }
 
-/* Global G's elements into gs->keys / gs->vals (slots only, for values in place). */
-static int read_elems(struct stap_script *sc, int g, struct stap_gsnap *gs, bool slots)
+/*
+ * Global G's elements into GS, cleared first: gs->keys and gs->vals (slots
+ * only, for values in place), gs->n.  False, GS left as it was, when a
+ * read gave up (a module's probes kept changing the map: stp_data__read):
+ * the last snapshot stays served, rather than one missing every key.
+ */
+static bool read_elems(struct stap_script *sc, int g, struct stap_gsnap *gs, bool slots)
 {
 	struct stp_data_elems e;
 	int n = slots ? stp_data__read_slots(sc->data, g, &e) : stp_data__read(sc->data, g, &e);
 
+	if (n < 0)
+		return false;
+	gsnap_clear(gs);
 	gs->keys = e.keys;
 	gs->vals = e.vals;
 	gs->vstride = e.vstride;
-	return n;
+	gs->n = n;
+	return true;
 }
 
 static void add_hist_instances(struct stap_gsnap *gs, int i, pmInDom indom, const char *prefix)
@@ -483,37 +492,44 @@ static void snap_scalar(struct stap_script *sc, const struct stp_meta_global *g,
 		gs->elems[0].s = sc->globals_val + g->offset;
 }
 
-static void snap_map(struct stap_script *sc, int g, struct stap_gsnap *gs)
+static bool snap_map(struct stap_script *sc, int g, struct stap_gsnap *gs)
 {
 	const struct stp_meta_global *gl = &sc->meta->globals[g];
 
+	if (!read_elems(sc, g, gs, false))
+		return false;
 	if (gl->type == STP_TYPE_STATS)
 		stat_cfg(gl, &gs->cfg);
-	gs->n = read_elems(sc, g, gs, false);
 	gs->elems = calloc((size_t)gs->n + 1, sizeof(*gs->elems));
 	if (gs->cfg.buckets)
 		gs->hist = calloc((size_t)gs->n * (size_t)gs->cfg.buckets + 1, sizeof(int64_t));
 	if (!gs->elems) {
 		gs->n = 0;
-		return;
+		return true;
 	}
 	for (int i = 0; i < gs->n; i++)
 		fill_elem(sc, gl, gs, i, gs->vals + (size_t)i * gs->vstride);
+	return true;
 }
 
 /* ---- slotted arrays ---- */
 
-/* The keys and their slots again: the generation moved (or this is the first read). */
-static void slots_rekey(struct stap_script *sc, int g, struct stap_gsnap *gs, int64_t gen)
+/*
+ * The keys and their slots again: the generation moved (or this is the
+ * first read).  False when the read gave up: GS stays, its generation
+ * too, so the next fetch reads them again.
+ */
+static bool slots_rekey(struct stap_script *sc, int g, struct stap_gsnap *gs, int64_t gen)
 {
-	gsnap_clear(gs);
-	gs->n = read_elems(sc, g, gs, true);
+	if (!read_elems(sc, g, gs, true))
+		return false;
 	gs->elems = calloc((size_t)gs->n + 1, sizeof(*gs->elems));
 	if (!gs->elems)
 		gs->n = 0;
 	index_elems(sc, g, gs);
 	gs->keys_gen = gen;
 	gs->keyed = true;
+	return true;
 }
 
 /*
@@ -569,8 +585,7 @@ static void refresh_slotted(struct stap_script *sc, int g, struct stap_gsnap *gs
 {
 	int64_t gen = stp_data__generation(sc->data, g);
 
-	if (!gs->keyed || gen != gs->keys_gen) {
-		slots_rekey(sc, g, gs, gen);
+	if ((!gs->keyed || gen != gs->keys_gen) && slots_rekey(sc, g, gs, gen)) {
 		order_slots(gs);
 		for (int i = 0; i < gs->n; i++)
 			slotted_elem(sc, g, gs, i);
@@ -591,14 +606,13 @@ static void refresh_global(struct stap_script *sc, int g)
 	gl = &sc->meta->globals[g];
 	if (stp_data__in_place(sc->data, g)) {
 		refresh_slotted(sc, g, gs);
-		return;
-	}
-	gsnap_clear(gs);
-	if (gl->nkeys == 0 && gl->type != STP_TYPE_STATS)
+	} else if (gl->nkeys == 0 && gl->type != STP_TYPE_STATS) {
+		gsnap_clear(gs);
 		snap_scalar(sc, gl, gs);
-	else
-		snap_map(sc, g, gs);
-	index_elems(sc, g, gs);
+		index_elems(sc, g, gs);
+	} else if (snap_map(sc, g, gs)) {
+		index_elems(sc, g, gs);
+	}
 	stap_kmod_check_reads(sc);
 }
 

@@ -15,6 +15,8 @@
 #include <bpf/libbpf.h>
 
 #include "unit.h"
+#include "../../runtime/dyninst/dmap.h"
+#include "../../runtime/dyninst/dmap_int.h"
 #include "../../runtime/user/data.h"
 #include "../../runtime/user/stats.h"
 
@@ -226,11 +228,53 @@ static void test_refusals(void)
 	stp_data__free(d);
 }
 
+/*
+ * A module's map read in place as pmdastap reads it (a reader segment):
+ * while a writer keeps its sequence count odd past the reader's
+ * patience, a read gives up whole (-1, EBUSY, nothing), never a part of
+ * the map that a caller would take for all of it; then it reads again.
+ */
+static void test_reader_gives_up(void)
+{
+	static const struct stp_dmap_def defs[] = { { "g_a", BPF_MAP_TYPE_HASH, 8, 8, 16, 0 } };
+	char err[256];
+	struct stp_dseg *w = stp_dseg__create(defs, 1, 1, err, sizeof(err)), *r;
+	struct stp_data *d = stp_data__new(&meta, 1);
+	struct stp_data_elems e;
+	struct dhash_meta *h;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+	for (uint64_t k = 1; k <= 3; k++)
+		CU_ASSERT_EQUAL(stp_dmap__write(stp_dseg__map(w, "g_a"), &k, &k, 0), 0);
+	r = stp_dseg__attach_reader(stp_dseg__fd(w), 1000, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	stp_data__adopt_dseg(d, r, stp_dseg__fd(r));
+	CU_ASSERT_EQUAL(stp_data__read(d, 0, &e), 3);
+	free(e.keys);
+	free(e.vals);
+
+	h = (struct dhash_meta *)stp_dseg__map(w, "g_a")->area;
+	h->lock = (uint32_t)getppid();	/* a live writer, in the middle of a change */
+	h->seq |= 1;
+	errno = 0;
+	CU_ASSERT_EQUAL(stp_data__read(d, 0, &e), -1);
+	CU_ASSERT(errno == EBUSY && e.keys == NULL && e.vals == NULL);
+	h->seq++;			/* its change done */
+	h->lock = 0;
+	CU_ASSERT_EQUAL(stp_data__read(d, 0, &e), 3);
+	free(e.keys);
+	free(e.vals);
+	stp_data__free(d);
+	stp_dseg__free(r);
+	stp_dseg__free(w);
+}
+
 static const struct unit_case cases[] = {
 	{ "a hash array: every key and value", test_hash_array },
 	{ "a slotted array: in place, its generation, values through slots", test_slotted_array },
 	{ "scalars, a per-CPU statistic, counters summed", test_scalars_and_counters },
 	{ "refusals: sizes unlike the metadata's, names not ours", test_refusals },
+	{ "a reader segment's read that gives up gives nothing", test_reader_gives_up },
 	{ NULL, NULL },
 };
 

@@ -355,7 +355,11 @@ static int batch_read(int fd, size_t ksize, size_t vsize, uint32_t max, char **k
 	return (int)n;
 }
 
-/* The map key by key into OUT (VSIZE bytes a value); the element count. */
+/*
+ * The map key by key into OUT (VSIZE bytes a value); the element count,
+ * or -1 (errno EBUSY) when a read of a reader segment's map gave up (its
+ * writers kept changing it): what was read so far is not the map.
+ */
 static int walk_map(int fd, size_t ksize, size_t vsize, uint32_t max, struct stp_data_elems *out)
 {
 	long tries = 2 * (long)max + 128;	/* for a map changing as we read */
@@ -377,11 +381,14 @@ static int walk_map(int fd, size_t ksize, size_t vsize, uint32_t max, struct stp
 			prev = n ? out->keys + (size_t)(n - 1) * ksize : NULL;
 		}
 		if (stp_mapfd_next_key(fd, prev, out->keys + (size_t)n * ksize) < 0)
-			break;
+			return errno == EBUSY ? -1 : n;
 		memset(out->vals + (size_t)n * vsize, 0, vsize);
 		if (stp_mapfd_lookup(fd, out->keys + (size_t)n * ksize,
-					out->vals + (size_t)n * vsize) < 0)
+					out->vals + (size_t)n * vsize) < 0) {
+			if (errno == EBUSY)
+				return -1;
 			continue;	/* deleted meanwhile: the next key still follows prev */
+		}
 		prev = out->keys + (size_t)n * ksize;
 		n++;
 	}
@@ -404,6 +411,12 @@ static int read_map(int fd, const struct stp_meta_global *gl, size_t vsize,
 		out->keys = out->vals = NULL;
 		out->vstride = vsize + 1;
 		n = walk_map(fd, gl->key_size, vsize + 1, gl->max_entries, out);
+	}
+	if (n < 0) {	/* gave up: nothing */
+		free(out->keys);
+		free(out->vals);
+		out->keys = out->vals = NULL;
+		errno = EBUSY;
 	}
 	out->n = n;
 	return n;
@@ -430,6 +443,8 @@ int stp_data__read(struct stp_data *d, int g, struct stp_data_elems *out)
 		return read_map(d->globals[g].fd, &d->meta->globals[g], vsize, out);
 	/* slotted: each key's slot, then the value there */
 	n = stp_data__read_slots(d, g, out);
+	if (n < 0)
+		return n;
 	if (n > 0) {
 		char *vals = calloc((size_t)n, vsize + 1);
 

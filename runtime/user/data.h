@@ -70,7 +70,9 @@ int stp_data__read_scalars(struct stp_data *d, void *buf);
  * Global G's elements now: N keys (key_size bytes each) and their values
  * (VSTRIDE bytes each, at least stp_data__value_size(); a string is
  * NUL-terminated within it), both malloc'd, the caller's to free.  A
- * scalar statistic is one element with an empty key.
+ * scalar statistic is one element with an empty key.  -1 (errno EBUSY),
+ * nothing read, when a reader segment's map (a module's, read in place)
+ * was changed by its writers for longer than the reader's patience.
  */
 struct stp_data_elems {
 	char *keys, *vals;

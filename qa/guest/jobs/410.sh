@@ -7,8 +7,10 @@
 # runs (pmval, every 50 ms).  Shown: the PMDA's mapping of the module's device has no write
 # permission (/proc/PID/maps), while the script's own pmstap maps it
 # read-write; every value fetched is at least the one before, values
-# in between are seen, the last is exactly 1000000; no read gave up (the
-# PMDA's log) and the script counted no error.
+# in between are seen, the last is exactly 1000000, and the script
+# counted no error.  A read the writers made give up keeps the last
+# values served (it served a snapshot without any key, whose instance
+# read 0, once in about ten runs on a loaded host).
 script=$tmp/auto/qa410.stp
 mkdir -p "$tmp/auto"
 chmod 755 "$tmp/auto"
@@ -61,7 +63,8 @@ kill $fetcher
 wait $fetcher 2>/dev/null
 awk -v total=$((2 * calls)) '
 	$NF !~ /^[0-9]+$/ { next }
-	{ v = $NF + 0; if (v < prev) back++; if (v > 0 && v < total) mid++; prev = v; n++ }
+	{ v = $NF + 0; if (v < prev) { back++; printf "back at line %d: [%s] after %d\n", NR, $0, prev >"/dev/stderr" }
+	  if (v > 0 && v < total) mid++; prev = v; n++ }
 	END {
 		printf "fetches: %s, values going back: %d, values in between seen: %s, the last: %d\n",
 			(n > 2 ? "more than 2" : n), back, (mid > 0 ? "yes" : "no"), prev
@@ -70,6 +73,9 @@ echo "fetched values: $(grep -cE '^ *[0-9]+ *$' "$tmp/pmval") in ${SECONDS}s" >&
 pminfo -f stap.scripts.errors stap.scripts.map_full stap.scripts.restarts | grep -E '^stap|qa410' | ids
 kill $pmcd
 wait $pmcd
-grep -E 'qa410' "$pmda_log" | grep -iE 'error|warning|cannot|gave up'
+# a read that gave up (the writers kept changing the map for the
+# reader's whole patience: under TCG a vCPU can stall inside a change)
+# is a warning, not shown: the values it kept are what the test checks
+grep -E 'qa410' "$pmda_log" | grep -iE 'error|warning|cannot' | grep -v 'reads of its data gave up'
 grep -E 'qa410|taken again' "$pmda_log" | sed 's/^/stap.log: /' >&2
 exit 0
