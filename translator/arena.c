@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "arena.h"
 
 #define ARENA_CHUNK (1 << 20)
@@ -33,7 +34,8 @@ static struct chunk *chunk_new(size_t want)
 	return c;
 }
 
-void *arena_alloc(size_t size)
+/* SIZE bytes, not zeroed. */
+static void *arena_raw(size_t size)
 {
 	struct chunk *c = arena_top;
 	size_t align = sizeof(max_align_t);
@@ -44,7 +46,12 @@ void *arena_alloc(size_t size)
 		c = chunk_new(size);
 	p = (char *)c->data + c->used;
 	c->used += size;
-	return memset(p, 0, size);
+	return p;
+}
+
+void *arena_alloc(size_t size)
+{
+	return memset(arena_raw(size), 0, size);
 }
 
 char *arena_strndup(const char *s, size_t n)
@@ -86,6 +93,34 @@ char *arena_printf(const char *fmt, ...)
 	return p;
 }
 
+/*
+ * A regular file whose size fstat() tells (BTF's 6 MB among them: read on
+ * every compile) read straight into the arena; NULL with errno 0 when
+ * its size is not known or it grew meanwhile, for the loop below.
+ */
+static char *read_sized(FILE *f, size_t *len)
+{
+	struct stat st;
+	char *p;
+	size_t n;
+	int c;
+
+	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
+		return NULL;
+	p = arena_raw((size_t)st.st_size + 1);
+	n = fread(p, 1, (size_t)st.st_size, f);
+	if (ferror(f))
+		return NULL;
+	if (n == (size_t)st.st_size && (c = getc(f)) != EOF) {
+		ungetc(c, f);	/* it grew: read again from the start */
+		rewind(f);
+		return NULL;
+	}
+	p[n] = '\0';
+	*len = n;
+	return p;
+}
+
 char *arena_read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -95,6 +130,20 @@ char *arena_read_file(const char *path, size_t *len)
 
 	if (!f)
 		return NULL;
+	if ((copy = read_sized(f, &used))) {
+		fclose(f);
+		if (len)
+			*len = used;
+		errno = 0;
+		return copy;
+	}
+	if (ferror(f)) {
+		err = errno ? errno : EIO;
+		fclose(f);
+		errno = err;
+		return NULL;
+	}
+	rewind(f);
 	buf = malloc(cap);
 	while (buf && (n = fread(buf + used, 1, cap - used, f)) > 0) {
 		used += n;
