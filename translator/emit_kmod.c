@@ -356,11 +356,12 @@ void emit_kmod_sites(struct emitter *E, FILE *out)
 			proc_sites(dp, i, out);
 			continue;
 		}
-		fprintf(out, "\t{ %d, %s, %s, %#llx, %d, %s, (void *)probe_%d, %s%s%s%s%s%s },\n", i,
+		fprintf(out, "\t{ %d, %s, %s, %#llx, %d, %s, (void *)probe_%d, %s%s%s%s%s%s%s },\n", i,
 			kind, emit_c_string(name, strlen(name)), site_offset(dp), site_words(dp),
 			typed_tp(dp) ? arena_printf("(void *)stp_tp_%d", i) : "NULL",
 			i, dp->orig && dp->orig->optional ? "true" : "false", perf_fields(dp),
-			procfs_fields(E, dp), nf_fields(dp), refctr_field(dp), bp_fields(dp));
+			procfs_fields(E, dp), nf_fields(dp), refctr_field(dp), bp_fields(dp),
+			dp->kret_maxactive ? arena_printf(", .maxactive = %d", dp->kret_maxactive) : "");
 	}
 	fprintf(out, "\t{ -1 }\n};\n\n");
 	fprintf(out, "/* the script's maps; the runtime's are listed in stp_kmod_main.h */\n");

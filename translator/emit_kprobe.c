@@ -222,6 +222,15 @@ bool emit_kprobe_section(struct emitter *E, struct derived_probe *dp, const char
 	} else if (dp->kfunc_kprobe || btf_kprobe(E, dp)) {
 		*sec = arena_printf("%s/%s", dp->is_return ? "kretprobe" : "kprobe", dp->kfunc);
 		*ctype = "struct pt_regs *";
+		if (dp->kret_maxactive && !E->kmod && dp->orig && !hmap_get(&E->reported, dp->orig)) {
+			/* the perf kprobe a BPF program attaches through takes none */
+			hmap_put(&E->reported, dp->orig, dp->orig);
+			diag_warning(dp->orig->loc, "the bpf runtime cannot set a kretprobe's "
+				     "maxactive: '%s' has the kernel's default, max(10, 2 x CPUs) "
+				     "returns at once", dp->point);
+			diag_hint("--runtime=kernel sets it, and counts the returns missed as "
+				  "skipped probes");
+		}
 	} else {
 		*sec = arena_printf("%s/%s", dp->is_return ? "fexit" : "fentry", dp->kfunc);
 		*ctype = "struct bpf_raw_tracepoint_args *";	/* the trampoline's u64 array */

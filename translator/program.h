@@ -164,6 +164,7 @@ struct derived_probe {
 	uint64_t kfunc_dwarf;	/* its DWARF DIE where known, for -L (kdwarf.h), or 0 */
 	const char *kfunc_untyped; /* why a module's function is not typed by its BTF, or NULL */
 	int8_t kfunc_ret_ip;	/* pass 3, a .return: 1 if its handler reads addr() (emit_kprobe.c), -1 not, 0 unknown */
+	int32_t kret_maxactive;	/* .return.maxactive(N): N, or 0 for the kernel's default */
 	const char *ksite;	/* a module's F defined twice: the kprobe's "M:ANCHOR" (kmodfile.h) */
 	uint64_t ksite_offset;	/* and the global F's offset from ANCHOR */
 

@@ -180,6 +180,7 @@ struct stp_ksite {
 	int32_t nf_pf, nf_hook, nf_priority;	/* a netfilter site's hook */
 	uint64_t ref_ctr_offset;	/* a uprobe's: its .mark's semaphore in the file, or 0 */
 	uint32_t bp_type, bp_len;	/* a breakpoint's: HW_BREAKPOINT_W/RW, _LEN_1/2/4/8 */
+	int maxactive;			/* a kretprobe's .maxactive(N), or 0: the kernel's default */
 };
 
 /* A tracepoint's typed probe calls this with its arguments as 64-bit words. */

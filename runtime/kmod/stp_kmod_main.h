@@ -619,6 +619,7 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 	case STP_KSITE_KRETPROBE:
 	case STP_KSITE_KFUNC_RETURN:
 		memset(&l->krp, 0, sizeof(l->krp));
+		l->krp.maxactive = site->maxactive;
 		l->krp.kp.symbol_name = site->name;
 		l->krp.kp.offset = (unsigned int)site->offset;	/* a module's F defined twice */
 		if (site->kind == STP_KSITE_KFUNC_RETURN) {
@@ -657,6 +658,26 @@ static int stp_kmod_register(struct stp_kprobe_live *l)
 	return -EINVAL;
 }
 
+/*
+ * Hits a kprobe missed (a CPU already in a kprobe handler) and returns a
+ * kretprobe missed (all its .maxactive instances in use: calls that
+ * sleep, on many tasks), counted as skipped, as stap's module counts
+ * them when it unregisters them.
+ */
+static void stp_kmod_add_missed(unsigned long missed)
+{
+	struct stp_counters *c;
+	unsigned long flags;
+
+	if (!missed)
+		return;
+	local_irq_save(flags);	/* no handler of this CPU counts meanwhile */
+	c = stp_counters_get();
+	if (c)
+		c->skipped += missed;
+	local_irq_restore(flags);
+}
+
 static void stp_kmod_unregister(struct stp_kprobe_live *l)
 {
 	if (!l->on)
@@ -674,10 +695,12 @@ static void stp_kmod_unregister(struct stp_kprobe_live *l)
 	case STP_KSITE_PROC_EXEC:
 	case STP_KSITE_PROC_EXIT:
 		unregister_kprobe(&l->kp);
+		stp_kmod_add_missed(l->kp.nmissed);
 		break;
 	case STP_KSITE_KRETPROBE:
 	case STP_KSITE_KFUNC_RETURN:
 		unregister_kretprobe(&l->krp);
+		stp_kmod_add_missed((unsigned long)l->krp.nmissed + l->krp.kp.nmissed);
 		break;
 	case STP_KSITE_PROFILE:
 		stp_kmod_profile_stop(l);

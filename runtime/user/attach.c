@@ -395,6 +395,7 @@ void stp_detach_all(struct stp_script *s)
 	int n;
 
 	stp_dyn_detach_pid(s);	/* -x: the process runs on without the probes */
+	stp_kmod_detach(s);
 	stp_perfctr_detach(s);
 	if (!s->links || !s->meta)
 		return;

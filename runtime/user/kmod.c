@@ -407,6 +407,17 @@ int stp_kmod_existing(struct stp_script *s)
 	return 0;
 }
 
+/*
+ * Before the end probes, as stap's module unregisters its probes: the
+ * returns its kretprobes missed are counted as skipped then (in the
+ * module), so the summary has them.  The data stays mapped.
+ */
+void stp_kmod_detach(struct stp_script *s)
+{
+	if (s->kmod_fd >= 0)
+		(void)!write(s->kmod_fd, STP_KMOD_CMD_STOP, strlen(STP_KMOD_CMD_STOP));
+}
+
 void stp_kmod_close(struct stp_script *s)
 {
 	if (s->kmod_fd >= 0) {

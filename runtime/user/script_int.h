@@ -201,6 +201,8 @@ bool stp_kmod_is(const char *dir);
 int stp_kmod_open(struct stp_script *s);
 int stp_kmod_start(struct stp_script *s);
 int stp_kmod_existing(struct stp_script *s);
+/* The module's probes unregistered, as BPF's links go at the end (kmod.c). */
+void stp_kmod_detach(struct stp_script *s);
 void stp_kmod_close(struct stp_script *s);
 
 /* dyn.c */
