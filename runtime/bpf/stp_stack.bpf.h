@@ -234,14 +234,13 @@ STP_SERVICE void stp_print_stack(struct context *c, const char *stk, int64_t fla
 /*
  * A kernel address named in the kernel, by its own vsprintf: "%ps" gives
  * "sym", "sym [module]" for a module's, or "0xADDR" when the address is
- * in no symbol; "%pS" adds "+0xOFF/0xSIZE" after the symbol.  Written in
- * STYLE (symname(), symdata(), modname()) into OUT; false for another
- * style.
+ * in no symbol; "%pS" adds "+0xOFF/0xSIZE" after the symbol.  ADDR
+ * written in STYLE (symname(), symdata(), modname()) into OUT; false for
+ * another style, or when the kernel would not format it.
  */
-static __always_inline bool stp__ksym(char *out, const char *stk, int64_t style)
+static __always_inline bool stp__ksym_at(char *out, uint64_t addr, int64_t style)
 {
 	static const char name_fmt[] = "%ps", data_fmt[] = "%pS";
-	uint64_t addr = (uint64_t)stp__strtol(stk, 16);
 	int64_t sp, end;
 
 	if (style != STP_SYM_NAME && style != STP_SYM_DATA && style != STP_SYM_MODULE)
@@ -250,10 +249,10 @@ static __always_inline bool stp__ksym(char *out, const char *stk, int64_t style)
 	snprintf(out, MAXSTRINGLEN, style == STP_SYM_DATA ? data_fmt : name_fmt,
 		 (void *)(uintptr_t)addr);
 #else
-	if (style == STP_SYM_DATA)
-		bpf_snprintf(out, MAXSTRINGLEN, data_fmt, &addr, 8);
-	else
-		bpf_snprintf(out, MAXSTRINGLEN, name_fmt, &addr, 8);
+	/* one call per format: the verifier wants a constant format string */
+	if ((style == STP_SYM_DATA ? bpf_snprintf(out, MAXSTRINGLEN, data_fmt, &addr, 8) :
+	     bpf_snprintf(out, MAXSTRINGLEN, name_fmt, &addr, 8)) < 0)
+		return false;
 #endif
 	sp = stp__upto(out, 0, ' ', ']');
 	if (!STP_IN_STR(sp))
@@ -277,6 +276,12 @@ static __always_inline bool stp__ksym(char *out, const char *stk, int64_t style)
 			out[0] = '\0';
 	}
 	return true;
+}
+
+/* The address of STK ("0x...", as symname() and the like take it) named as stp__ksym_at(). */
+static __always_inline bool stp__ksym(char *out, const char *stk, int64_t style)
+{
+	return stp__ksym_at(out, (uint64_t)stp__strtol(stk, 16), style);
 }
 #endif
 

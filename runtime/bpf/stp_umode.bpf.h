@@ -120,25 +120,14 @@ static __always_inline struct stp_perf_hit *stp__perf_hit(struct context *c)
 
 /*
  * probefunc() where the running probe noted kernel registers: the
- * kernel's name of their address ("%ps": "sym", "sym [module]", or
- * "0xADDR" in no symbol), the symbol only; false where it noted none.
+ * kernel's name of their address, the symbol only (stp__ksym_at());
+ * false where it noted none.
  */
 static __always_inline bool stp__probe_ksym(struct context *c, char *out)
 {
-	static const char name_fmt[] = "%ps";
 	struct stp_perf_hit *h = stp__perf_hit(c);
-	uint64_t ip;
-	int64_t sp;
 
-	if (!h || h->user || !h->ip)
-		return false;
-	ip = h->ip;
-	if (bpf_snprintf(out, MAXSTRINGLEN, name_fmt, &ip, 8) < 0)
-		return false;
-	sp = stp__upto(out, 0, ' ', ' ');
-	if (STP_IN_STR(sp))
-		out[sp] = '\0';
-	return true;
+	return h && !h->user && h->ip && stp__ksym_at(out, h->ip, STP_SYM_NAME);
 }
 
 STP_SERVICE int64_t stp_user_mode(struct context *c)

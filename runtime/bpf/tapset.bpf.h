@@ -204,6 +204,9 @@ STP_SERVICE void stp_pn(struct context *c, char *out)
 }
 #endif
 
+#ifndef STP_DYNINST
+static __always_inline bool stp__ksym_at(char *out, uint64_t addr, int64_t style);	/* stp_stack.bpf.h */
+#endif
 #if !defined(STP_KMOD) && !defined(STP_DYNINST)
 static __always_inline bool stp__probe_ksym(struct context *c, char *out);	/* stp_umode.bpf.h */
 #endif
@@ -219,15 +222,9 @@ STP_SERVICE void stp_probefunc(struct context *c, char *out)
 {
 #ifdef STP_KMOD
 	struct pt_regs *r = stp_kmod_kregs();
-	char *sp;
 
-	if (r && !user_mode(r)) {
-		snprintf(out, MAXSTRINGLEN, "%ps", (void *)instruction_pointer(r));
-		sp = strchr(out, ' ');	/* "sym [module]": the symbol */
-		if (sp)
-			*sp = '\0';
+	if (r && !user_mode(r) && stp__ksym_at(out, instruction_pointer(r), STP_SYM_NAME))
 		return;
-	}
 #elif !defined(STP_DYNINST)
 	if (stp__probe_ksym(c, out))
 		return;
