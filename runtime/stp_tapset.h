@@ -370,6 +370,23 @@ STP_SERVICE void stp_printk(struct context *c, int64_t level, const char *msg);
 #define STP_SYM_MODULE 5	/* "kernel", a module's name, a file's path; "" unknown: modname() */
 
 /*
+ * The probed files' symbols, where the script names their addresses in
+ * kernel context (translator/emit_usyms.c): per file, its symbols sorted
+ * by offset in the file; names and paths in one blob of strings.
+ */
+struct stp_usym {
+	uint64_t off;		/* in the file */
+	uint32_t name;		/* in stp_usym_names */
+};
+
+struct stp_usym_file {
+	uint32_t path;		/* in stp_usym_names */
+	int32_t first, count;	/* its symbols in stp_usyms */
+	uint64_t size;		/* the file's, when built */
+	unsigned char build_id[20];	/* its GNU build id, zero-padded; none: zeros */
+};
+
+/*
  * The current task's stack as hex addresses, innermost first, separated
  * by single spaces ("0xffffffff81234567 0x..."), as many as fit OUT;
  * user addresses when USER.  "" where there is none.

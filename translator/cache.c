@@ -339,6 +339,9 @@ static void add_options(struct cache_sha256 *c, struct session *s)
 	add_str(c, "suppress", s->suppress_handler_errors ? "1" : "0");
 	add_str(c, "prologue", (const char *[]){ "auto", "always", "never" }[s->prologue]);
 	add_str(c, "privilege", s->privilege);
+	for (int i = 0; i < s->sym_files.len; i++)
+		add_str(c, "symbols", VEC_AT(&s->sym_files, i));	/* -d */
+	add_str(c, "ldd", s->ldd ? "1" : "0");
 	add_str(c, "runtime", s->runtime);
 	add_str(c, "release", s->kernel_release);
 	add_str(c, "arch", s->arch);

@@ -1000,6 +1000,7 @@ static void probe_points(struct emitter *E, FILE *out)
 		point_table(E, out, "stp_names", "stp_name_at", "stp_ctx_pn", true);
 	}
 	emit_uprobe_flags(E, out);
+	emit_usym_tables(E, out);
 }
 
 /* Perf events kept per thread of a process: counters, then perf.*.process probes. */

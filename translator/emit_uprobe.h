@@ -10,5 +10,6 @@ bool emit_uprobe_section(struct emitter *E, struct derived_probe *dp, const char
 const char *emit_uprobe_target(struct emitter *E, struct expr *e);
 void emit_uprobe_meta(FILE *out, const struct derived_probe *dp);
 void emit_uprobe_flags(struct emitter *E, FILE *out);
+void emit_usym_tables(struct emitter *E, FILE *out);	/* emit_usyms.c */
 
 #endif

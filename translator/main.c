@@ -93,11 +93,15 @@ static const char usage_text[] =
 	"                 only, as stap), never\n"
 	"  --suppress-handler-errors  count handler errors without stopping\n"
 	"  --skip-badvars  a $var that cannot be read is 0, with a warning\n"
+	"  -d FILE        name FILE's addresses in kernel context too (usymname(),\n"
+	"                 probefunc() ... kept as strings), as the probed programs'\n"
+	"  --ldd          the same for the libraries the probed programs and the -d\n"
+	"                 files load\n"
 	"  -V, --version  print the version and exit\n"
 	"  -h, --help     print this help and exit\n"
 	"\n"
 	"Script arguments are $1, $2, ... (as tokens) and @1, @2, ... (as strings).\n"
-	"stap's module-runtime options (-b -s -B -R -d -k -t -F --ldd\n"
+	"stap's module-runtime options (-b -s -B -R -k -t -F\n"
 	"--all-modules ...) are accepted and have no effect.\n"
 	"See pmstap(1).\n";
 
@@ -113,6 +117,7 @@ enum {
 	OPT_DUMP_FUNCTIONS,
 	OPT_DUMP_PROBE_ALIASES,
 	OPT_DUMP_PROBE_TYPES,
+	OPT_LDD,
 	OPT_IGNORED,		/* stap options with no effect here, see ignored_option() */
 	OPT_IGNORED_ARG,
 };
@@ -130,7 +135,7 @@ static const struct option long_options[] = {
 	{ "dump-functions", no_argument, NULL, OPT_DUMP_FUNCTIONS },
 	{ "dump-probe-aliases", no_argument, NULL, OPT_DUMP_PROBE_ALIASES },
 	{ "dump-probe-types", no_argument, NULL, OPT_DUMP_PROBE_TYPES },
-	{ "ldd", no_argument, NULL, OPT_IGNORED },
+	{ "ldd", no_argument, NULL, OPT_LDD },
 	{ "all-modules", no_argument, NULL, OPT_IGNORED },
 	{ "disable-cache", no_argument, NULL, OPT_IGNORED },
 	{ "poison-cache", no_argument, NULL, OPT_IGNORED },
@@ -398,7 +403,9 @@ static void parse_option(struct session *s, int c, int long_index)
 		ignored_option(s, "-s");
 		break;
 	case 'S': output_sizes(s, optarg); break;
-	case 'B': case 'R': case 'd':
+	case 'd': vec_push(&s->sym_files, optarg); break;
+	case OPT_LDD: s->ldd = true; break;
+	case 'B': case 'R':
 		ignored_option(s, (char[]){ '-', (char)c, 0 });
 		break;
 	case OPT_IGNORED: case OPT_IGNORED_ARG:

@@ -1074,6 +1074,20 @@ static void dynamic_info(struct uelf *exe, struct vec *needed, const char **runp
 	}
 }
 
+/* Library NAME (a DT_NEEDED entry of EXE) where ld.so finds it, or NULL. */
+static const char *find_needed(struct uelf *exe, const char *runpath, const char *name)
+{
+	const char *slash = strrchr(exe->path, '/'), *found;
+	const char *origin = slash ? arena_strndup(exe->path, (size_t)(slash - exe->path)) : ".";
+
+	found = search_dirs(runpath, origin, name);
+	if (!found)
+		found = search_dirs(getenv("LD_LIBRARY_PATH"), origin, name);
+	if (!found)
+		found = search_dirs(library_dirs(), origin, name);
+	return found;
+}
+
 /*
  * .library("LIB"): a path, or a name that one of the executable's DT_NEEDED
  * libraries matches ("libc.so.6", "libc*", "libc"), found as ld.so would:
@@ -1082,8 +1096,7 @@ static void dynamic_info(struct uelf *exe, struct vec *needed, const char **runp
 const char *probes_user_library(struct uelf *exe, const char *lib)
 {
 	struct vec needed = { 0 };
-	const char *runpath = NULL, *slash = strrchr(exe->path, '/');
-	const char *origin = slash ? arena_strndup(exe->path, (size_t)(slash - exe->path)) : ".";
+	const char *runpath = NULL;
 
 	if (strchr(lib, '/'))
 		return sys_find_executable(lib) ? lib : NULL;
@@ -1093,15 +1106,26 @@ const char *probes_user_library(struct uelf *exe, const char *lib)
 
 		if (fnmatch(lib, n, 0) != 0 && strncmp(n, arena_printf("%s.so", lib), strlen(lib) + 3))
 			continue;
-		found = search_dirs(runpath, origin, n);
-		if (!found)
-			found = search_dirs(getenv("LD_LIBRARY_PATH"), origin, n);
-		if (!found)
-			found = search_dirs(library_dirs(), origin, n);
+		found = find_needed(exe, runpath, n);
 		if (found)
 			return found;
 	}
 	return NULL;
+}
+
+/* The libraries EXE needs (DT_NEEDED) that ld.so would find, pushed on OUT (char *). */
+void probes_user_needed(struct uelf *exe, struct vec *out)
+{
+	struct vec needed = { 0 };
+	const char *runpath = NULL;
+
+	dynamic_info(exe, &needed, &runpath);
+	for (int i = 0; i < needed.len; i++) {
+		const char *found = find_needed(exe, runpath, VEC_AT(&needed, i));
+
+		if (found)
+			vec_push(out, (void *)found);
+	}
 }
 
 static struct uelf *open_or_say(struct sema *sm, struct srcloc loc, const char *path)

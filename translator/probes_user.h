@@ -39,6 +39,7 @@ bool probes_user_file_offset(struct uelf *ue, uint64_t vaddr, uint64_t *off);
 /* ELF's section called NAME (its header into *SH), or NULL. */
 Elf_Scn *probes_user_section(Elf *elf, const char *name, GElf_Shdr *sh);
 const char *probes_user_library(struct uelf *exe, const char *lib);
+void probes_user_needed(struct uelf *exe, struct vec *out);
 struct derived_probe *probes_user_clone(struct sema *sm, struct derived_probe *t);
 void probes_user_drop(struct sema *sm, struct derived_probe *t);
 /*

@@ -33,6 +33,8 @@ struct session {
 	long timeout_s;			/* -T SECONDS; 0 when not given */
 	bool suppress_handler_errors;	/* --suppress-handler-errors */
 	bool skip_badvars;		/* --skip-badvars: a $var that cannot be read is 0 */
+	struct vec sym_files;		/* char *: -d FILE, named in kernel context (emit_usyms.c) */
+	bool ldd;			/* --ldd: and the libraries the probed files load */
 	/* process(..).function probes after the prologue: -P, --prologue-searching[=WHEN] */
 	enum { PROLOGUE_AUTO, PROLOGUE_ALWAYS, PROLOGUE_NEVER } prologue;
 

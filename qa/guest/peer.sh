@@ -7,7 +7,11 @@
 #	qa/guest/peer.sh [SCRIPT.stp...]	(default: qa/guest/peer/*.stp)
 #
 # A script's "# workload: CMD" line names the command both run it with
-# (-c; QA_BIN stands for the build's programs); an "# options: OPTS" line
+# (-c; QA_BIN stands for the build's programs, there and in the script's
+# probe points: the same path on both sides; QA_TMPBIN/PROG for a copy of
+# PROG on a tmpfs, at one path on both sides, for a uprobe that stap puts
+# on: stap's uprobes fail with EIO on the guest's 9p root); an
+# "# options: OPTS" line
 # options both take (-g for embedded C); a "# setup: CMD" line a command
 # the guest runs before each (modprobe, so that a module's probes find it
 # loaded, where pmstap would warn that they wait for it).  stap runs passes 1-4
@@ -101,7 +105,14 @@ for s in "$@"; do
 	o=$(sed -n 's/^# options: //p' "$s" | head -1)
 	u=$(sed -n 's/^# setup: //p' "$s" | head -1)
 	u=${u:-true}
-	cp "$s" "$work/scripts/$name.stp"
+	# programs a uprobe is put on: copies on a tmpfs at one path on both sides
+	progs=$(grep -o 'QA_TMPBIN/[A-Za-z0-9_.-]*' "$s" | sed 's|QA_TMPBIN/||' | sort -u | tr '\n' ' ')
+	for p in $progs; do
+		mkdir -p "$work/bin"
+		cp "$BUILD/bin/$p" "$work/bin/"
+	done
+	sed -e "s|QA_TMPBIN|$work/bin|g" -e "s|QA_BIN|$BUILD/bin|g" "$s" >"$work/scripts/$name.stp"
+	w=${w//QA_TMPBIN/$work/bin}
 	if ! (cd "$work/ko" && SYSTEMTAP_DIR=$work/home "$stap" $o -R "$work/runtime" -r "$kver" -p4 \
 		-m "peer_$name" "$work/scripts/$name.stp" >/dev/null 2>"$work/ko/$name.log"); then
 		echo "$name: stap cannot build it (see $work/ko/$name.log)"
@@ -109,6 +120,12 @@ for s in "$@"; do
 		continue
 	fi
 	n=$((n + 1))
+	[ -z "$progs" ] || cat >>"$job" <<END
+if [ -z "\${GUEST_COMPILE_ONLY:-}" ] && ! mountpoint -q $work/bin; then
+	mkdir -p /tmp/peer-bin && cp $work/bin/* /tmp/peer-bin/
+	mount -t tmpfs none $work/bin && cp /tmp/peer-bin/* $work/bin/
+fi
+END
 	cat >>"$job" <<END
 mkdir -p \$tmp/$name
 w="${w//QA_BIN/\$QA_BIN}"

@@ -6,9 +6,10 @@
  * printf("%s", symname(a)) and its kin send the addresses to be named in
  * user space (stp_rec_syms()); other uses of a name in kernel context
  * (stp_sym_sprint()) get a kernel address's name and stacks' from the
- * kernel, and a user address's as stap's module gives them for a file it
- * has no symbols for: the file mapped there (bpf_find_vma()), the offset
- * in it, else hex.
+ * kernel, and a user address's from the symbols of the probed files the
+ * script carries (translator/emit_usyms.c), elsewhere as stap's module
+ * gives them for a file it has no symbols for: the file mapped there
+ * (bpf_find_vma()), the offset in it, else hex.
  *
  * Addresses come from bpf_get_task_stack() on the current task (it needs
  * no program context, so that tapset functions can call it): its kernel
@@ -222,9 +223,9 @@ STP_SERVICE void stp_print_stack(struct context *c, const char *stk, int64_t fla
  * tapset calls never get here (the record carries the addresses:
  * translator/emit_symdefer.c).  A kernel address's symbol, offset and
  * module, and a kernel stack's names, the kernel itself can give
- * (stp__ksym(), stp__kstack_names()); a user address is named as stap's
- * module names one in a file it has no symbols for, stap without -d
- * (stp__usym_names()): pmstap loads no symbol tables into the kernel.
+ * (stp__ksym(), stp__kstack_names()); a user address from the symbols
+ * of the probed files (and -d's) the script carries, elsewhere as stap's
+ * module names one in a file it has no symbols for (stp__usym_names()).
  * Source lines of kernel addresses only user space knows: an error.
  */
 #define STP_SYM_HINT ": names are known only in user space; print the call directly " \
@@ -343,6 +344,101 @@ static __always_inline int stp__addrs(struct stp_stack_buf *b, const char *stk)
 	stp__loop(MAXSTRINGLEN, stp__addrs_step, &st);
 	return (int)(v->n & (2 * STP_STACK_MAX - 1));
 }
+
+#ifdef STP_USYMS
+/*
+ * The probed files' symbols (stp_usyms, translator/emit_usyms.c), as
+ * stap's module searches those it carries: the last symbol at or below
+ * the address, its size the distance to the next (0 for a file's last).
+ * The kernel's runtimes know a file by its path and size
+ * (stp__usym_file()), the dyninst runtime by its build id
+ * (stp__usym_dyn()).
+ */
+struct stp__usym_find {
+	uint64_t off;		/* in the file */
+	uint64_t lo, hi;	/* the symbol is in [lo, hi) */
+};
+
+STP_STR_STEP stp__usym_halve(uint64_t i, void *state)
+{
+	struct stp__usym_find *f = state;
+	uint64_t mid = f->lo + (f->hi - f->lo) / 2;
+
+	if (f->hi < f->lo + 2 || mid >= STP_USYMS)
+		return 1;
+	if (stp_usyms[mid].off <= f->off)
+		f->lo = mid;
+	else
+		f->hi = mid;
+	return 0;
+}
+
+/* The symbol of file K (of stp_usym_files) at offset OFF and its size (*SIZE), or -1. */
+static __always_inline int64_t stp__usym_in(int64_t k, uint64_t off, uint64_t *size)
+{
+	struct stp__usym_find f = { off, 0, 0 };
+	uint64_t end;
+
+	if (k < 0 || k >= STP_USYM_FILES)
+		return -1;
+	f.lo = (uint32_t)stp_usym_files[k].first;
+	end = f.hi = f.lo + (uint32_t)stp_usym_files[k].count;
+	if (f.lo >= STP_USYMS || stp_usyms[f.lo].off > off)
+		return -1;
+	stp__loop(32, stp__usym_halve, &f);
+	if (f.lo >= STP_USYMS)
+		return -1;
+	*size = f.lo + 1 < end && f.lo + 1 < STP_USYMS
+			? stp_usyms[f.lo + 1].off - stp_usyms[f.lo].off : 0;
+	return (int64_t)f.lo;
+}
+
+#ifdef STP_DYNINST
+/*
+ * User address ADDR named in the probed process, in STYLE (usymname(),
+ * usymdata()), from the probed files' symbols, its file found by its
+ * build id (stp__build_ids(): the file mapped there and the offset in
+ * it); "0xADDR" where no symbol of theirs holds it, as stap's runtime
+ * names an address of a file it has no symbols for.
+ */
+static inline void stp__usym_dyn(char *out, uint64_t addr, int64_t style)
+{
+	struct bpf_stack_build_id id;
+	uint64_t size = 0;
+	int64_t k = -1, sym = -1;
+	const char *name;
+
+	stp__build_ids(&id, &addr, 1);
+	for (int i = 0; id.status == BPF_STACK_BUILD_ID_VALID && i < STP_USYM_FILES; i++)
+		if (!memcmp(stp_usym_files[i].build_id, id.build_id, sizeof(id.build_id)))
+			k = i;
+	if (k >= 0)
+		sym = stp__usym_in(k, id.offset, &size);
+	if (sym < 0) {
+		snprintf(out, MAXSTRINGLEN, "0x%lx", (unsigned long)addr);
+		return;
+	}
+	name = stp_usym_names + stp_usyms[sym].name;
+	if (style == STP_SYM_NAME)
+		snprintf(out, MAXSTRINGLEN, "%s", name);
+	else
+		snprintf(out, MAXSTRINGLEN, "%s+0x%lx/0x%lx [%s]", name,
+			 (unsigned long)(id.offset - stp_usyms[sym].off), (unsigned long)size,
+			 stp_usym_names + stp_usym_files[k].path);
+}
+
+/* probefunc() in the probed process: its usymname(uaddr()), in a .return the caller. */
+static __always_inline bool stp__probe_usym(struct context *c, char *out)
+{
+	uint64_t addr = stp_user_mode(c) ? stp_uaddr(c) : 0;
+
+	if (!addr)
+		return false;
+	stp__usym_dyn(out, addr, STP_SYM_NAME);
+	return true;
+}
+#endif
+#endif
 
 #ifndef STP_DYNINST
 /*
@@ -463,6 +559,7 @@ struct stp__path_vars {
 
 struct stp__umod {
 	uint64_t base, end;
+	uint64_t size;		/* the file's */
 	int64_t leaf;
 	struct stp__path_vars pv;	/* in map memory, as STP_VARS (stp_strings.h) */
 	char path[MAXSTRINGLEN];
@@ -574,6 +671,7 @@ static __always_inline bool stp__umod_find(struct stp__umod *m, uint64_t addr)
 	vma = vma_lookup(mm, addr);
 	if (vma && vma->vm_file) {
 		m->base = vma->vm_start - (vma->vm_pgoff << PAGE_SHIFT);
+		m->size = (uint64_t)i_size_read(file_inode(vma->vm_file));
 		m->end = vma->vm_end;
 		for (int i = 0; i < 8; i++) {	/* the file's later mappings */
 			next = vma_lookup(mm, m->end);
@@ -674,12 +772,15 @@ static __always_inline bool stp__umod_find(struct stp__umod *m, uint64_t addr)
 	struct stp__path_state st = { m };
 	struct stp__path_vars *pv = &m->pv;
 	struct file *f = NULL;
+	struct inode *ino;
 	uint64_t len;
 
 	if (bpf_find_vma(t, addr, stp__vma_seen_cb, &v, 0) || !v.file)
 		return false;
 	m->base = v.start - (v.pgoff << 12);
 	m->end = v.end;
+	ino = (void *)(uintptr_t)v.inode;
+	m->size = (uint64_t)BPF_CORE_READ(ino, i_size);
 	for (int i = 0; i < 8; i++) {	/* the file's later mappings */
 		w.inode = 0;
 		if (bpf_find_vma(t, m->end, stp__vma_seen_cb, &w, 0) || w.inode != v.inode)
@@ -706,9 +807,87 @@ static __always_inline bool stp__umod_find(struct stp__umod *m, uint64_t addr)
 }
 #endif
 
+#ifdef STP_USYMS
+/* M's file among the probed ones, or -1 (M->walk is scratch here). */
+static __always_inline int64_t stp__usym_file(struct stp__umod *m)
+{
+	for (int i = 0; i < STP_USYM_FILES; i++) {
+		if (stp_usym_files[i].size != m->size)
+			continue;
+		bpf_probe_read_kernel_str(m->walk, MAXSTRINGLEN,
+					  stp_usym_names + stp_usym_files[i].path);
+		if (stp_strcmp(m->path, m->walk) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* The symbol at file offset OFF of M's file and its size (*SIZE), or -1. */
+static __always_inline int64_t stp__usym_lookup(struct stp__umod *m, uint64_t off,
+						uint64_t *size)
+{
+	return stp__usym_in(stp__usym_file(m), off, size);
+}
+
 /*
- * User addresses named in kernel context as stap's module names those of
- * a module it has no symbols for: usymname(), usymfileline() "0xADDR";
+ * ADDR (in M's file) named in STYLE from the probed files' symbols, as
+ * stap's module names an address it has symbols for, at OUT's end (B->at)
+ * for a stack's styles: as stp__usym_step() returns, or -1 where M's file
+ * is not among them or no symbol holds ADDR.
+ */
+static __always_inline long stp__usym_named(char *out, struct stp_stack_buf *b,
+					     struct stp__umod *m, int64_t style, uint64_t addr)
+{
+	static const char data_fmt[] = "%s+0x%lx/0x%lx [%s]",
+			  line_fmt[] = "%s+0x%lx [%s]\n",
+			  full_fmt[] = " 0x%lx : %s+0x%lx/0x%lx [%s]\n";
+	uint64_t args[5], size = 0, pos = b->at;
+	int64_t k = stp__usym_lookup(m, addr - m->base, &size);
+	const char *name;
+	long r;
+
+	if (k < 0 || k >= STP_USYMS)
+		return -1;
+	if (pos > MAXSTRINGLEN - 2)
+		return 1;
+	name = stp_usym_names + stp_usyms[k].name;
+	if (style == STP_SYM_NAME) {
+		bpf_probe_read_kernel_str(out, MAXSTRINGLEN, name);
+		return 1;
+	}
+	if (style == STP_SYM_DATA || style == STP_SYM_FULL) {
+		args[0] = addr;
+		args[1] = (uint64_t)(uintptr_t)name;
+		args[2] = addr - m->base - stp_usyms[k].off;
+		args[3] = size;
+		args[4] = (uint64_t)(uintptr_t)m->path;
+		if (style == STP_SYM_DATA) {
+			bpf_snprintf(out, MAXSTRINGLEN, data_fmt, args + 1, 32);
+			return 1;
+		}
+		r = bpf_snprintf(out + pos, MAXSTRINGLEN - pos, full_fmt, args, 40);
+	} else {
+		args[0] = (uint64_t)(uintptr_t)name;
+		args[1] = addr - m->base - stp_usyms[k].off;
+		args[2] = (uint64_t)(uintptr_t)(STP_IN_STR(m->leaf) ? m->path + m->leaf : m->path);
+		r = bpf_snprintf(out + pos, MAXSTRINGLEN - pos, line_fmt, args, 24);
+	}
+	return stp__line_placed(out, b, pos, r);
+}
+#endif
+
+/* Whether the probed files' symbols name user addresses (else usymname() is hex at once). */
+#ifdef STP_USYMS
+#define STP_USYM_NAMED 1
+#else
+#define STP_USYM_NAMED 0
+#endif
+
+/*
+ * User addresses named in kernel context.  In a file whose symbols the
+ * script carries (stp__usym_named()) as stap's module names them;
+ * elsewhere as it names those of a module it has no symbols for:
+ * usymname(), usymfileline() "0xADDR";
  * umodname() the file's path ("" for none, its error); usymdata()
  * "0xADDR [PATH+0xOFF/0xSIZE]"; sprint_ustack() "0xADDR [FILE+0xOFF]" a
  * line each, FILE the path's last component; sprint_usyms()
@@ -740,13 +919,24 @@ STP_STR_STEP stp__usym_step(uint64_t i, void *state)
 	if ((int64_t)i >= st->n || pos > MAXSTRINGLEN - 2)
 		return 1;
 	args[0] = st->b->addrs[i & (STP_STACK_MAX - 1)];
-	if (st->style == STP_SYM_NAME || st->style == STP_SYM_FILELINE) {
+	if (st->style == STP_SYM_FILELINE ||
+	    (st->style == STP_SYM_NAME && !STP_USYM_NAMED)) {
 		bpf_snprintf(out, MAXSTRINGLEN, hex_fmt, args, 8);
 		return 1;
 	}
 	known = stp__umod_find(m, args[0]);
 	if (!known && i > 0)
 		return 1;	/* frame pointers followed through code without them */
+#ifdef STP_USYMS
+	r = known && st->style != STP_SYM_MODULE
+		    ? stp__usym_named(out, st->b, m, st->style, args[0]) : -1;
+	if (r >= 0)
+		return r;
+#endif
+	if (st->style == STP_SYM_NAME) {
+		bpf_snprintf(out, MAXSTRINGLEN, hex_fmt, args, 8);
+		return 1;
+	}
 	if (st->style == STP_SYM_MODULE) {
 		if (known)
 			stp__copy(out, m->path, stp__strlen(m->path));
@@ -792,6 +982,24 @@ static __always_inline void stp__usym_names(char *out, struct stp_stack_buf *b, 
 }
 #endif
 
+#ifndef STP_DYNINST
+/*
+ * probefunc() where the probe interrupted user code (a uprobe, a sample
+ * of user mode): stap's usymname(uaddr()), in a .return the caller;
+ * false elsewhere.
+ */
+static __always_inline bool stp__probe_usym(struct context *c, char *out)
+{
+	struct stp_stack_buf *b;
+
+	if (!stp_user_mode(c) || !stp_uaddr(c) || !(b = stp__stack_buf()))
+		return false;
+	out[0] = '\0';
+	stp__usym_names(out, b, 1, STP_SYM_NAME);
+	return true;
+}
+#endif
+
 STP_SERVICE void stp_sym_sprint(struct context *c, char *out, const char *stk, int64_t style,
 				int64_t flags)
 {
@@ -814,6 +1022,12 @@ STP_SERVICE void stp_sym_sprint(struct context *c, char *out, const char *stk, i
 			stp__usym_names(out, b, n, style);
 		else if (!STP_KSTACK_REFUSED(c))
 			stp__kstack_names(out, b, n, style);
+		return;
+	}
+#endif
+#if defined(STP_DYNINST) && defined(STP_USYMS)
+	if (user && (style == STP_SYM_NAME || style == STP_SYM_DATA)) {
+		stp__usym_dyn(out, (uint64_t)stp__strtol(stk, 16), style);
 		return;
 	}
 #endif

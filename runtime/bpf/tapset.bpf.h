@@ -207,6 +207,9 @@ STP_SERVICE void stp_pn(struct context *c, char *out)
 #ifndef STP_DYNINST
 static __always_inline bool stp__ksym_at(char *out, uint64_t addr, int64_t style);	/* stp_stack.bpf.h */
 #endif
+#if !defined(STP_DYNINST) || defined(STP_USYMS)
+static __always_inline bool stp__probe_usym(struct context *c, char *out);	/* stp_stack.bpf.h */
+#endif
 #if !defined(STP_KMOD) && !defined(STP_DYNINST)
 static __always_inline bool stp__probe_ksym(struct context *c, char *out);	/* stp_umode.bpf.h */
 #endif
@@ -215,8 +218,9 @@ static __always_inline bool stp__probe_ksym(struct context *c, char *out);	/* st
  * probefunc(): as stap 4.8's symname(addr()), the kernel's name of the
  * function the registers stop in where a kprobe (or a sample) has them:
  * in a .return the caller's (a kretprobe's registers are at the return
- * address), in an inline instance the function it is inlined into;
- * elsewhere the probe point's function.
+ * address), in an inline instance the function it is inlined into; where
+ * the probe interrupted user code, its usymname(uaddr()) (in a uprobe's
+ * .return, the caller); elsewhere the probe point's function.
  */
 STP_SERVICE void stp_probefunc(struct context *c, char *out)
 {
@@ -227,6 +231,10 @@ STP_SERVICE void stp_probefunc(struct context *c, char *out)
 		return;
 #elif !defined(STP_DYNINST)
 	if (stp__probe_ksym(c, out))
+		return;
+#endif
+#if !defined(STP_DYNINST) || defined(STP_USYMS)
+	if (stp__probe_usym(c, out))
 		return;
 #endif
 	stp_pp(c, out);
