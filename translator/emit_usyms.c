@@ -15,7 +15,7 @@
  * handlers search (runtime/bpf/stp_stack.bpf.h: stp__usym_in()).  stap's
  * rule: the last symbol at or below the address, its size the distance
  * to the next.  The kernel's runtimes know a file by its path and size,
- * the dyninst runtime by its build id (and names no stacks there).  The
+ * the dyninst runtime by its build id.  The
  * files are dependencies of the build (filedeps.c), so a cached object
  * never carries a changed file's symbols.
  */

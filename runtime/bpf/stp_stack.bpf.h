@@ -401,17 +401,24 @@ static __always_inline int64_t stp__usym_in(int64_t k, uint64_t off, uint64_t *s
  * it); "0xADDR" where no symbol of theirs holds it, as stap's runtime
  * names an address of a file it has no symbols for.
  */
+/* The probed file with ID's build id (of a frame stp__build_ids() read), or -1. */
+static inline int64_t stp__usym_dyn_file(const struct bpf_stack_build_id *id)
+{
+	for (int i = 0; id->status == BPF_STACK_BUILD_ID_VALID && i < STP_USYM_FILES; i++)
+		if (!memcmp(stp_usym_files[i].build_id, id->build_id, sizeof(id->build_id)))
+			return i;
+	return -1;
+}
+
 static inline void stp__usym_dyn(char *out, uint64_t addr, int64_t style)
 {
 	struct bpf_stack_build_id id;
 	uint64_t size = 0;
-	int64_t k = -1, sym = -1;
+	int64_t k, sym = -1;
 	const char *name;
 
 	stp__build_ids(&id, &addr, 1);
-	for (int i = 0; id.status == BPF_STACK_BUILD_ID_VALID && i < STP_USYM_FILES; i++)
-		if (!memcmp(stp_usym_files[i].build_id, id.build_id, sizeof(id.build_id)))
-			k = i;
+	k = stp__usym_dyn_file(&id);
 	if (k >= 0)
 		sym = stp__usym_in(k, id.offset, &size);
 	if (sym < 0) {
@@ -425,6 +432,114 @@ static inline void stp__usym_dyn(char *out, uint64_t addr, int64_t style)
 		snprintf(out, MAXSTRINGLEN, "%s+0x%lx/0x%lx [%s]", name,
 			 (unsigned long)(id.offset - stp_usyms[sym].off), (unsigned long)size,
 			 stp_usym_names + stp_usym_files[k].path);
+}
+
+/* A frame's file as the process maps it (dl_iterate_phdr()): its path, the frame's offset, the file's extent. */
+struct stp__dyn_where {
+	uint64_t ip, off, extent;
+	const char *path;	/* NULL: in no file */
+};
+
+/* The probed process's own path (the main program's dlpi_name is ""). */
+static inline const char *stp__dyn_exe(void)
+{
+	static char exe[4096];
+
+	if (!exe[0] && readlink("/proc/self/exe", exe, sizeof(exe) - 1) < 0)
+		exe[0] = '\0';
+	return exe;
+}
+
+static inline int stp__dyn_where_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct stp__dyn_where *w = arg;
+	const ElfW(Phdr) *ph = stp__is_vdso(info) ? NULL : stp__load_of(info, w->ip);
+	uint64_t base = 0, end = 0;
+	bool first = true;
+
+	(void)size;
+	if (!ph)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {	/* as stap's: mapped end less offset 0's address */
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+
+		if (p->p_type != PT_LOAD)
+			continue;
+		if (first)
+			base = p->p_vaddr - p->p_offset;
+		first = false;
+		if (p->p_vaddr + p->p_filesz > end)	/* mapped from the file: no bss */
+			end = p->p_vaddr + p->p_filesz;
+	}
+	w->off = stp__file_off(info, ph, w->ip);
+	w->extent = ((end + 4095) & ~4095ull) - base;
+	w->path = info->dlpi_name[0] ? info->dlpi_name : stp__dyn_exe();
+	return 1;
+}
+
+/*
+ * A user stack (STK: stp_backtrace()'s hex) named in the probed process,
+ * as stp__usym_step() names one in the kernel: sprint_ustack()'s
+ * "sym+0xOFF [file]" (STP_SYM_LINES) or sprint_usyms()' " 0xADDR :
+ * sym+0xOFF/0xSIZE [path]" (STP_SYM_FULL) a line each from the probed
+ * files' symbols; in another file "0xADDR [file+0xOFF]" and " 0xADDR :
+ * 0xADDR [path+0xOFF/0xSIZE]"; whole lines, as many as fit.
+ */
+static inline void stp__usym_dyn_stack(char *out, const char *stk, int64_t style)
+{
+	struct stp_stack_buf *b = stp__stack_buf();
+	char line[MAXSTRINGLEN], real[4096];
+	size_t at = 0;
+	int n;
+
+	out[0] = '\0';
+	if (!b)
+		return;
+	n = stp__addrs(b, stk);
+	stp__build_ids(b->ids, b->addrs, (uint32_t)n);
+	for (int i = 0; i < n; i++) {
+		uint64_t addr = b->addrs[i], size = 0;
+		int64_t k = stp__usym_dyn_file(&b->ids[i]), sym = -1;
+		struct stp__dyn_where w = { addr, 0, 0, NULL };
+		const char *name, *path, *leaf;
+		int len;
+
+		if (k >= 0)
+			sym = stp__usym_in(k, b->ids[i].offset, &size);
+		if (sym >= 0) {
+			name = stp_usym_names + stp_usyms[sym].name;
+			path = stp_usym_names + stp_usym_files[k].path;
+			leaf = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+			len = style == STP_SYM_LINES
+				? snprintf(line, sizeof(line), "%s+0x%lx [%s]\n", name,
+					   (unsigned long)(b->ids[i].offset - stp_usyms[sym].off), leaf)
+				: snprintf(line, sizeof(line), " 0x%lx : %s+0x%lx/0x%lx [%s]\n",
+					   (unsigned long)addr, name,
+					   (unsigned long)(b->ids[i].offset - stp_usyms[sym].off),
+					   (unsigned long)size, path);
+		} else {
+			dl_iterate_phdr(stp__dyn_where_cb, &w);
+			if (!w.path && i > 0)
+				break;	/* frame pointers followed through code without them */
+			if (w.path && realpath(w.path, real))	/* as the kernel's d_path() */
+				w.path = real;
+			leaf = w.path && strrchr(w.path, '/') ? strrchr(w.path, '/') + 1 : w.path;
+			if (!w.path)
+				len = snprintf(line, sizeof(line), style == STP_SYM_LINES ? "0x%lx\n"
+							 : " 0x%lx\n", (unsigned long)addr);
+			else if (style == STP_SYM_LINES)
+				len = snprintf(line, sizeof(line), "0x%lx [%s+0x%lx]\n",
+					       (unsigned long)addr, leaf, (unsigned long)w.off);
+			else
+				len = snprintf(line, sizeof(line), " 0x%lx : 0x%lx [%s+0x%lx/0x%lx]\n",
+					       (unsigned long)addr, (unsigned long)addr, w.path,
+					       (unsigned long)w.off, (unsigned long)w.extent);
+		}
+		if (len <= 0 || at + (size_t)len > STP_STR_MAX)
+			break;
+		memcpy(out + at, line, (size_t)len + 1);
+		at += (size_t)len;
+	}
 }
 
 /* probefunc() in the probed process: its usymname(uaddr()), in a .return the caller. */
@@ -1028,6 +1143,10 @@ STP_SERVICE void stp_sym_sprint(struct context *c, char *out, const char *stk, i
 #if defined(STP_DYNINST) && defined(STP_USYMS)
 	if (user && (style == STP_SYM_NAME || style == STP_SYM_DATA)) {
 		stp__usym_dyn(out, (uint64_t)stp__strtol(stk, 16), style);
+		return;
+	}
+	if (user && (style == STP_SYM_LINES || style == STP_SYM_FULL)) {
+		stp__usym_dyn_stack(out, stk, style);
 		return;
 	}
 #endif
