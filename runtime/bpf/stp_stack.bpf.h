@@ -394,13 +394,6 @@ static __always_inline int64_t stp__usym_in(int64_t k, uint64_t off, uint64_t *s
 }
 
 #ifdef STP_DYNINST
-/*
- * User address ADDR named in the probed process, in STYLE (usymname(),
- * usymdata()), from the probed files' symbols, its file found by its
- * build id (stp__build_ids(): the file mapped there and the offset in
- * it); "0xADDR" where no symbol of theirs holds it, as stap's runtime
- * names an address of a file it has no symbols for.
- */
 /* The probed file with ID's build id (of a frame stp__build_ids() read), or -1. */
 static inline int64_t stp__usym_dyn_file(const struct bpf_stack_build_id *id)
 {
@@ -408,30 +401,6 @@ static inline int64_t stp__usym_dyn_file(const struct bpf_stack_build_id *id)
 		if (!memcmp(stp_usym_files[i].build_id, id->build_id, sizeof(id->build_id)))
 			return i;
 	return -1;
-}
-
-static inline void stp__usym_dyn(char *out, uint64_t addr, int64_t style)
-{
-	struct bpf_stack_build_id id;
-	uint64_t size = 0;
-	int64_t k, sym = -1;
-	const char *name;
-
-	stp__build_ids(&id, &addr, 1);
-	k = stp__usym_dyn_file(&id);
-	if (k >= 0)
-		sym = stp__usym_in(k, id.offset, &size);
-	if (sym < 0) {
-		snprintf(out, MAXSTRINGLEN, "0x%lx", (unsigned long)addr);
-		return;
-	}
-	name = stp_usym_names + stp_usyms[sym].name;
-	if (style == STP_SYM_NAME)
-		snprintf(out, MAXSTRINGLEN, "%s", name);
-	else
-		snprintf(out, MAXSTRINGLEN, "%s+0x%lx/0x%lx [%s]", name,
-			 (unsigned long)(id.offset - stp_usyms[sym].off), (unsigned long)size,
-			 stp_usym_names + stp_usym_files[k].path);
 }
 
 /* A frame's file as the process maps it (dl_iterate_phdr()): its path, the frame's offset, the file's extent. */
@@ -540,6 +509,57 @@ static inline void stp__usym_dyn_stack(char *out, const char *stk, int64_t style
 		memcpy(out + at, line, (size_t)len + 1);
 		at += (size_t)len;
 	}
+}
+
+/* usymdata() of ADDR in a file without symbols here: "0xADDR [PATH+0xOFF/0xSIZE]", else "0xADDR". */
+static inline void stp__usym_dyn_unnamed(char *out, uint64_t addr)
+{
+	struct stp__dyn_where w = { addr, 0, 0, NULL };
+	char real[4096];
+
+	dl_iterate_phdr(stp__dyn_where_cb, &w);
+	if (!w.path) {
+		snprintf(out, MAXSTRINGLEN, "0x%lx", (unsigned long)addr);
+		return;
+	}
+	snprintf(out, MAXSTRINGLEN, "0x%lx [%s+0x%lx/0x%lx]", (unsigned long)addr,
+		 realpath(w.path, real) ? real : w.path, (unsigned long)w.off,
+		 (unsigned long)w.extent);
+}
+
+/*
+ * User address ADDR named in the probed process, in STYLE (usymname(),
+ * usymdata()), from the probed files' symbols, its file found by its
+ * build id (stp__build_ids(): the file mapped there and the offset in
+ * it); elsewhere as stap's runtime names an address of a file it has no
+ * symbols for: usymname() "0xADDR", usymdata() "0xADDR [PATH+0xOFF/0xSIZE]".
+ */
+static inline void stp__usym_dyn(char *out, uint64_t addr, int64_t style)
+{
+	struct bpf_stack_build_id id;
+	uint64_t size = 0;
+	int64_t k, sym = -1;
+	const char *name;
+
+	stp__build_ids(&id, &addr, 1);
+	k = stp__usym_dyn_file(&id);
+	if (k >= 0)
+		sym = stp__usym_in(k, id.offset, &size);
+	if (sym < 0 && style == STP_SYM_DATA) {
+		stp__usym_dyn_unnamed(out, addr);
+		return;
+	}
+	if (sym < 0) {
+		snprintf(out, MAXSTRINGLEN, "0x%lx", (unsigned long)addr);
+		return;
+	}
+	name = stp_usym_names + stp_usyms[sym].name;
+	if (style == STP_SYM_NAME)
+		snprintf(out, MAXSTRINGLEN, "%s", name);
+	else
+		snprintf(out, MAXSTRINGLEN, "%s+0x%lx/0x%lx [%s]", name,
+			 (unsigned long)(id.offset - stp_usyms[sym].off), (unsigned long)size,
+			 stp_usym_names + stp_usym_files[k].path);
 }
 
 /* probefunc() in the probed process: its usymname(uaddr()), in a .return the caller. */

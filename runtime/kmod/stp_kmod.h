@@ -433,19 +433,118 @@ static inline uint32_t stp_kmod_ustack(unsigned long *ips, uint32_t max)
 }
 
 /*
+ * The GNU build id of the ELF file whose offset 0 is mapped at BIAS in
+ * the current process, into ID (zero-padded): read from the process's
+ * memory, as the kernel's build_id_parse() reads the page cache (it is
+ * not exported): the ELF header, its program headers, the notes of a
+ * PT_NOTE segment, each with copy_from_user_nofault() (a page not present
+ * fails).  False where it is not there.
+ */
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3	/* <elf.h>'s; lib/buildid.c's BUILD_ID */
+#endif
+
+static inline bool stp_kmod_build_id(unsigned long bias, unsigned char *id)
+{
+	unsigned char notes[256];
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	Elf64_Nhdr nh;
+
+	if (copy_from_user_nofault(&eh, (const void __user *)bias, sizeof(eh)) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(ph))
+		return false;
+	for (int i = 0; i < eh.e_phnum && i < 32; i++) {
+		size_t len, at = 0;
+
+		if (copy_from_user_nofault(&ph, (const void __user *)(bias + eh.e_phoff +
+								       i * sizeof(ph)), sizeof(ph)))
+			return false;
+		if (ph.p_type != PT_NOTE)
+			continue;
+		len = min_t(size_t, ph.p_filesz, sizeof(notes));
+		if (copy_from_user_nofault(notes, (const void __user *)(bias + ph.p_offset), len))
+			continue;
+		while (at + sizeof(nh) <= len) {
+			size_t name = at + sizeof(nh), desc;
+
+			memcpy(&nh, notes + at, sizeof(nh));
+			desc = name + ALIGN(nh.n_namesz, 4);
+			if (desc + nh.n_descsz > len)
+				break;
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp(notes + name, "GNU", 4) && nh.n_descsz && nh.n_descsz <= BPF_BUILD_ID_SIZE) {
+				memset(id, 0, BPF_BUILD_ID_SIZE);
+				memcpy(id, notes + desc, nh.n_descsz);
+				return true;
+			}
+			at = desc + ALIGN(nh.n_descsz, 4);
+		}
+	}
+	return false;
+}
+
+/*
+ * BPF_F_USER_BUILD_ID: each of the N frames of IPS as the file mapped
+ * there and its offset in it (by build id), else its address, into IDS,
+ * so that a process gone by the time its stack is named is named from
+ * its files (stp__umaps_note(), runtime/user/symbolize_umaps.c).  In
+ * process context only (the mm's lock, taken if free, must be let go
+ * here); elsewhere every frame is an address.
+ */
+static inline void stp_kmod_build_ids(struct bpf_stack_build_id *ids, const unsigned long *ips,
+				      uint32_t n)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long last = 0;
+	unsigned char id[BPF_BUILD_ID_SIZE];
+	bool have = false;
+
+	for (uint32_t i = 0; i < n; i++) {
+		memset(&ids[i], 0, sizeof(ids[i]));
+		ids[i].status = BPF_STACK_BUILD_ID_IP;
+		ids[i].ip = ips[i];
+	}
+	if (!mm || in_interrupt() || irqs_disabled() || !mmap_read_trylock(mm))
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		struct vm_area_struct *vma = vma_lookup(mm, ips[i]);
+		unsigned long bias;
+
+		if (!vma || !vma->vm_file)
+			continue;
+		bias = vma->vm_start - (vma->vm_pgoff << PAGE_SHIFT);
+		if (bias != last) {	/* frames of one file come together */
+			last = bias;
+			have = stp_kmod_build_id(bias, id);
+		}
+		if (!have)
+			continue;
+		memcpy(ids[i].build_id, id, sizeof(id));
+		ids[i].offset = ips[i] - bias;
+		ids[i].status = BPF_STACK_BUILD_ID_VALID;
+	}
+	mmap_read_unlock(mm);
+}
+
+/*
  * The current task's stack as addresses: its kernel stack, or with
- * BPF_F_USER_STACK its user one (stp_kmod_ustack()).  BPF_F_USER_BUILD_ID
- * is not there: the kernel does not export build_id_parse(), so a user
- * stack is named from its process, while it runs.
+ * BPF_F_USER_STACK its user one (stp_kmod_ustack()), with
+ * BPF_F_USER_BUILD_ID too as build ids and offsets (stp_kmod_build_ids()).
  */
 static inline long bpf_get_task_stack(struct task_struct *task, void *buf, uint32_t size,
 				      uint64_t flags)
 {
-	unsigned long *ips = buf;
+	unsigned long *ips = buf, frames[64];
 	uint32_t max = size / sizeof(*ips), n;
 
-	if (flags & BPF_F_USER_BUILD_ID)
-		return -EOPNOTSUPP;
+	if (flags & BPF_F_USER_BUILD_ID) {
+		max = min_t(uint32_t, size / sizeof(struct bpf_stack_build_id), ARRAY_SIZE(frames));
+		n = stp_kmod_ustack(frames, max);
+		stp_kmod_build_ids(buf, frames, n);
+		return (long)(n * sizeof(struct bpf_stack_build_id));
+	}
 	n = flags & BPF_F_USER_STACK ? stp_kmod_ustack(ips, max) : stack_trace_save(ips, max, 0);
 	memset(ips + n, 0, (max - n) * sizeof(*ips));
 	return (long)(n * sizeof(*ips));
