@@ -447,19 +447,85 @@ static inline int stp__dyn_where_cb(struct dl_phdr_info *info, size_t size, void
 }
 
 /*
- * A user stack (STK: stp_backtrace()'s hex) named in the probed process,
- * as stp__usym_step() names one in the kernel: sprint_ustack()'s
- * "sym+0xOFF [file]" (STP_SYM_LINES) or sprint_usyms()' " 0xADDR :
- * sym+0xOFF/0xSIZE [path]" (STP_SYM_FULL) a line each from the probed
- * files' symbols; in another file "0xADDR [file+0xOFF]" and " 0xADDR :
- * 0xADDR [path+0xOFF/0xSIZE]"; whole lines, as many as fit.
+ * User address ADDR, whose file and offset stp__build_ids() read into ID,
+ * named in the probed process in STYLE into OUT (LEN bytes): from the
+ * probed files' symbols, its file found by its build id, as
+ * stp__usym_step() names it in the kernel: usymname() "sym", usymdata()
+ * "sym+0xOFF/0xSIZE [path]", sprint_ustack()'s line "sym+0xOFF [file]\n",
+ * sprint_usyms()' " 0xADDR : sym+0xOFF/0xSIZE [path]\n"; in another file
+ * as stap's runtime names an address of a file it has no symbols for,
+ * from dl_iterate_phdr(): "0xADDR", "0xADDR [path+0xOFF/0xSIZE]",
+ * "0xADDR [file+0xOFF]\n", " 0xADDR : 0xADDR [path+0xOFF/0xSIZE]\n"
+ * ("0xADDR" in each form where no file maps it).  Returns snprintf()'s
+ * count, or -1 for a stack's frame in no file: the walk went astray.
+ */
+static inline int stp__usym_dyn_frame(char *out, size_t len, uint64_t addr,
+				       const struct bpf_stack_build_id *id, int64_t style, bool first)
+{
+	struct stp__dyn_where w = { addr, 0, 0, NULL };
+	int64_t k = stp__usym_dyn_file(id), sym = -1;
+	unsigned long a = (unsigned long)addr;
+	const char *name, *path, *leaf;
+	uint64_t size = 0;
+	char real[4096];
+
+	if (k >= 0)
+		sym = stp__usym_in(k, id->offset, &size);
+	if (sym >= 0) {
+		unsigned long off = (unsigned long)(id->offset - stp_usyms[sym].off);
+
+		name = stp_usym_names + stp_usyms[sym].name;
+		path = stp_usym_names + stp_usym_files[k].path;
+		leaf = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+		if (style == STP_SYM_NAME)
+			return snprintf(out, len, "%s", name);
+		if (style == STP_SYM_LINES)
+			return snprintf(out, len, "%s+0x%lx [%s]\n", name, off, leaf);
+		if (style == STP_SYM_FULL)
+			return snprintf(out, len, " 0x%lx : %s+0x%lx/0x%lx [%s]\n", a, name, off,
+					(unsigned long)size, path);
+		return snprintf(out, len, "%s+0x%lx/0x%lx [%s]", name, off, (unsigned long)size,
+				path);
+	}
+	if (style != STP_SYM_NAME)
+		dl_iterate_phdr(stp__dyn_where_cb, &w);
+	if (!w.path && !first)
+		return -1;
+	if (!w.path || style == STP_SYM_NAME)
+		return snprintf(out, len, style == STP_SYM_LINES ? "0x%lx\n" :
+					  style == STP_SYM_FULL ? " 0x%lx\n" : "0x%lx", a);
+	if (realpath(w.path, real))	/* as the kernel's d_path() spells it */
+		w.path = real;
+	leaf = strrchr(w.path, '/') ? strrchr(w.path, '/') + 1 : w.path;
+	if (style == STP_SYM_LINES)
+		return snprintf(out, len, "0x%lx [%s+0x%lx]\n", a, leaf, (unsigned long)w.off);
+	if (style == STP_SYM_FULL)
+		return snprintf(out, len, " 0x%lx : 0x%lx [%s+0x%lx/0x%lx]\n", a, a, w.path,
+				(unsigned long)w.off, (unsigned long)w.extent);
+	return snprintf(out, len, "0x%lx [%s+0x%lx/0x%lx]", a, w.path, (unsigned long)w.off,
+			(unsigned long)w.extent);
+}
+
+/* User address ADDR named in the probed process in STYLE (usymname(), usymdata()): stp__usym_dyn_frame(). */
+static inline void stp__usym_dyn(char *out, uint64_t addr, int64_t style)
+{
+	struct bpf_stack_build_id id;
+
+	stp__build_ids(&id, &addr, 1);
+	stp__usym_dyn_frame(out, MAXSTRINGLEN, addr, &id, style, true);
+}
+
+/*
+ * A user stack (STK: stp_backtrace()'s hex) named in the probed process
+ * in STYLE (sprint_ustack(), sprint_usyms()), a line per frame
+ * (stp__usym_dyn_frame()); whole lines, as many as fit.
  */
 static inline void stp__usym_dyn_stack(char *out, const char *stk, int64_t style)
 {
 	struct stp_stack_buf *b = stp__stack_buf();
-	char line[MAXSTRINGLEN], real[4096];
+	char line[MAXSTRINGLEN];
 	size_t at = 0;
-	int n;
+	int n, len;
 
 	out[0] = '\0';
 	if (!b)
@@ -467,99 +533,12 @@ static inline void stp__usym_dyn_stack(char *out, const char *stk, int64_t style
 	n = stp__addrs(b, stk);
 	stp__build_ids(b->ids, b->addrs, (uint32_t)n);
 	for (int i = 0; i < n; i++) {
-		uint64_t addr = b->addrs[i], size = 0;
-		int64_t k = stp__usym_dyn_file(&b->ids[i]), sym = -1;
-		struct stp__dyn_where w = { addr, 0, 0, NULL };
-		const char *name, *path, *leaf;
-		int len;
-
-		if (k >= 0)
-			sym = stp__usym_in(k, b->ids[i].offset, &size);
-		if (sym >= 0) {
-			name = stp_usym_names + stp_usyms[sym].name;
-			path = stp_usym_names + stp_usym_files[k].path;
-			leaf = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-			len = style == STP_SYM_LINES
-				? snprintf(line, sizeof(line), "%s+0x%lx [%s]\n", name,
-					   (unsigned long)(b->ids[i].offset - stp_usyms[sym].off), leaf)
-				: snprintf(line, sizeof(line), " 0x%lx : %s+0x%lx/0x%lx [%s]\n",
-					   (unsigned long)addr, name,
-					   (unsigned long)(b->ids[i].offset - stp_usyms[sym].off),
-					   (unsigned long)size, path);
-		} else {
-			dl_iterate_phdr(stp__dyn_where_cb, &w);
-			if (!w.path && i > 0)
-				break;	/* frame pointers followed through code without them */
-			if (w.path && realpath(w.path, real))	/* as the kernel's d_path() */
-				w.path = real;
-			leaf = w.path && strrchr(w.path, '/') ? strrchr(w.path, '/') + 1 : w.path;
-			if (!w.path)
-				len = snprintf(line, sizeof(line), style == STP_SYM_LINES ? "0x%lx\n"
-							 : " 0x%lx\n", (unsigned long)addr);
-			else if (style == STP_SYM_LINES)
-				len = snprintf(line, sizeof(line), "0x%lx [%s+0x%lx]\n",
-					       (unsigned long)addr, leaf, (unsigned long)w.off);
-			else
-				len = snprintf(line, sizeof(line), " 0x%lx : 0x%lx [%s+0x%lx/0x%lx]\n",
-					       (unsigned long)addr, (unsigned long)addr, w.path,
-					       (unsigned long)w.off, (unsigned long)w.extent);
-		}
+		len = stp__usym_dyn_frame(line, sizeof(line), b->addrs[i], &b->ids[i], style, !i);
 		if (len <= 0 || at + (size_t)len > STP_STR_MAX)
 			break;
 		memcpy(out + at, line, (size_t)len + 1);
 		at += (size_t)len;
 	}
-}
-
-/* usymdata() of ADDR in a file without symbols here: "0xADDR [PATH+0xOFF/0xSIZE]", else "0xADDR". */
-static inline void stp__usym_dyn_unnamed(char *out, uint64_t addr)
-{
-	struct stp__dyn_where w = { addr, 0, 0, NULL };
-	char real[4096];
-
-	dl_iterate_phdr(stp__dyn_where_cb, &w);
-	if (!w.path) {
-		snprintf(out, MAXSTRINGLEN, "0x%lx", (unsigned long)addr);
-		return;
-	}
-	snprintf(out, MAXSTRINGLEN, "0x%lx [%s+0x%lx/0x%lx]", (unsigned long)addr,
-		 realpath(w.path, real) ? real : w.path, (unsigned long)w.off,
-		 (unsigned long)w.extent);
-}
-
-/*
- * User address ADDR named in the probed process, in STYLE (usymname(),
- * usymdata()), from the probed files' symbols, its file found by its
- * build id (stp__build_ids(): the file mapped there and the offset in
- * it); elsewhere as stap's runtime names an address of a file it has no
- * symbols for: usymname() "0xADDR", usymdata() "0xADDR [PATH+0xOFF/0xSIZE]".
- */
-static inline void stp__usym_dyn(char *out, uint64_t addr, int64_t style)
-{
-	struct bpf_stack_build_id id;
-	uint64_t size = 0;
-	int64_t k, sym = -1;
-	const char *name;
-
-	stp__build_ids(&id, &addr, 1);
-	k = stp__usym_dyn_file(&id);
-	if (k >= 0)
-		sym = stp__usym_in(k, id.offset, &size);
-	if (sym < 0 && style == STP_SYM_DATA) {
-		stp__usym_dyn_unnamed(out, addr);
-		return;
-	}
-	if (sym < 0) {
-		snprintf(out, MAXSTRINGLEN, "0x%lx", (unsigned long)addr);
-		return;
-	}
-	name = stp_usym_names + stp_usyms[sym].name;
-	if (style == STP_SYM_NAME)
-		snprintf(out, MAXSTRINGLEN, "%s", name);
-	else
-		snprintf(out, MAXSTRINGLEN, "%s+0x%lx/0x%lx [%s]", name,
-			 (unsigned long)(id.offset - stp_usyms[sym].off), (unsigned long)size,
-			 stp_usym_names + stp_usym_files[k].path);
 }
 
 /* probefunc() in the probed process: its usymname(uaddr()), in a .return the caller. */
