@@ -954,12 +954,20 @@ static void defines(struct emitter *E, FILE *out)
 	emit_extra_defines(E, out);
 }
 
+const struct func *emit_called(const struct emitter *E, const char *name)
+{
+	for (int i = 0; i < E->prog->funcs.len; i++) {
+		const struct func *f = VEC_AT(&E->prog->funcs, i);
+
+		if (!strcmp(f->name, name))
+			return f;
+	}
+	return NULL;
+}
+
 bool emit_uses_pn(const struct emitter *E)
 {
-	for (int i = 0; i < E->prog->funcs.len; i++)
-		if (!strcmp(((struct func *)VEC_AT(&E->prog->funcs, i))->name, "pn"))
-			return true;
-	return false;
+	return emit_called(E, "pn") != NULL;
 }
 
 /* A string per probe in read-only data, and FN(c) giving the running handler's. */

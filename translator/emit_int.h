@@ -334,6 +334,8 @@ const char *emit_target(struct emitter *E, struct expr *e);
 void emit_bpf_loop(struct emitter *E, struct stmt *s);
 void emit_bpf_foreach(struct emitter *E, struct stmt *s);
 bool emit_probe_in_kernel(const struct derived_probe *dp);
+/* The function NAME if the program calls it (it is among those kept), else NULL (emit_bpf.c). */
+const struct func *emit_called(const struct emitter *E, const char *name);
 /* Does the program call pn()?  Only then do the tables carry its names (emit_bpf.c, emit_meta.c). */
 bool emit_uses_pn(const struct emitter *E);
 /* A string temporary holding S (a constant), for kernel-context code. */

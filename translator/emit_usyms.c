@@ -39,29 +39,27 @@ struct usym_ent {
 	size_t index;		/* then the first in the table, as libdwfl keeps */
 };
 
+/* Whether the program calls a tapset function that names user addresses. */
 static bool calls_any(const struct emitter *E)
 {
 	static const char *const names[] = { "usymname", "usymdata", "probefunc", "sprint_ustack",
 					     "sprint_ubacktrace", "sprint_usyms" };
 
-	for (int i = 0; i < E->prog->funcs.len; i++) {
-		const struct func *f = VEC_AT(&E->prog->funcs, i);
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		const struct func *f = emit_called(E, names[k]);
 
-		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
-			if (f->file && f->file->is_tapset && !strcmp(f->name, names[k]))
-				return true;
+		if (f && f->file && f->file->is_tapset)
+			return true;
 	}
 	return false;
 }
 
+/* ELF's symbol table of TYPE (its header into *SH), or NULL. */
 static Elf_Scn *symtab_of(Elf *elf, Elf64_Word type, GElf_Shdr *sh)
 {
-	Elf_Scn *scn = NULL;
+	Elf_Scn *scn = probes_user_section_of_type(elf, type);
 
-	while ((scn = elf_nextscn(elf, scn)) != NULL)
-		if (gelf_getshdr(scn, sh) && sh->sh_type == type && sh->sh_entsize)
-			return scn;
-	return NULL;
+	return scn && gelf_getshdr(scn, sh) && sh->sh_entsize ? scn : NULL;
 }
 
 static int by_offset(const void *a, const void *b)

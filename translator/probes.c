@@ -615,8 +615,8 @@ static struct derived_probe *kfunc_probe(struct expand *x, struct vec *comps, co
 	dp->function_matches = 1;
 	dp->module = mod;
 	dp->is_return = probes_comp_named(comps, "return") != NULL;
-	if (probes_comp_named(comps, "maxactive"))	/* within [0,32767]: kprobe_comps_ok() */
-		dp->kret_maxactive = (int32_t)probes_comp_named(comps, "maxactive")->arg->num;
+	/* .maxactive(N), within [0,32767] (kprobe_comps_ok()); 0 without it: the kernel's default */
+	dp->kret_maxactive = (int32_t)num_arg(comps, "maxactive");
 	dp->kfunc = probes_ksym(mod, name);
 	if (mod && runtime_id_of(x->sm->s) != RUNTIME_KERNEL)
 		dp->kfunc_untyped = arena_printf("the %s runtime's programs know vmlinux's types "

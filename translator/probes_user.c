@@ -195,7 +195,7 @@ bool probes_user_file_offset(struct uelf *ue, uint64_t vaddr, uint64_t *off)
 	return false;
 }
 
-static Elf_Scn *section_of_type(Elf *elf, Elf64_Word type)
+Elf_Scn *probes_user_section_of_type(Elf *elf, Elf64_Word type)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -227,13 +227,13 @@ Elf_Scn *probes_user_section(Elf *elf, const char *want, GElf_Shdr *sh)
 
 static void read_symbols(struct uelf *ue)
 {
-	Elf_Scn *scn = section_of_type(ue->elf, SHT_SYMTAB);
+	Elf_Scn *scn = probes_user_section_of_type(ue->elf, SHT_SYMTAB);
 	Elf_Data *data;
 	GElf_Shdr sh;
 
 	ue->syms_read = true;
 	if (!scn)
-		scn = section_of_type(ue->elf, SHT_DYNSYM);
+		scn = probes_user_section_of_type(ue->elf, SHT_DYNSYM);
 	if (!scn || !gelf_getshdr(scn, &sh) || !(data = elf_getdata(scn, NULL)))
 		return;
 	for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
@@ -1050,7 +1050,7 @@ static const char *search_dirs(const char *dirs, const char *origin, const char 
 /* DT_NEEDED names, DT_RUNPATH/DT_RPATH of EXE. */
 static void dynamic_info(struct uelf *exe, struct vec *needed, const char **runpath)
 {
-	Elf_Scn *scn = section_of_type(exe->elf, SHT_DYNAMIC);
+	Elf_Scn *scn = probes_user_section_of_type(exe->elf, SHT_DYNAMIC);
 	Elf_Data *data;
 	GElf_Shdr sh;
 

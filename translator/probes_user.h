@@ -36,6 +36,8 @@ extern bool probes_user_quiet;
 struct uelf *probes_user_elf(const char *path, const char **why);
 const char *probes_user_dwarf_path(const struct uelf *ue);
 bool probes_user_file_offset(struct uelf *ue, uint64_t vaddr, uint64_t *off);
+/* ELF's first section of TYPE (SHT_SYMTAB ...), or NULL. */
+Elf_Scn *probes_user_section_of_type(Elf *elf, Elf64_Word type);
 /* ELF's section called NAME (its header into *SH), or NULL. */
 Elf_Scn *probes_user_section(Elf *elf, const char *name, GElf_Shdr *sh);
 const char *probes_user_library(struct uelf *exe, const char *lib);
