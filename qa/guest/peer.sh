@@ -50,6 +50,7 @@ work=$BUILD/guest/peer
 [ $# -gt 0 ] || set -- "$here"/peer/*.stp
 
 . "$here/stap.rc"
+. "$here/tmpfs.rc"	# _tmpbin_progs
 if ! stap_peer_find; then
 	echo "peer: $stap_missing" >&2
 	exit 77
@@ -106,7 +107,7 @@ for s in "$@"; do
 	u=$(sed -n 's/^# setup: //p' "$s" | head -1)
 	u=${u:-true}
 	# programs a uprobe is put on: copies on a tmpfs at one path on both sides
-	progs=$(grep -o 'QA_TMPBIN/[A-Za-z0-9_.-]*' "$s" | sed 's|QA_TMPBIN/||' | sort -u | tr '\n' ' ')
+	progs=$(_tmpbin_progs "$s" | tr '\n' ' ')
 	for p in $progs; do
 		mkdir -p "$work/bin"
 		cp "$BUILD/bin/$p" "$work/bin/"

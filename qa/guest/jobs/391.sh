@@ -30,12 +30,9 @@ cat >"$tmp/hw.stp" <<'END'
 global n
 probe perf.hw.cpu_cycles { n++ }
 END
-for rt in kernel bpf; do
-	$PMSTAP --runtime=$rt "$tmp/perf.stp" -c "$QA_BIN/spin 200" >"$tmp/out.$rt" 2>&1
-	echo "$rt: status $?"
-done
+. "$REPO/qa/guest/peer_both.rc"
+_both perf "$tmp/perf.stp" "$QA_BIN/spin 200"
+_both_compare perf
 [ -n "${GUEST_COMPILE_ONLY:-}" ] && exit 0
-cat "$tmp/out.kernel"
-diff "$tmp/out.kernel" "$tmp/out.bpf" && echo "the same output on both runtimes"
 $PMSTAP --runtime=kernel -p3 "$tmp/hw.stp" 2>&1 >/dev/null | sed "s|$tmp/||" | grep -A1 error:
 echo "modules left: $(grep -c "^pmstap_kmod_" /proc/modules)"

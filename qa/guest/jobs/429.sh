@@ -17,11 +17,8 @@ probe end {
 	}
 }
 END
-for rt in kernel bpf; do
-	$PMSTAP --runtime=$rt "$tmp/gone.stp" -c "$T" >"$tmp/gone.$rt" 2>&1
-	echo "--runtime=$rt: status $?"
-done
+. "$REPO/qa/guest/peer_both.rc"
+_both gone "$tmp/gone.stp" "$T"
+_both_compare gone -e "s|$QA_BIN/||; s/^.*libc\.so\.6.*$/libc/"
 [ -n "${GUEST_COMPILE_ONLY:-}" ] && exit 0
-sed -E "s|$QA_BIN/||; s/^.*libc\.so\.6.*$/libc/" "$tmp/gone.kernel"
-diff "$tmp/gone.kernel" "$tmp/gone.bpf" && echo "bpf's output is the kernel runtime's"
 echo "modules left: $(grep -c "^pmstap_kmod_" /proc/modules)"
