@@ -1,4 +1,5 @@
 /* lex.c - pass 1a: script text to tokens, with script arguments pasted in. */
+#define _GNU_SOURCE	/* memmem */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -127,6 +128,21 @@ static void buf_putc(struct lexer *lx, int c)
 	lx->buf[lx->len++] = (char)c;
 }
 
+static void buf_putn(struct lexer *lx, const char *text, size_t n)
+{
+	while (lx->len + n >= lx->cap) {
+		size_t cap = lx->cap ? lx->cap * 2 : 256;
+		char *b = arena_alloc(cap);
+
+		if (lx->len)
+			memcpy(b, lx->buf, lx->len);
+		lx->buf = b;
+		lx->cap = cap;
+	}
+	memcpy(lx->buf + lx->len, text, n);
+	lx->len += n;
+}
+
 static const char *buf_take(struct lexer *lx)
 {
 	const char *s = arena_strndup(lx->buf ? lx->buf : "", lx->len);
@@ -192,6 +208,63 @@ static const char *skip_block_comment(struct lexer *lx)
 	return "unterminated comment: missing '*/'";
 }
 
+/* Move past the next N characters of the source text, no paste pending. */
+static void skip_text(struct lexer *lx, size_t n)
+{
+	const char *stop = lx->p + n, *nl;
+
+	while ((nl = memchr(lx->p, '\n', (size_t)(stop - lx->p)))) {
+		lx->line++;
+		lx->col = 1;
+		lx->p = nl + 1;
+	}
+	lx->col += (int)(stop - lx->p);
+	lx->p = stop;
+}
+
+/*
+ * skip_space on the source text itself, a comment at a time rather than a
+ * character at a time: tapsets are half comments.
+ */
+static struct token *skip_space_text(struct lexer *lx, bool *space)
+{
+	for (;;) {
+		const char *p = lx->p, *stop;
+		size_t left = (size_t)(lx->end - p);
+
+		if (left && is_space(*p)) {
+			for (stop = p; stop < lx->end && is_space(*stop); stop++)
+				;
+			skip_text(lx, (size_t)(stop - p));
+		} else if (left && (*p == '#' || (left > 1 && p[0] == '/' && p[1] == '/'))) {
+			stop = memchr(p, '\n', left);
+			skip_text(lx, stop ? (size_t)(stop - p) + 1 : left);
+			lx->comment = true;
+		} else if (left > 1 && p[0] == '/' && p[1] == '*') {
+			struct srcloc loc = here(lx);
+			bool doc = left > 3 && p[2] == '*' && p[3] != '/';
+			const char *body = p + 2 + doc;
+
+			stop = memmem(body, (size_t)(lx->end - body), "*/", 2);
+			lx->comment = true;
+			if (!stop) {
+				struct token *t = tok_new(lx, TOK_OP, loc, true);
+
+				skip_text(lx, left);
+				t->text = "/*";
+				t->error = "unterminated comment: missing '*/'";
+				return t;
+			}
+			if (doc)
+				lx->doc = arena_strndup(body, (size_t)(stop - body));
+			skip_text(lx, (size_t)(stop + 2 - p));
+		} else {
+			return NULL;
+		}
+		*space = true;
+	}
+}
+
 /*
  * Skip blanks and comments; set *SPACE if there were any.  Returns an
  * error token for an unterminated comment, else NULL.
@@ -199,6 +272,8 @@ static const char *skip_block_comment(struct lexer *lx)
 static struct token *skip_space(struct lexer *lx, bool *space)
 {
 	for (;;) {
+		if (!lx->paste)
+			return skip_space_text(lx, space);
 		int c = peekc(lx, 0), c2 = peekc(lx, 1);
 
 		if (is_space(c)) {
@@ -453,21 +528,32 @@ static struct token *scan_word(struct lexer *lx, struct token *t)
 {
 	size_t i;
 
+	if (!lx->paste) {
+		const char *stop = lx->p;
+
+		while (stop < lx->end && is_ident(*stop))
+			stop++;
+		buf_putn(lx, lx->p, (size_t)(stop - lx->p));
+		skip_text(lx, (size_t)(stop - lx->p));
+	}
 	while (is_ident(peekc(lx, 0)))
 		buf_putc(lx, getch(lx));
 	t->text = buf_take(lx);
 	t->type = TOK_IDENT;
 	for (i = 0; i < sizeof(keywords) / sizeof(keywords[0]); i++)
-		if (!strcmp(t->text, keywords[i]))
+		if (t->text[0] == keywords[i][0] && !strcmp(t->text, keywords[i]))
 			t->type = TOK_KEYWORD;
 	return t;
 }
 
 static struct token *scan_operator(struct lexer *lx, struct token *t)
 {
+	int c = peekc(lx, 0);
 	size_t i, j, n;
 
 	for (i = 0; i < sizeof(operators) / sizeof(operators[0]); i++) {
+		if (c != (unsigned char)operators[i][0])
+			continue;
 		n = strlen(operators[i]);
 		for (j = 0; j < n; j++)
 			if (peekc(lx, j) != (unsigned char)operators[i][j])
@@ -558,7 +644,7 @@ struct token *lex_next(struct lexer *lx)
 
 bool lex_tok_is(const struct token *t, enum tok_type type, const char *text)
 {
-	return t && t->type == type && !strcmp(t->text, text);
+	return t && t->type == type && t->text[0] == text[0] && !strcmp(t->text, text);
 }
 
 bool lex_tok_is_op(const struct token *t, const char *op)
