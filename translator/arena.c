@@ -1,41 +1,64 @@
 /* arena.c - bump allocation in large chunks, released all at once. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include "arena.h"
 
-#define ARENA_CHUNK (1 << 20)
+#define ARENA_CHUNK (4 << 20)
+#define HUGE_PAGE (2 << 20)
 
 struct chunk {
 	struct chunk *prev;
 	size_t used;
-	size_t size;
+	size_t size;		/* of data[] */
+	size_t mapped;		/* the whole mapping, this header included */
 	max_align_t data[];
 };
 
 static struct chunk *arena_top;
 static unsigned arena_gen = 1;
 
+/*
+ * A chunk is its own anonymous mapping, 2 MB aligned and offered huge
+ * pages: the kernel hands it over zeroed, so arena_alloc() need not clear
+ * it, and an elaboration that touches tens of MB (a syscall-wide script
+ * reads the kernel's BTF and a dozen tapsets) takes one page fault per
+ * 2 MB instead of one per 4 KB, which was a third of its pass 2.
+ */
 static struct chunk *chunk_new(size_t want)
 {
 	size_t size = want > ARENA_CHUNK ? want : ARENA_CHUNK;
-	struct chunk *c = malloc(sizeof(*c) + size);
+	size_t whole = (sizeof(struct chunk) + size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+	char *map = mmap(NULL, whole + HUGE_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *start, *end;
+	struct chunk *c;
 
-	if (!c) {
+	if (map == MAP_FAILED) {
 		fputs("pmstap: out of memory\n", stderr);
 		exit(1);
 	}
+	start = (char *)(((uintptr_t)map + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	end = map + whole + HUGE_PAGE;
+	if (start > map)
+		munmap(map, (size_t)(start - map));
+	if (end > start + whole)
+		munmap(start + whole, (size_t)(end - start - whole));
+	madvise(start, whole, MADV_HUGEPAGE);	/* a hint: no THP, no harm */
+	c = (struct chunk *)start;
 	c->prev = arena_top;
-	c->used = 0;
-	c->size = size;
+	c->size = whole - sizeof(*c);
+	c->mapped = whole;
 	arena_top = c;
 	return c;
 }
 
-/* SIZE bytes, not zeroed. */
-static void *arena_raw(size_t size)
+/* Zeroed without a memset: chunks start zeroed and nothing is handed out twice. */
+void *arena_alloc(size_t size)
 {
 	struct chunk *c = arena_top;
 	size_t align = sizeof(max_align_t);
@@ -47,11 +70,6 @@ static void *arena_raw(size_t size)
 	p = (char *)c->data + c->used;
 	c->used += size;
 	return p;
-}
-
-void *arena_alloc(size_t size)
-{
-	return memset(arena_raw(size), 0, size);
 }
 
 char *arena_strndup(const char *s, size_t n)
@@ -107,7 +125,7 @@ static char *read_sized(FILE *f, size_t *len)
 
 	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
 		return NULL;
-	p = arena_raw((size_t)st.st_size + 1);
+	p = arena_alloc((size_t)st.st_size + 1);
 	n = fread(p, 1, (size_t)st.st_size, f);
 	if (ferror(f))
 		return NULL;
@@ -183,7 +201,7 @@ void arena_free_all(void)
 	while (arena_top) {
 		struct chunk *prev = arena_top->prev;
 
-		free(arena_top);
+		munmap(arena_top, arena_top->mapped);
 		arena_top = prev;
 	}
 }
