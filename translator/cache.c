@@ -5,6 +5,10 @@
  */
 #define _GNU_SOURCE		/* nftw() and its FTW_DEPTH, FTW_PHYS */
 #include <dirent.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -72,6 +76,73 @@ static void sha256_block(uint32_t h[8], const unsigned char *p)
 		h[i] += v[i];
 }
 
+#if defined(__x86_64__)
+/*
+ * The same rounds with the CPU's SHA extensions (Intel's published
+ * scheme: the state kept as ABEF/CDGH, four rounds per message group),
+ * about ten times faster: the key reads the runtime's 1 MB of sources on
+ * every run, which took a quarter of a cached start's instructions.
+ */
+__attribute__((target("sha,sse4.1")))
+static void sha256_blocks_ni(uint32_t h[8], const unsigned char *p, size_t blocks)
+{
+	const __m128i order = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+	__m128i dcba = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&h[0]), 0xb1);
+	__m128i efgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&h[4]), 0x1b);
+	__m128i abef = _mm_alignr_epi8(dcba, efgh, 8);
+	__m128i cdgh = _mm_blend_epi16(efgh, dcba, 0xf0);
+
+	for (; blocks; blocks--, p += 64) {
+		__m128i m[4], save_abef = abef, save_cdgh = cdgh;
+
+		for (int g = 0; g < 16; g++) {
+			__m128i w;
+
+			if (g < 4) {
+				m[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), order);
+			} else {
+				/* W[t..t+3] from W[t-16..t-1]: m[(g-4)&3] .. m[(g-1)&3] */
+				w = _mm_sha256msg1_epu32(m[g & 3], m[(g + 1) & 3]);
+				w = _mm_add_epi32(w, _mm_alignr_epi8(m[(g + 3) & 3], m[(g + 2) & 3], 4));
+				m[g & 3] = _mm_sha256msg2_epu32(w, m[(g + 3) & 3]);
+			}
+			w = _mm_add_epi32(m[g & 3], _mm_loadu_si128((const __m128i *)&sha256_k[4 * g]));
+			cdgh = _mm_sha256rnds2_epu32(cdgh, abef, w);
+			abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(w, 0x0e));
+		}
+		abef = _mm_add_epi32(abef, save_abef);
+		cdgh = _mm_add_epi32(cdgh, save_cdgh);
+	}
+	efgh = _mm_shuffle_epi32(abef, 0x1b);		/* FEBA */
+	cdgh = _mm_shuffle_epi32(cdgh, 0xb1);		/* DCHG */
+	_mm_storeu_si128((__m128i *)&h[0], _mm_blend_epi16(efgh, cdgh, 0xf0));	/* DCBA */
+	_mm_storeu_si128((__m128i *)&h[4], _mm_alignr_epi8(cdgh, efgh, 8));	/* HGFE */
+}
+
+static bool cpu_has_sha(void)
+{
+	static int has = -1;
+	unsigned a, b, c, d;
+
+	if (has < 0)
+		has = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSSE3) && (c & bit_SSE4_1) &&
+		      __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));	/* SHA */
+	return has;
+}
+#endif
+
+static void sha256_blocks(struct cache_sha256 *c, const unsigned char *p, size_t blocks)
+{
+#if defined(__x86_64__)
+	if (!c->portable && cpu_has_sha()) {
+		sha256_blocks_ni(c->h, p, blocks);
+		return;
+	}
+#endif
+	for (; blocks; blocks--, p += 64)
+		sha256_block(c->h, p);
+}
+
 void cache_sha256_init(struct cache_sha256 *c)
 {
 	static const uint32_t iv[8] = {
@@ -88,18 +159,22 @@ void cache_sha256_update(struct cache_sha256 *c, const void *data, size_t n)
 	const unsigned char *p = data;
 
 	c->bytes += n;
-	while (n) {
+	if (c->fill) {
 		size_t take = 64 - c->fill < n ? 64 - c->fill : n;
 
 		memcpy(c->buf + c->fill, p, take);
 		c->fill += take;
 		p += take;
 		n -= take;
-		if (c->fill == 64) {
-			sha256_block(c->h, c->buf);
-			c->fill = 0;
-		}
+		if (c->fill < 64)
+			return;
+		sha256_blocks(c, c->buf, 1);
+		c->fill = 0;
 	}
+	sha256_blocks(c, p, n / 64);
+	p += n / 64 * 64;
+	c->fill = n % 64;
+	memcpy(c->buf, p, c->fill);
 }
 
 void cache_sha256_final(struct cache_sha256 *c, unsigned char digest[32])

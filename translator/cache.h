@@ -33,6 +33,7 @@ struct cache_sha256 {
 	uint64_t bytes;
 	unsigned char buf[64];
 	size_t fill;
+	bool portable;		/* never the CPU's SHA instructions (tests) */
 };
 
 void cache_sha256_init(struct cache_sha256 *c);
