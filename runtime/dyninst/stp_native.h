@@ -74,6 +74,7 @@ __attribute__((visibility("default"))) struct stp_dmap_ref **stp_dyn_maps(int *n
 
 #define STP_SLOT() stp_dyn_slot()
 #include "../stp_bpf_native.h"
+#include "../stp_notes.h"
 
 /* ---- memory ---- */
 
@@ -395,27 +396,16 @@ static inline uint32_t stp__ustack(const struct pt_regs *r, uint64_t *ips, uint3
 /* INFO's GNU build id, from its notes in memory, into ID (zero-padded); false: none. */
 static inline bool stp__build_id(const struct dl_phdr_info *info, unsigned char *id)
 {
+	unsigned char notes[STP_NOTES_MAX];
+
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uint64_t at = info->dlpi_addr + ph->p_vaddr, end = at + ph->p_filesz;
+		size_t len = ph->p_filesz < sizeof(notes) ? ph->p_filesz : sizeof(notes);
 
-		while (ph->p_type == PT_NOTE && at + sizeof(ElfW(Nhdr)) <= end) {
-			ElfW(Nhdr) nh;
-			char name[4];
-			uint64_t desc;
-
-			if (bpf_probe_read_user(&nh, sizeof(nh), (void *)at) != 0)
-				break;
-			desc = at + sizeof(nh) + ((nh.n_namesz + 3) & ~3u);
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && nh.n_descsz > 0 &&
-			    nh.n_descsz <= BPF_BUILD_ID_SIZE && desc + nh.n_descsz <= end &&
-			    bpf_probe_read_user(name, 4, (void *)(at + sizeof(nh))) == 0 &&
-			    memcmp(name, "GNU", 4) == 0) {
-				memset(id, 0, BPF_BUILD_ID_SIZE);
-				return bpf_probe_read_user(id, nh.n_descsz, (void *)desc) == 0;
-			}
-			at = desc + ((nh.n_descsz + 3) & ~3u);
-		}
+		if (ph->p_type == PT_NOTE &&
+		    bpf_probe_read_user(notes, len, (void *)(info->dlpi_addr + ph->p_vaddr)) == 0 &&
+		    stp_notes_build_id(notes, len, id, BPF_BUILD_ID_SIZE))
+			return true;
 	}
 	return false;
 }

@@ -86,6 +86,7 @@
 /* Handlers run with preemption off (kprobes, tracepoints): the CPU is the slot. */
 #define STP_SLOT() ((uint32_t)raw_smp_processor_id())
 #include "../stp_bpf_native.h"
+#include "../stp_notes.h"
 
 /* ---- what BPF cannot run: sorted foreach (translator/emit_kmod_data.c) ---- */
 
@@ -438,25 +439,21 @@ static inline uint32_t stp_kmod_ustack(unsigned long *ips, uint32_t max)
  * memory, as the kernel's build_id_parse() reads the page cache (it is
  * not exported): the ELF header, its program headers, the notes of a
  * PT_NOTE segment, each with copy_from_user_nofault() (a page not present
- * fails).  False where it is not there.
+ * fails), the notes walked by stp_notes_build_id().  False where it is
+ * not there.
  */
-#ifndef NT_GNU_BUILD_ID
-#define NT_GNU_BUILD_ID 3	/* <elf.h>'s; lib/buildid.c's BUILD_ID */
-#endif
-
 static inline bool stp_kmod_build_id(unsigned long bias, unsigned char *id)
 {
-	unsigned char notes[256];
+	unsigned char notes[STP_NOTES_MAX];
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
-	Elf64_Nhdr nh;
 
 	if (copy_from_user_nofault(&eh, (const void __user *)bias, sizeof(eh)) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_phentsize != sizeof(ph))
 		return false;
 	for (int i = 0; i < eh.e_phnum && i < 32; i++) {
-		size_t len, at = 0;
+		size_t len;
 
 		if (copy_from_user_nofault(&ph, (const void __user *)(bias + eh.e_phoff +
 								       i * sizeof(ph)), sizeof(ph)))
@@ -464,23 +461,9 @@ static inline bool stp_kmod_build_id(unsigned long bias, unsigned char *id)
 		if (ph.p_type != PT_NOTE)
 			continue;
 		len = min_t(size_t, ph.p_filesz, sizeof(notes));
-		if (copy_from_user_nofault(notes, (const void __user *)(bias + ph.p_offset), len))
-			continue;
-		while (at + sizeof(nh) <= len) {
-			size_t name = at + sizeof(nh), desc;
-
-			memcpy(&nh, notes + at, sizeof(nh));
-			desc = name + ALIGN(nh.n_namesz, 4);
-			if (desc + nh.n_descsz > len)
-				break;
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp(notes + name, "GNU", 4) && nh.n_descsz && nh.n_descsz <= BPF_BUILD_ID_SIZE) {
-				memset(id, 0, BPF_BUILD_ID_SIZE);
-				memcpy(id, notes + desc, nh.n_descsz);
-				return true;
-			}
-			at = desc + ALIGN(nh.n_descsz, 4);
-		}
+		if (!copy_from_user_nofault(notes, (const void __user *)(bias + ph.p_offset), len) &&
+		    stp_notes_build_id(notes, len, id, BPF_BUILD_ID_SIZE))
+			return true;
 	}
 	return false;
 }
