@@ -114,21 +114,8 @@ static struct srcloc here(const struct lexer *lx)
 	return lx->paste ? lx->paste_loc : loc;
 }
 
-static void buf_putc(struct lexer *lx, int c)
-{
-	if (lx->len + 1 >= lx->cap) {
-		size_t cap = lx->cap ? lx->cap * 2 : 256;
-		char *b = arena_alloc(cap);
-
-		if (lx->len)
-			memcpy(b, lx->buf, lx->len);
-		lx->buf = b;
-		lx->cap = cap;
-	}
-	lx->buf[lx->len++] = (char)c;
-}
-
-static void buf_putn(struct lexer *lx, const char *text, size_t n)
+/* Room in the token buffer for N more characters and its NUL. */
+static void buf_room(struct lexer *lx, size_t n)
 {
 	while (lx->len + n >= lx->cap) {
 		size_t cap = lx->cap ? lx->cap * 2 : 256;
@@ -139,6 +126,17 @@ static void buf_putn(struct lexer *lx, const char *text, size_t n)
 		lx->buf = b;
 		lx->cap = cap;
 	}
+}
+
+static void buf_putc(struct lexer *lx, int c)
+{
+	buf_room(lx, 1);
+	lx->buf[lx->len++] = (char)c;
+}
+
+static void buf_putn(struct lexer *lx, const char *text, size_t n)
+{
+	buf_room(lx, n);
 	memcpy(lx->buf + lx->len, text, n);
 	lx->len += n;
 }
