@@ -64,6 +64,7 @@
 /* What one elaboration's rewrite keeps across probes. */
 struct entry_state {
 	struct sema *sm;		/* whose state this is */
+	unsigned generation;		/* of the arena sm is in (a later sema may reuse its address) */
 	struct stapfile *file;		/* the synthesized globals' file */
 	const char *prefix;		/* "__entry", or longer if the script uses it */
 	struct hmap by_loc;		/* "src:line:col" of an @entry -> its global */
@@ -202,10 +203,11 @@ static void state_init(struct sema *sm)
 {
 	static struct source src = { .name = "<@entry>", .text = "", .is_tapset = true };
 
-	if (state.sm == sm)
+	if (state.sm == sm && state.generation == arena_generation())
 		return;
 	memset(&state, 0, sizeof(state));
 	state.sm = sm;
+	state.generation = arena_generation();
 	state.by_loc.str_keys = true;
 	state.file = ARENA_NEW(struct stapfile);
 	state.file->src = &src;
