@@ -264,11 +264,18 @@ const char *cache_root(struct session *s)
 	return root;
 }
 
-const char *cache_piece_path(const char *name)
+const char *cache_root_quiet(void)
 {
 	const char *root = default_root();
 
-	return root && check_root(root) == ROOT_OK ? arena_printf("%s/%s", root, name) : NULL;
+	return root && check_root(root) == ROOT_OK ? root : NULL;
+}
+
+const char *cache_piece_path(const char *name)
+{
+	const char *root = cache_root_quiet();
+
+	return root ? arena_printf("%s/%s", root, name) : NULL;
 }
 
 /* ---- the key ---- */
@@ -634,11 +641,12 @@ static void prune_shared(const char *root, const char *name, const struct stat *
 		   st->st_mtime < now - 7 * 24 * 3600) {
 		unlink(arena_printf("%s/%s", root, name));
 		unlink(arena_printf("%s/%.*s.c", root, (int)(n - 2), name));
-	} else if (strncmp(name, "kdwarf-", 7) == 0 && has_suffix(name, ".idx") &&
+	} else if (((strncmp(name, "kdwarf-", 7) == 0 && has_suffix(name, ".idx")) ||
+		    strncmp(name, "manifest-", 9) == 0) &&	/* a week after it was written */
 		   st->st_mtime < now - 7 * 24 * 3600) {
 		unlink(arena_printf("%s/%s", root, name));
 	} else if ((strncmp(name, ".bpf-", 5) == 0 || strncmp(name, ".tapset-", 8) == 0 ||
-		    strncmp(name, ".kdwarf-", 8) == 0) &&
+		    strncmp(name, ".kdwarf-", 8) == 0 || strncmp(name, ".manifest-", 10) == 0) &&
 		 st->st_mtime < now - 24 * 3600) {
 		unlink(arena_printf("%s/%s", root, name));
 	} else if (has_suffix(name, ".lock") && st->st_mtime < now - 24 * 3600 &&

@@ -12,6 +12,9 @@
  *					(both: see compile_int.h; a week unused, they go)
  *	    kdwarf-<build-id>.idx	a kernel's (a module's) function names and the
  *					DWARF units defining them (kdwarf_index.h)
+ *	    manifest-<hash>		a command line's inputs and the key they led to,
+ *					for a run that skips passes 1-4 (manifest.h; a
+ *					week after it was written it goes)
  *	    tmp-<key>-XXXXXX/		a build in progress, or one that failed
  *
  * A build is made in a tmp- directory and renamed into place when it is
@@ -45,6 +48,9 @@ void cache_sha256_final(struct cache_sha256 *c, unsigned char digest[32]);
  * the user's own and writable by nobody else; NULL after an error.
  */
 const char *cache_root(struct session *s);
+
+/* The cache directory as cache_root() gives it, but NULL without a word if it would fail. */
+const char *cache_root_quiet(void);
 
 /*
  * NAME's path in the cache directory, for a piece kept across builds

@@ -19,6 +19,7 @@
 #include <elfutils/libdwelf.h>
 #include "arena.h"
 #include "debuginfo.h"
+#include "manifest.h"
 
 #define DEBUG_ROOT "/usr/lib/debug"
 
@@ -112,6 +113,7 @@ const char *debuginfo_find(Elf *elf, const char *path)
 	const char *p = len > 0 ? by_build_id(id, len) : NULL, *name, *cand[4];
 	GElf_Word crc;
 
+	manifest_unsure("it looked for debuginfo");	/* a file that was not there may be now */
 	if (p && usable(p, id, len)) {
 		remember(p, path);
 		return p;

@@ -189,6 +189,11 @@ void diag_report_duplicates(void)
 		fprintf(stream(), "Rerun with -v to see them.\n");
 }
 
+int diag_duplicates_left_out(void)
+{
+	return dup_errors + dup_warnings;
+}
+
 int diag_warning_count(void)
 {
 	return n_warnings;

@@ -52,6 +52,7 @@ int diag_errors_shown(void);	/* less the copies of one message left out */
 void diag_keep_duplicates(bool on);
 void diag_report_duplicates(void);
 int diag_warning_count(void);
+int diag_duplicates_left_out(void);	/* errors and warnings, not shown again */
 void diag_set_stream(FILE *f);
 void diag_suppress_warnings(bool on);	/* pmstap -w */
 void diag_warnings_are_errors(bool on);	/* pmstap -W: warnings print and count as errors */

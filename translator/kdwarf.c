@@ -36,6 +36,7 @@
 #include "dwarf_lines.h"
 #include "kdwarf.h"
 #include "kdwarf_index.h"
+#include "manifest.h"
 #include "probes_btf.h"
 #include "sysroot.h"
 
@@ -175,6 +176,7 @@ const char *kdwarf_vmlinux(const char **want)
 	const char *id = sysroot_kernel_build_id(), *cand[5];
 	int n = 0;
 
+	manifest_unsure("it looked for the kernel's DWARF");
 	if (tried) {
 		*want = wanted;
 		return found;
@@ -285,7 +287,10 @@ static struct kfile *module_file(const char *module)
 
 const char *kdwarf_module(const char *module, const char **want)
 {
-	struct kfile *kf = module_file(module);
+	struct kfile *kf;
+
+	manifest_unsure("it looked for a module's DWARF");
+	kf = module_file(module);
 
 	*want = kf ? kf->want : NULL;
 	return kf ? kf->path : NULL;
@@ -295,7 +300,10 @@ const char *kdwarf_module(const char *module, const char **want)
 static struct kfile *kfile_of(const char *module)
 {
 	const char *want;
-	struct kfile *kf = module ? module_file(module) : kdwarf_vmlinux(&want) ? kfiles[0] : NULL;
+	struct kfile *kf;
+
+	manifest_unsure("it looked for kernel DWARF");
+	kf = module ? module_file(module) : kdwarf_vmlinux(&want) ? kfiles[0] : NULL;
 
 	return kf && kf->dw ? fresh(kf) : NULL;
 }

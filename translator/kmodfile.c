@@ -9,11 +9,13 @@
 #include "arena.h"
 #include "hmap.h"
 #include "kmodfile.h"
+#include "manifest.h"
 #include "vec.h"
 #include "sysroot.h"
 
 const char *kmodfile_path(const char *module)
 {
+	manifest_unsure("it looked for a module's file");
 	const char *dir = arena_printf("/lib/modules/%s", sysroot_kernel_release());
 	FILE *f = fopen(arena_printf("%s/modules.dep", dir), "r");
 	char line[4096];

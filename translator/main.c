@@ -3,7 +3,8 @@
  *
  * The driver reads as the pipeline: options, then parse (pass 1),
  * elaborate (pass 2), and so on, stopping after the pass -p names or at
- * the first pass that reports an error.
+ * the first pass that reports an error.  A run whose inputs are unchanged
+ * since its build goes from the options to pass 5 (manifest.h).
  */
 #define _GNU_SOURCE	/* strverscmp */
 #include <errno.h>
@@ -25,6 +26,7 @@
 #include "diag.h"
 #include "lex.h"
 #include "listing.h"
+#include "manifest.h"
 #include "parse.h"
 #include "preproc.h"
 #include "run.h"
@@ -763,6 +765,61 @@ static void whole_end(struct whole *w)
 	free(w->text);
 }
 
+/* Passes 1-4 skipped: the cache's manifest for this command line names a build (manifest.h). */
+static bool build_from_manifest(struct session *s, int argc, char **argv, struct build *b)
+{
+	double t0 = now_ms();
+
+	if (!(b->dir = manifest_lookup(s, argc, argv)))
+		return false;
+	if (s->verbose) {
+		fprintf(stderr, "Pass 1-2: skipped: nothing the cached build was made from has "
+			"changed (checked in %.1f ms).\n", now_ms() - t0);
+		fprintf(stderr, "Pass 3: using cached %s\n", b->dir);
+		if (s->last_pass >= 4)
+			fprintf(stderr, "Pass 4: using cached %s/%s\n", b->dir, runtime_of(s)->object);
+	}
+	return true;
+}
+
+/*
+ * Passes 1-4 up to -p: -1 when there is a build to go on with, else the
+ * exit status (-p1, -p2 and -l are done; an error).
+ */
+static int passes_1_to_4(struct session *s, struct build *b)
+{
+	struct stapfile *script;
+	struct program *prog;
+	struct whole listing = { 0 };
+
+	script = pass1_parse(s);
+	if (!script)
+		return 1;
+	if (s->last_pass == 1) {
+		ast_print_file(whole_begin(&listing), script);
+		whole_end(&listing);
+		return 0;
+	}
+
+	prog = pass2_elaborate(s, script);
+	manifest_passes_done();
+	if (!prog)
+		return 1;
+	if (s->list_pattern)
+		return list_points(s, prog);
+	if (s->last_pass == 2) {
+		sema_print_program(whole_begin(&listing), prog);
+		whole_end(&listing);
+		return 0;
+	}
+
+	if (!build_program(s, prog, b))
+		return 1;
+	if (!b->unpublished)
+		manifest_write(s, b->root, b->key);
+	return -1;
+}
+
 /* --dump-*: the library (with the -I directories, parsed as pass 1 does), listed. */
 static int dump(struct session *s)
 {
@@ -776,10 +833,8 @@ static int dump(struct session *s)
 int main(int argc, char **argv)
 {
 	struct session s;
-	struct stapfile *script;
-	struct program *prog;
 	struct build b = { 0 };
-	struct whole listing = { 0 };
+	int status;
 
 	session_defaults(&s);
 	parse_options(&s, argc, argv);
@@ -789,28 +844,8 @@ int main(int argc, char **argv)
 	if (s.dump)
 		return finish(dump(&s));
 
-	script = pass1_parse(&s);
-	if (!script)
-		return finish(1);
-	if (s.last_pass == 1) {
-		ast_print_file(whole_begin(&listing), script);
-		whole_end(&listing);
-		return finish(0);
-	}
-
-	prog = pass2_elaborate(&s, script);
-	if (!prog)
-		return finish(1);
-	if (s.list_pattern)
-		return finish(list_points(&s, prog));
-	if (s.last_pass == 2) {
-		sema_print_program(whole_begin(&listing), prog);
-		whole_end(&listing);
-		return finish(0);
-	}
-
-	if (!build_program(&s, prog, &b))
-		return finish(1);
+	if (!build_from_manifest(&s, argc, argv, &b) && (status = passes_1_to_4(&s, &b)) >= 0)
+		return finish(status);
 	if (s.last_pass == 3)
 		return finish(print_sources(&s, &b));
 	if (s.last_pass == 4)

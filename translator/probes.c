@@ -20,6 +20,7 @@
 #include "diag.h"
 #include "kdwarf.h"
 #include "kmodfile.h"
+#include "manifest.h"
 #include "runtimes.h"
 #include "probe_kinds.h"
 #include "sema_int.h"
@@ -1165,6 +1166,7 @@ static int process_glob(struct expand *x, struct vec *comps, enum probe_kind k,
 	glob_t g;
 	int n = 0;
 
+	manifest_unsure("a process path is a pattern");	/* files may come and go */
 	if (glob(pc->arg->str, 0, NULL, &g) == 0) {
 		for (size_t i = 0; i < g.gl_pathc; i++) {
 			struct stat st;

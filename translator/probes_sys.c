@@ -17,6 +17,7 @@
 #include "diag.h"
 #include "kdwarf.h"
 #include "kmodfile.h"
+#include "manifest.h"
 #include "sema_int.h"
 #include "probes_btf.h"
 #include "probes_sys.h"
@@ -459,8 +460,18 @@ static bool usable_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+static const char *find_executable(const char *path);
+
 /* PATH as process("PATH") means it: absolute, or looked up in $PATH; NULL if missing. */
 const char *sys_find_executable(const char *path)
+{
+	const char *found = find_executable(path);
+
+	manifest_exe(path, found);	/* a later run looks again */
+	return found;
+}
+
+static const char *find_executable(const char *path)
 {
 	const char *dirs = getenv("PATH");
 	char resolved[PATH_MAX];

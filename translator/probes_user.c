@@ -28,6 +28,7 @@
 #include "filedeps.h"
 #include "dwarf_lines.h"
 #include "hmap.h"
+#include "manifest.h"
 #include "probes.h"
 #include "probes_lines.h"
 #include "probes_plt.h"
@@ -960,6 +961,7 @@ static const char *pid_exe(int64_t pid)
 	char link[64], buf[PATH_MAX];
 	ssize_t n;
 
+	manifest_unsure("a probe names a process by its pid");
 	snprintf(link, sizeof(link), "/proc/%lld/exe", (long long)pid);
 	n = readlink(link, buf, sizeof(buf) - 1);
 	if (n <= 0)
@@ -982,6 +984,8 @@ const char *probes_user_target_exe(struct sema *sm, const char **why)
 
 	if (!cmd)
 		return sm->s->target_pid > 0 ? pid_exe(sm->s->target_pid) : NULL;
+	if (strpbrk(cmd, "$~*?["))	/* the environment, files: expanded as the shell does */
+		manifest_unsure("the -c command has shell expansions");
 	rc = wordexp(cmd, &w, WRDE_NOCMD | WRDE_UNDEF);
 	if (rc != 0) {
 		*why = rc == WRDE_BADCHAR ? "it needs a shell (it has one of | & ; < > ( ) { })"
@@ -1033,6 +1037,7 @@ static const char *library_dirs(void)
 
 static const char *search_dirs(const char *dirs, const char *origin, const char *name)
 {
+	manifest_unsure("it searched library directories");
 	while (dirs && *dirs) {
 		size_t n = strcspn(dirs, ":");
 		char *dir = arena_strndup(dirs, n), *cand;

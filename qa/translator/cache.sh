@@ -24,23 +24,8 @@ mkdir -p "$tmp/tapset" "$build/results"
 PMSTAP_CACHE=$tmp/cache
 export PMSTAP_CACHE
 
-passed=0 failed=0 skipped=0
-
-ok() {
-	passed=$((passed + 1))
-}
-
-bad() {
-	failed=$((failed + 1))
-	echo "FAIL cache: $1"
-	[ -f "$tmp/err" ] && sed -n '1,15p' "$tmp/err"
-}
-
-finish() {
-	echo "$passed $failed $skipped" >"$build/results/cache"
-	echo "qa/translator/cache: $passed passed, $failed failed, $skipped skipped"
-	[ $failed -eq 0 ]
-}
+suite=cache
+. qa/translator/suite.rc
 
 echo 'function cache_t:long () { return 1 }' >"$tmp/tapset/cache_t.stp"
 echo 'probe begin { println(cache_t() + $1) }' >"$tmp/t.stp"
