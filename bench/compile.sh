@@ -259,7 +259,9 @@ pmstap_figures() {
 		rm -rf "$work/fig-cache"
 		mkdir -p "$work/fig-cache"
 		echo "$s cold $(first "$1" "$work/fig-cache" "$work/fig-$s.stp")"
-		echo "$s cached $(first "$1" "$work/fig-cache" "$work/fig-$s.stp")"
+		echo "$s cached $(PMSTAP_NO_MANIFEST=1 first "$1" "$work/fig-cache" "$work/fig-$s.stp")"
+		first "$1" "$work/fig-cache" "$work/fig-$s.stp" >/dev/null	# its manifest
+		echo "$s manifest $(first "$1" "$work/fig-cache" "$work/fig-$s.stp")"
 		# the script's build gone, the shared pieces kept: as stap's
 		# "stapconf cached, module not"
 		find "$work/fig-cache" -mindepth 1 -maxdepth 1 -type d -regextype egrep \
@@ -361,7 +363,8 @@ msu() { case $1 in [0-9][0-9][0-9][0-9]*) secs "$1" ;; [0-9]*) echo "$1 ms" ;; *
 			case $how in
 			cold) how="cold (empty PMSTAP_CACHE)" ;;
 			headers) how="headers cached (PCH, tapset object), the script not" ;;
-			*) how="cached" ;;
+			manifest) how="cached, its manifest (passes 1-4 skipped)" ;;
+			*) how="cached, passes 1-2 run (PMSTAP_NO_MANIFEST=1)" ;;
 			esac
 			[ "$p3" = - ] && p3=cached || p3=$(msu "$p3")
 			[ "$p4" = - ] && p4=cached || p4=$(secs "$p4")
