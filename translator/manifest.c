@@ -45,6 +45,7 @@ static struct {
 	long long newest_ns;	/* the latest mtime or ctime of an entry written */
 	struct vec exes;	/* char *: "QUERY\0ANSWER" pairs, as found */
 	FILE *tee;		/* diag's stream while passes 1-2 run */
+	struct cache_sha256 *naming;	/* the hash being made of the manifest's name */
 	char *said;		/* what went through it */
 	size_t said_len;
 	unsigned generation;
@@ -83,6 +84,8 @@ static void add(struct cache_sha256 *c, const char *tag, const char *v)
 
 	cache_sha256_update(c, head, (size_t)n);
 	cache_sha256_update(c, v ? v : "", len);
+	if (c == m.naming && getenv("PMSTAP_DEBUG_KEY"))	/* why a manifest was not found */
+		fprintf(stderr, "manifest name: %s%.*s\n", head, len > 160 ? 0 : (int)len, v);
 }
 
 static const char *hex(const unsigned char *d)
@@ -197,6 +200,7 @@ static const char *prekey(struct session *s, int argc, char **argv)
 	char cwd[4096];
 
 	cache_sha256_init(&c);
+	m.naming = &c;
 	add(&c, "manifest", MANIFEST_HEAD PMSTAP_VERSION);
 	add(&c, "exe", id_of("/proc/self/exe"));
 	for (int i = 1; i < argc; i++)
@@ -212,6 +216,7 @@ static const char *prekey(struct session *s, int argc, char **argv)
 	add_modules(&c);	/* tracepoints, BTF and functions of modules */
 	add_text_file(&c, "dynamic-events",	/* kprobe, uprobe and synthetic events */
 		      s->tracefs ? arena_printf("%s/dynamic_events", s->tracefs) : NULL);
+	m.naming = NULL;
 	cache_sha256_final(&c, d);
 	return hex(d);
 }
@@ -264,14 +269,23 @@ static void fresh(void)
 	}
 }
 
+/* PMSTAP_DEBUG_KEY: why a manifest was not used, or not written */
+static void debug(const char *what, const char *why)
+{
+	if (getenv("PMSTAP_DEBUG_KEY"))
+		fprintf(stderr, "manifest: %s: %s\n", what, why);
+}
+
 static bool entry_holds(const char *kind, const char *id, const char *arg)
 {
-	if (strcmp(kind, "tree") == 0)
-		return strcmp(tree_id(arg), id) == 0;
-	if (strcmp(kind, "file") == 0)
-		return strcmp(id_of(arg), id) == 0;
-	if (strcmp(kind, "exe") == 0)
-		return strcmp(exe_id(arg), id) == 0;
+	const char *now = strcmp(kind, "tree") == 0   ? tree_id(arg)
+			: strcmp(kind, "file") == 0 ? id_of(arg)
+			: strcmp(kind, "exe") == 0  ? exe_id(arg)
+						    : NULL;
+
+	if (now && strcmp(now, id) == 0)
+		return true;
+	debug(arena_printf("%s %s", kind, arg), arena_printf("was %s, is %s", id, now ? now : "?"));
 	return false;
 }
 
@@ -347,12 +361,16 @@ const char *manifest_lookup(struct session *s, int argc, char **argv)
 
 	fresh();
 	clock_gettime(CLOCK_REALTIME, &m.start);
-	if ((m.unsure = unsuitable(s)))
+	if ((m.unsure = unsuitable(s))) {
+		debug("none", m.unsure);
 		return NULL;
+	}
 	if (!(root = cache_root_quiet()))
 		return NULL;	/* build_program() says why */
 	m.prekey = prekey(s, argc, argv);
 	text = arena_read_file(manifest_path(root), NULL);
+	if (!text)
+		debug(manifest_path(root), strerror(errno));
 	if (text && (key = check(text, &said, &said_len)) &&
 	    (dir = cache_lookup(root, key, &stale))) {
 		fwrite(said, 1, said_len, stderr);
@@ -448,6 +466,8 @@ void manifest_write(struct session *s, const char *root, const char *key)
 		return;
 	if (m.newest_ns >= ns_of(m.start) - RACY_NS)
 		manifest_unsure("a file it read changed in the last second");
+	if (m.unsure)
+		debug("not written", m.unsure);
 	tmp = arena_printf("%s/.manifest-%s-XXXXXX", root, m.prekey);
 	if (!m.unsure && (fd = mkstemp(tmp)) >= 0) {
 		bool ok = write(fd, text, len) == (ssize_t)len;
