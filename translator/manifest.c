@@ -44,6 +44,7 @@ static struct {
 	struct timespec start;	/* before pass 1 read anything */
 	long long newest_ns;	/* the latest mtime or ctime of an entry written */
 	struct vec exes;	/* char *: "QUERY\0ANSWER" pairs, as found */
+	struct vec files;	/* char *: other files passes 1-2 read (manifest_file()) */
 	FILE *tee;		/* diag's stream while passes 1-2 run */
 	struct cache_sha256 *naming;	/* the hash being made of the manifest's name */
 	char *said;		/* what went through it */
@@ -387,6 +388,12 @@ void manifest_unsure(const char *why)
 		m.unsure = why;
 }
 
+void manifest_file(const char *path)
+{
+	fresh();
+	vec_push(&m.files, arena_strdup(path));
+}
+
 void manifest_exe(const char *query, const char *answer)
 {
 	char *pair;
@@ -439,6 +446,8 @@ static char *manifest_text(struct session *s, const char *key, size_t *len)
 		put_file(f, s->script_path);
 	for (int i = 0; i < filedeps_count(); i++)
 		put_file(f, filedeps_at(i)->path);
+	for (int i = 0; i < m.files.len; i++)
+		put_file(f, VEC_AT(&m.files, i));
 	for (int i = 0; i < m.exes.len; i++) {
 		const char *query = VEC_AT(&m.exes, i), *answer = query + strlen(query) + 1;
 

@@ -42,6 +42,9 @@ const char *manifest_lookup(struct session *s, int argc, char **argv);
 /* Passes 1-2 consulted something that manifest_write() could not check again. */
 void manifest_unsure(const char *why);
 
+/* Passes 1-2 read PATH, found where it was looked for first: checked again on lookup. */
+void manifest_file(const char *path);
+
 /* sys_find_executable(QUERY) gave ANSWER (NULL: none): checked again on lookup. */
 void manifest_exe(const char *query, const char *answer);
 
