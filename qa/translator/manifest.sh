@@ -6,10 +6,11 @@
 # what passes 1-2 said.  Any input changed makes it run them: a tapset or
 # the script rewritten with its size and mtime kept, a file added to the
 # tapset directory, an environment variable pmstap reads, a program found
-# earlier in PATH, the build gone from the cache.  No manifest is written
-# for a script from stdin, a process path that is a pattern, or a file
-# dated in the last second or the future.  The totals "PASSED FAILED
-# SKIPPED" go to BUILD/results/manifest.
+# earlier in PATH, a missing program of an optional probe installed, the
+# build gone from the cache.  No manifest is written for a script from
+# stdin, a process path that is a pattern, or a file dated in the last
+# second or the future.  The totals "PASSED FAILED SKIPPED" go to
+# BUILD/results/manifest.
 
 [ $# -eq 1 ] || { echo "usage: $0 BUILD" >&2; exit 2; }
 build=$1
@@ -178,7 +179,20 @@ else
 	bad "stdin, a pattern or a file from the future left a manifest ($before -> $(manifests); rc $rc_g $rc_f)"
 fi
 
-# 10. the build gone from the cache: passes 1-4 again, and a new manifest
+# 10. an optional probe on a program that is missing: once it is there,
+# passes 1-4 again, and the build probes it
+echo "probe process(\"$tmp/bin1/late\").function(\"main\") ?, begin { println(1) }" >"$tmp/o.stp"
+settle "$tmp/o.stp"
+was_direct=$(second_direct run "$tmp/o.stp")
+cp "$tmp/bin2/uprobe_target" "$tmp/bin1/late"
+if [ "$was_direct" = yes ] && run "$tmp/o.stp" && ! direct && compiled &&
+	grep -q '^Pass 2: analyzed script: 2 probes' "$tmp/err"; then
+	ok
+else
+	bad "a program that appeared for an optional probe was not looked for again (direct before: $was_direct)"
+fi
+
+# 11. the build gone from the cache: passes 1-4 again, and a new manifest
 run "$tmp/m.stp" 1
 find "$PMSTAP_CACHE" -maxdepth 1 -type d -regextype egrep -regex '.*/[0-9a-f]{64}' -exec rm -rf {} +
 if run "$tmp/m.stp" 1 && ! direct && compiled && run "$tmp/m.stp" 1 && direct &&
