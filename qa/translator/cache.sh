@@ -12,20 +12,9 @@
 # compiles the tapset services: script.so calls the runner's.  The
 # totals "PASSED FAILED SKIPPED" go to BUILD/results/cache.
 
-[ $# -eq 1 ] || { echo "usage: $0 BUILD" >&2; exit 2; }
-build=$1
-case $build in /*) ;; *) build=$(pwd)/$build ;; esac
-cd "$(dirname "$0")/../.." || exit 2
-
-pmstap=$build/bin/pmstap
-tmp=$build/tmp/qa-cache
-rm -rf "$tmp"
-mkdir -p "$tmp/tapset" "$build/results"
-PMSTAP_CACHE=$tmp/cache
-export PMSTAP_CACHE
-
-suite=cache
-. qa/translator/suite.rc
+. "$(dirname "$0")/suite.rc"
+suite_begin cache "$@"
+mkdir -p "$tmp/tapset"
 
 echo 'function cache_t:long () { return 1 }' >"$tmp/tapset/cache_t.stp"
 echo 'probe begin { println(cache_t() + $1) }' >"$tmp/t.stp"

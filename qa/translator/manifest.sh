@@ -12,20 +12,9 @@
 # second or the future.  The totals "PASSED FAILED SKIPPED" go to
 # BUILD/results/manifest.
 
-[ $# -eq 1 ] || { echo "usage: $0 BUILD" >&2; exit 2; }
-build=$1
-case $build in /*) ;; *) build=$(pwd)/$build ;; esac
-cd "$(dirname "$0")/../.." || exit 2
-
-pmstap=$build/bin/pmstap
-tmp=$build/tmp/qa-manifest
-rm -rf "$tmp"
-mkdir -p "$tmp/tapset" "$tmp/bin1" "$tmp/bin2" "$build/results"
-PMSTAP_CACHE=$tmp/cache
-export PMSTAP_CACHE
-
-suite=manifest
-. qa/translator/suite.rc
+. "$(dirname "$0")/suite.rc"
+suite_begin manifest "$@"
+mkdir -p "$tmp/tapset" "$tmp/bin1" "$tmp/bin2"
 
 # settle FILE...: wait until the newest FILE changed over a second ago
 # (pmstap writes no manifest while a file it read may still change)
