@@ -113,7 +113,8 @@ const char *debuginfo_find(Elf *elf, const char *path)
 	const char *p = len > 0 ? by_build_id(id, len) : NULL, *name, *cand[4];
 	GElf_Word crc;
 
-	manifest_unsure("it looked for debuginfo");	/* a file that was not there may be now */
+	if (p)
+		manifest_file(p);	/* missing now, it may come: looked at again */
 	if (p && usable(p, id, len)) {
 		remember(p, path);
 		return p;
@@ -123,6 +124,7 @@ const char *debuginfo_find(Elf *elf, const char *path)
 		return NULL;
 	link_candidates(path, name, cand);
 	for (int i = 0; cand[i]; i++) {
+		manifest_file(cand[i]);
 		if (strcmp(cand[i], path) == 0 || !usable(cand[i], id, len))
 			continue;
 		remember(cand[i], path);

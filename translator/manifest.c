@@ -391,6 +391,9 @@ void manifest_unsure(const char *why)
 void manifest_file(const char *path)
 {
 	fresh();
+	for (int i = 0; i < m.files.len; i++)
+		if (strcmp(VEC_AT(&m.files, i), path) == 0)
+			return;
 	vec_push(&m.files, arena_strdup(path));
 }
 

@@ -17,9 +17,11 @@
  *
  *	$cache/manifest-<hash>	one per way of running a script
  *
- * Anything passes 1-2 consult that an identity cannot vouch for (a glob,
- * a search of library or debuginfo directories, another process's
- * executable, another kernel's snapshot) calls manifest_unsure(), and
+ * A search (PATH, library and debuginfo directories) lists each file it
+ * looked at, those missing too, so that one that comes later is seen.
+ * Anything else passes 1-2 consult that an identity cannot vouch for (a
+ * glob, the kernel's DWARF, another process's executable, another
+ * kernel's snapshot) calls manifest_unsure(), and
  * that run writes no manifest: its script always runs passes 1-2.  So
  * does a script read from stdin, and a run where a file it read had
  * changed in the last second (a change within the file system's clock
@@ -42,7 +44,10 @@ const char *manifest_lookup(struct session *s, int argc, char **argv);
 /* Passes 1-2 consulted something that manifest_write() could not check again. */
 void manifest_unsure(const char *why);
 
-/* Passes 1-2 read PATH, found where it was looked for first: checked again on lookup. */
+/*
+ * Passes 1-2 read PATH, or looked for it there (a search's candidate,
+ * missing or not): its identity, or its absence, is checked again on lookup.
+ */
 void manifest_file(const char *path);
 
 /* sys_find_executable(QUERY) gave ANSWER (NULL: none): checked again on lookup. */

@@ -1037,7 +1037,6 @@ static const char *library_dirs(void)
 
 static const char *search_dirs(const char *dirs, const char *origin, const char *name)
 {
-	manifest_unsure("it searched library directories");
 	while (dirs && *dirs) {
 		size_t n = strcspn(dirs, ":");
 		char *dir = arena_strndup(dirs, n), *cand;
@@ -1045,6 +1044,8 @@ static const char *search_dirs(const char *dirs, const char *origin, const char 
 		if (strncmp(dir, "$ORIGIN", 7) == 0)
 			dir = arena_printf("%s%s", origin, dir + 7);
 		cand = arena_printf("%s/%s", dir, name);
+		if (n)
+			manifest_file(cand);	/* missing now, it may come: looked at again */
 		if (n && access(cand, R_OK) == 0)
 			return cand;
 		dirs += n + (dirs[n] == ':');

@@ -6,8 +6,8 @@
 # what passes 1-2 said.  Any input changed makes it run them: a tapset or
 # the script rewritten with its size and mtime kept, a file added to the
 # tapset directory, an environment variable pmstap reads, a program found
-# earlier in PATH, a missing program of an optional probe installed, the
-# build gone from the cache.  No manifest is written for a script from
+# earlier in PATH, a missing program of an optional probe installed, a
+# stripped program's debuginfo installed, the build gone from the cache.  No manifest is written for a script from
 # stdin, a process path that is a pattern, or a file dated in the last
 # second or the future.  The totals "PASSED FAILED SKIPPED" go to
 # BUILD/results/manifest.
@@ -181,7 +181,21 @@ else
 	bad "a program that appeared for an optional probe was not looked for again (direct before: $was_direct)"
 fi
 
-# 11. the build gone from the cache: passes 1-4 again, and a new manifest
+# 11. a stripped program: once the separate debuginfo its debuglink names
+# is installed beside it, passes 1-4 again (the search's misses are kept)
+mkdir -p "$tmp/split"
+cp "$build/bin/uprobe_target.split" "$tmp/split/prog"
+echo "probe process(\"$tmp/split/prog\").function(\"main\") { println(1) }" >"$tmp/d.stp"
+settle "$tmp/d.stp" "$tmp/split/prog"
+was_direct=$(second_direct run "$tmp/d.stp")
+cp "$build/bin/uprobe_target.split.debug" "$tmp/split/"
+if [ "$was_direct" = yes ] && run "$tmp/d.stp" && ! direct && compiled; then
+	ok
+else
+	bad "debuginfo installed for a probed program was not looked for again (direct before: $was_direct)"
+fi
+
+# 12. the build gone from the cache: passes 1-4 again, and a new manifest
 run "$tmp/m.stp" 1
 find "$PMSTAP_CACHE" -maxdepth 1 -type d -regextype egrep -regex '.*/[0-9a-f]{64}' -exec rm -rf {} +
 if run "$tmp/m.stp" 1 && ! direct && compiled && run "$tmp/m.stp" 1 && direct &&
