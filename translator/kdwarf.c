@@ -176,7 +176,6 @@ const char *kdwarf_vmlinux(const char **want)
 	const char *id = sysroot_kernel_build_id(), *cand[5];
 	int n = 0;
 
-	manifest_unsure("it looked for the kernel's DWARF");
 	if (tried) {
 		*want = wanted;
 		return found;
@@ -193,9 +192,11 @@ const char *kdwarf_vmlinux(const char **want)
 		cand[n++] = arena_printf(DEBUG_ROOT "/lib/modules/%s/vmlinux", kver);
 		cand[n++] = arena_printf("/lib/modules/%s/build/vmlinux", kver);
 	}
-	for (int i = 0; i < n && !found; i++)
+	for (int i = 0; i < n && !found; i++) {
+		manifest_file(cand[i]);	/* missing now, it may come: looked at again */
 		if (try_open(cand[i], id))
 			found = strdup(cand[i]);
+	}
 	wanted = strdup(env && *env ? env : arena_printf(DEBUG_ROOT "/boot/vmlinux-%s", kver));
 	*want = wanted;
 	return found;
@@ -278,19 +279,18 @@ static struct kfile *module_file(const char *module)
 		cand[n++] = arena_printf(DEBUG_ROOT "/.build-id/%.2s/%s.debug", id, id + 2);
 	cand[n++] = arena_printf(DEBUG_ROOT "%s%s", dir, rel);
 	cand[n++] = ko;		/* a kernel built with its modules' DWARF kept */
-	for (int i = 0; i < n && !kf->dw; i++)
+	for (int i = 0; i < n && !kf->dw; i++) {
+		manifest_file(cand[i]);
 		if (open_ko(kf, cand[i], id))
 			kf->path = strdup(cand[i]);
+	}
 	kf->want = strdup(cand[*id ? 1 : 0]);
 	return kf;
 }
 
 const char *kdwarf_module(const char *module, const char **want)
 {
-	struct kfile *kf;
-
-	manifest_unsure("it looked for a module's DWARF");
-	kf = module_file(module);
+	struct kfile *kf = module_file(module);
 
 	*want = kf ? kf->want : NULL;
 	return kf ? kf->path : NULL;
@@ -300,10 +300,7 @@ const char *kdwarf_module(const char *module, const char **want)
 static struct kfile *kfile_of(const char *module)
 {
 	const char *want;
-	struct kfile *kf;
-
-	manifest_unsure("it looked for kernel DWARF");
-	kf = module ? module_file(module) : kdwarf_vmlinux(&want) ? kfiles[0] : NULL;
+	struct kfile *kf = module ? module_file(module) : kdwarf_vmlinux(&want) ? kfiles[0] : NULL;
 
 	return kf && kf->dw ? fresh(kf) : NULL;
 }

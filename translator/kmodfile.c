@@ -15,12 +15,12 @@
 
 const char *kmodfile_path(const char *module)
 {
-	manifest_unsure("it looked for a module's file");
 	const char *dir = arena_printf("/lib/modules/%s", sysroot_kernel_release());
 	FILE *f = fopen(arena_printf("%s/modules.dep", dir), "r");
 	char line[4096];
 	const char *found = NULL;
 
+	manifest_file(arena_printf("%s/modules.dep", dir));	/* where a module is */
 	if (!f)
 		return NULL;
 	while (!found && fgets(line, sizeof(line), f)) {

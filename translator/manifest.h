@@ -17,11 +17,11 @@
  *
  *	$cache/manifest-<hash>	one per way of running a script
  *
- * A search (PATH, library and debuginfo directories) lists each file it
- * looked at, those missing too, so that one that comes later is seen.
- * Anything else passes 1-2 consult that an identity cannot vouch for (a
- * glob, the kernel's DWARF, another process's executable, another
- * kernel's snapshot) calls manifest_unsure(), and
+ * A search (PATH, library, debuginfo and kernel DWARF directories) lists
+ * each file it looked at, those missing too, so that one that comes later
+ * is seen.  Anything else passes 1-2 consult that an identity cannot
+ * vouch for (a glob, another process's executable, another kernel's
+ * snapshot) calls manifest_unsure(), and
  * that run writes no manifest: its script always runs passes 1-2.  So
  * does a script read from stdin, and a run where a file it read had
  * changed in the last second (a change within the file system's clock
