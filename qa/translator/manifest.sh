@@ -9,7 +9,7 @@
 # earlier in PATH, a missing program of an optional probe installed, a
 # stripped program's debuginfo installed, the build gone from the cache.  No manifest is written for a script from
 # stdin, a process path that is a pattern, or a file dated in the last
-# second or the future.  The totals "PASSED FAILED SKIPPED" go to
+# second or the future; a damaged manifest is not used.  The totals "PASSED FAILED SKIPPED" go to
 # BUILD/results/manifest.
 
 . "$(dirname "$0")/suite.rc"
@@ -204,5 +204,23 @@ if run "$tmp/m.stp" 1 && ! direct && compiled && run "$tmp/m.stp" 1 && direct &&
 else
 	bad "a manifest whose build is gone was used, or no new one was written"
 fi
+
+# 13. a damaged manifest (cut short, or not one) is not used, and the
+# next build writes it whole again
+for how in cut garbage; do
+	for f in "$PMSTAP_CACHE"/manifest-*; do
+		case $how in
+		cut) head -c 100 "$f" >"$f.tmp" ;;
+		garbage) printf 'pmstap manifest 1\nkey 0\nsaid 99\n' >"$f.tmp" ;;
+		esac
+		mv "$f.tmp" "$f"
+	done
+	if run "$tmp/m.stp" 1 && ! direct && grep -q '^Pass 3: using cached ' "$tmp/err" &&
+		run "$tmp/m.stp" 1 && direct; then
+		ok
+	else
+		bad "a $how manifest was used, or not written again"
+	fi
+done
 
 finish
