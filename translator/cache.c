@@ -280,24 +280,41 @@ const char *cache_piece_path(const char *name)
 
 /* ---- the key ---- */
 
-/* An item of the key: its tag, length and bytes, so items never run together. */
-static void add(struct cache_sha256 *c, const char *tag, const void *data, size_t len)
+void cache_sha256_tagged(struct cache_sha256 *c, const char *tag, const void *data, size_t len)
 {
 	char head[64];
 	int n = snprintf(head, sizeof(head), "%s:%zu:", tag, len);
 
 	cache_sha256_update(c, head, (size_t)n);
 	cache_sha256_update(c, data, len);
-	if (getenv("PMSTAP_DEBUG_KEY"))	/* why a build was not found */
-		fprintf(stderr, "cache key: %s%.*s\n", head, len > 160 ? 0 : (int)len, (const char *)data);
+	if (c->trace && getenv("PMSTAP_DEBUG_KEY"))	/* why a build was not found */
+		fprintf(stderr, "%s: %s%.*s\n", c->trace, head, len > 160 ? 0 : (int)len,
+			(const char *)data);
 }
 
-static const char *hex(const unsigned char *d, int n);
+const char *cache_sha256_hex(struct cache_sha256 *c)
+{
+	unsigned char d[32];
+	char *out = arena_alloc(sizeof(d) * 2 + 1);
+
+	cache_sha256_final(c, d);
+	for (size_t i = 0; i < sizeof(d); i++)
+		sprintf(out + 2 * i, "%02x", d[i]);
+	return out;
+}
+
+/* The key's hashes: cache_sha256_init(), traced as "cache key". */
+static void key_init(struct cache_sha256 *c)
+{
+	cache_sha256_init(c);
+	c->trace = "cache key";
+}
+
 static const char *runtime_digest(struct session *s);
 
 static void add_str(struct cache_sha256 *c, const char *tag, const char *s)
 {
-	add(c, tag, s ? s : "", s ? strlen(s) : 0);
+	cache_sha256_tagged(c, tag, s ? s : "", s ? strlen(s) : 0);
 }
 
 /* A file by content: its name (where it is matters: messages cite it) and text. */
@@ -308,7 +325,7 @@ static void add_file(struct cache_sha256 *c, const char *tag, const char *path)
 
 	add_str(c, tag, path);
 	if (text)
-		add(c, "text", text, len);
+		cache_sha256_tagged(c, "text", text, len);
 	else
 		add_str(c, "missing", strerror(errno));
 }
@@ -386,14 +403,14 @@ static void add_sources(struct cache_sha256 *c, struct session *s, const struct 
 	const struct source *src = prog->script->src;
 
 	add_str(c, "script", src->name);
-	add(c, "text", src->text, src->len);
+	cache_sha256_tagged(c, "text", src->text, src->len);
 	for (int i = 0; i < s->nargs; i++)
 		add_str(c, "arg", s->args[i]);
 	for (int i = 0; i < prog->tapset_files.len; i++) {
 		const struct stapfile *f = VEC_AT(&prog->tapset_files, i);
 
 		add_str(c, "tapset", f->src->name);
-		add(c, "text", f->src->text, f->src->len);
+		cache_sha256_tagged(c, "text", f->src->text, f->src->len);
 	}
 	add_macros(c, s);
 	add_str(c, "runtime", runtime_digest(s));
@@ -403,14 +420,12 @@ static void add_sources(struct cache_sha256 *c, struct session *s, const struct 
 static const char *runtime_digest(struct session *s)
 {
 	struct cache_sha256 c;
-	unsigned char d[32];
 
-	cache_sha256_init(&c);
+	key_init(&c);
 	add_str(&c, "dir", s->runtime_dir);
 	if (s->runtime_dir)
 		add_tree(&c, s->runtime_dir, 0);
-	cache_sha256_final(&c, d);
-	return hex(d, 32);
+	return cache_sha256_hex(&c);
 }
 
 static void add_options(struct cache_sha256 *c, struct session *s)
@@ -446,22 +461,12 @@ static void add_filedeps(struct cache_sha256 *c)
 	}
 }
 
-static const char *hex(const unsigned char *d, int n)
-{
-	char *out = arena_alloc((size_t)n * 2 + 1);
-
-	for (int i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", d[i]);
-	return out;
-}
-
 const char *cache_key(struct session *s, const struct program *prog)
 {
 	struct cache_sha256 c;
-	unsigned char digest[32];
 	const char *clang = getenv("PMSTAP_CLANG"), *cc = getenv("PMSTAP_CC");
 
-	cache_sha256_init(&c);
+	key_init(&c);
 	add_str(&c, "pmstap", PMSTAP_VERSION);
 	add_program(&c, "exe", "/proc/self/exe");	/* a rebuilt pmstap emits other code */
 	add_sources(&c, s, prog);
@@ -473,8 +478,7 @@ const char *cache_key(struct session *s, const struct program *prog)
 	add_filedeps(&c);
 	add_program(&c, "clang", sys_find_executable(clang && *clang ? clang : "clang"));
 	add_program(&c, "cc", sys_find_executable(cc && *cc ? cc : "cc"));
-	cache_sha256_final(&c, digest);
-	return hex(digest, 32);
+	return cache_sha256_hex(&c);
 }
 
 /* ---- entries ---- */

@@ -37,11 +37,16 @@ struct cache_sha256 {
 	unsigned char buf[64];
 	size_t fill;
 	bool portable;		/* never the CPU's SHA instructions (tests) */
+	const char *trace;	/* PMSTAP_DEBUG_KEY: each tagged item is printed after this */
 };
 
 void cache_sha256_init(struct cache_sha256 *c);
 void cache_sha256_update(struct cache_sha256 *c, const void *data, size_t n);
 void cache_sha256_final(struct cache_sha256 *c, unsigned char digest[32]);
+/* An item of a key: TAG, LEN and DATA, so that items never run together. */
+void cache_sha256_tagged(struct cache_sha256 *c, const char *tag, const void *data, size_t len);
+/* The digest as 64 hex digits. */
+const char *cache_sha256_hex(struct cache_sha256 *c);
 
 /*
  * The cache directory, created (mode 0700) if need be, and checked to be

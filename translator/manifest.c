@@ -46,7 +46,6 @@ static struct {
 	struct vec exes;	/* char *: "QUERY\0ANSWER" pairs, as found */
 	struct vec files;	/* char *: other files passes 1-2 read (manifest_file()) */
 	FILE *tee;		/* diag's stream while passes 1-2 run */
-	struct cache_sha256 *naming;	/* the hash being made of the manifest's name */
 	char *said;		/* what went through it */
 	size_t said_len;
 	unsigned generation;
@@ -79,23 +78,7 @@ static const char *id_of(const char *path)
 
 static void add(struct cache_sha256 *c, const char *tag, const char *v)
 {
-	char head[64];
-	size_t len = v ? strlen(v) : 0;
-	int n = snprintf(head, sizeof(head), "%s:%zu:", tag, len);
-
-	cache_sha256_update(c, head, (size_t)n);
-	cache_sha256_update(c, v ? v : "", len);
-	if (c == m.naming && getenv("PMSTAP_DEBUG_KEY"))	/* why a manifest was not found */
-		fprintf(stderr, "manifest name: %s%.*s\n", head, len > 160 ? 0 : (int)len, v);
-}
-
-static const char *hex(const unsigned char *d)
-{
-	char *out = arena_alloc(65);
-
-	for (int i = 0; i < 32; i++)
-		sprintf(out + 2 * i, "%02x", d[i]);
-	return out;
+	cache_sha256_tagged(c, tag, v ? v : "", v ? strlen(v) : 0);
 }
 
 /* Every entry under DIR, by name and identity, in name order. */
@@ -125,12 +108,10 @@ static void add_tree(struct cache_sha256 *c, const char *dir, int depth)
 static const char *tree_id(const char *dir)
 {
 	struct cache_sha256 c;
-	unsigned char d[32];
 
 	cache_sha256_init(&c);
 	add_tree(&c, dir, 0);
-	cache_sha256_final(&c, d);
-	return hex(d);
+	return cache_sha256_hex(&c);
 }
 
 static const char *exe_id(const char *query)
@@ -197,11 +178,10 @@ static void add_text_file(struct cache_sha256 *c, const char *tag, const char *p
 static const char *prekey(struct session *s, int argc, char **argv)
 {
 	struct cache_sha256 c;
-	unsigned char d[32];
 	char cwd[4096];
 
 	cache_sha256_init(&c);
-	m.naming = &c;
+	c.trace = "manifest name";	/* why a manifest was not found */
 	add(&c, "manifest", MANIFEST_HEAD PMSTAP_VERSION);
 	add(&c, "exe", id_of("/proc/self/exe"));
 	for (int i = 1; i < argc; i++)
@@ -217,9 +197,7 @@ static const char *prekey(struct session *s, int argc, char **argv)
 	add_modules(&c);	/* tracepoints, BTF and functions of modules */
 	add_text_file(&c, "dynamic-events",	/* kprobe, uprobe and synthetic events */
 		      s->tracefs ? arena_printf("%s/dynamic_events", s->tracefs) : NULL);
-	m.naming = NULL;
-	cache_sha256_final(&c, d);
-	return hex(d);
+	return cache_sha256_hex(&c);
 }
 
 /* ---- what passes 1-2 print, kept ---- */
