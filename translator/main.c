@@ -658,6 +658,16 @@ static bool pass4_compile(struct session *s, struct build *b)
 	return true;
 }
 
+/* -v: passes 3 and 4 were the cache's build DIR. */
+static void say_cached(struct session *s, const char *dir)
+{
+	if (!s->verbose)
+		return;
+	fprintf(stderr, "Pass 3: using cached %s\n", dir);
+	if (s->last_pass >= 4)
+		fprintf(stderr, "Pass 4: using cached %s/%s\n", dir, runtime_of(s)->object);
+}
+
 /* Passes 3 and 4 up to -p, skipped when the cache has their output already. */
 static bool build_program(struct session *s, struct program *prog, struct build *b)
 {
@@ -673,10 +683,7 @@ static bool build_program(struct session *s, struct program *prog, struct build 
 		return false;
 	b->key = cache_key(s, prog);
 	if ((b->dir = cache_lookup(b->root, b->key, &stale))) {
-		if (s->verbose)
-			fprintf(stderr, "Pass 3: using cached %s\n", b->dir);
-		if (s->verbose && s->last_pass >= 4)
-			fprintf(stderr, "Pass 4: using cached %s/%s\n", b->dir, runtime_of(s)->object);
+		say_cached(s, b->dir);
 		return true;
 	}
 	if (stale && s->verbose)
@@ -772,13 +779,10 @@ static bool build_from_manifest(struct session *s, int argc, char **argv, struct
 
 	if (!(b->dir = manifest_lookup(s, argc, argv)))
 		return false;
-	if (s->verbose) {
+	if (s->verbose)
 		fprintf(stderr, "Pass 1-2: skipped: nothing the cached build was made from has "
 			"changed (checked in %.1f ms).\n", now_ms() - t0);
-		fprintf(stderr, "Pass 3: using cached %s\n", b->dir);
-		if (s->last_pass >= 4)
-			fprintf(stderr, "Pass 4: using cached %s/%s\n", b->dir, runtime_of(s)->object);
-	}
+	say_cached(s, b->dir);
 	return true;
 }
 
