@@ -183,8 +183,18 @@ void lex_keep_errors(struct lexer *lx)
 	lx->keep_errors = true;
 }
 
-/* After the opening of a block comment: skip past its end; keep a doc comment. */
-static const char *skip_block_comment(struct lexer *lx)
+/* The error token of a block comment opened at LOC and never closed. */
+static struct token *comment_error(struct lexer *lx, struct srcloc loc)
+{
+	struct token *t = tok_new(lx, TOK_OP, loc, true);
+
+	t->text = "/*";
+	t->error = "unterminated comment: missing '*/'";
+	return t;
+}
+
+/* After the opening of a block comment: skip past its end; keep a doc comment.  False: no end. */
+static bool skip_block_comment(struct lexer *lx)
 {
 	bool doc = peekc(lx, 0) == '*' && peekc(lx, 1) != '/';
 	int c;
@@ -197,13 +207,13 @@ static const char *skip_block_comment(struct lexer *lx)
 			if (doc)
 				lx->doc = buf_take(lx);
 			lx->len = 0;
-			return NULL;
+			return true;
 		}
 		if (doc)
 			buf_putc(lx, c);
 	}
 	lx->len = 0;
-	return "unterminated comment: missing '*/'";
+	return false;
 }
 
 /* Move past the next N characters of the source text, no paste pending. */
@@ -246,12 +256,8 @@ static struct token *skip_space_text(struct lexer *lx, bool *space)
 			stop = memmem(body, (size_t)(lx->end - body), "*/", 2);
 			lx->comment = true;
 			if (!stop) {
-				struct token *t = tok_new(lx, TOK_OP, loc, true);
-
 				skip_text(lx, left);
-				t->text = "/*";
-				t->error = "unterminated comment: missing '*/'";
-				return t;
+				return comment_error(lx, loc);
 			}
 			if (doc)
 				lx->doc = arena_strndup(body, (size_t)(stop - body));
@@ -282,19 +288,14 @@ static struct token *skip_space(struct lexer *lx, bool *space)
 			lx->comment = true;
 		} else if (c == '/' && c2 == '*') {
 			struct srcloc loc = here(lx);
-			const char *err;
+			bool closed;
 
 			getch(lx);
 			getch(lx);
-			err = skip_block_comment(lx);
+			closed = skip_block_comment(lx);
 			lx->comment = true;
-			if (err) {
-				struct token *t = tok_new(lx, TOK_OP, loc, true);
-
-				t->text = "/*";
-				t->error = err;
-				return t;
-			}
+			if (!closed)
+				return comment_error(lx, loc);
 		} else {
 			return NULL;
 		}
