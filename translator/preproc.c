@@ -590,14 +590,14 @@ static void load_kconfig(struct session *s, const struct token *at)
 	FILE *f = NULL;
 
 	sh->kconfig_read = true;
-	for (i = 0; i < n && !f; i++)
-		if (tries[i])
-			f = open_config(tries[i], &piped);
-	/* for the manifest: -K or /boot/config-*; /proc/config.gz is the kernel's own */
-	if (f && i <= 3 && strncmp(tries[i - 1], "/proc/", 6) != 0)
-		manifest_file(tries[i - 1]);
-	else if (!f || i > 3)	/* a file that was not there may be now */
-		manifest_unsure("it looked for the kernel configuration");
+	for (i = 0; i < n && !f; i++) {
+		if (!tries[i])
+			continue;
+		/* each place looked, missing too (/proc/config.gz: the kernel's own) */
+		if (strncmp(tries[i], "/proc/", 6) != 0)
+			manifest_file(tries[i]);
+		f = open_config(tries[i], &piped);
+	}
 	if (!f) {
 		if (s->kconfig_path)
 			diag_warning(at->loc, "cannot read the kernel configuration '%s': %s; every CONFIG_ option counts as unset",
