@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,9 +390,96 @@ static int count_links(const struct stp_script *s)
 	return n;
 }
 
+/*
+ * What detaching closes: a link of libbpf's, or a link's file descriptor.
+ * Closing a perf event on a tracepoint waits for the kernel's grace
+ * periods (tracepoint_synchronize_unregister()): 65-80 ms each for the
+ * raw_syscalls dispatchers on this project's VMs, most of a short run's
+ * time.  The waits are sleeps, not work, so the attachments are closed
+ * by several threads at once, whatever the CPUs, and their waits overlap.
+ */
+#define DETACH_THREADS 8
+
+struct detach_item {
+	struct bpf_link *link;
+	int fd;
+};
+
+struct detach_work {
+	struct detach_item *items;
+	int n, next;
+};
+
+static void detach_one(struct detach_item it)
+{
+	if (it.link)
+		bpf_link__destroy(it.link);
+	else
+		close(it.fd);
+}
+
+static void *detach_worker(void *arg)
+{
+	struct detach_work *w = arg;
+	int i;
+
+	while ((i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->n)
+		detach_one(w->items[i]);
+	return NULL;
+}
+
+/* IT into W, or closed at once when W has no room (its allocation failed). */
+static void put_item(struct detach_work *w, struct detach_item it)
+{
+	if (w->items)
+		w->items[w->n++] = it;
+	else
+		detach_one(it);
+}
+
+/* Close W's items: the calling thread and up to DETACH_THREADS - 1 more. */
+static void detach_items(struct detach_work *w)
+{
+	pthread_t threads[DETACH_THREADS - 1];
+	int started = 0;
+
+	while (started < DETACH_THREADS - 1 && started < w->n - 1 &&
+	       pthread_create(&threads[started], NULL, detach_worker, w) == 0)
+		started++;
+	detach_worker(w);
+	while (started > 0)
+		pthread_join(threads[--started], NULL);
+}
+
+/* Every kernel attachment of S into W (room for count_links(S), or none), and none left in S. */
+static void collect_links(struct stp_script *s, struct detach_work *w)
+{
+	for (int d = 0; d < 2; d++) {
+		if (s->sc_links[d])
+			put_item(w, (struct detach_item){ .link = s->sc_links[d], .fd = -1 });
+		s->sc_links[d] = NULL;
+	}
+	for (int i = 0; i < s->um_nfds; i++)
+		put_item(w, (struct detach_item){ .fd = s->um_fds[i] });
+	free(s->um_fds);
+	s->um_fds = NULL;
+	s->um_nfds = 0;
+	for (int i = 0; i < s->meta->nprobes; i++) {
+		for (int j = 0; s->links[i] && s->links[i][j]; j++)
+			put_item(w, (struct detach_item){ .link = s->links[i][j], .fd = -1 });
+		free(s->links[i]);
+		s->links[i] = NULL;
+		if (s->link_fds && s->link_fds[i] >= 0)
+			put_item(w, (struct detach_item){ .fd = s->link_fds[i] });
+		if (s->link_fds)
+			s->link_fds[i] = -1;
+	}
+}
+
 void stp_detach_all(struct stp_script *s)
 {
 	double t0 = now_ms();
+	struct detach_work w = { 0 };
 	int n;
 
 	stp_dyn_detach_pid(s);	/* -x: the process runs on without the probes */
@@ -400,16 +488,10 @@ void stp_detach_all(struct stp_script *s)
 	if (!s->links || !s->meta)
 		return;
 	n = count_links(s);
-	stp_sc_detach(s);
-	stp_um_detach(s);
-	for (int i = 0; i < s->meta->nprobes; i++) {
-		destroy_links(s->links[i]);
-		s->links[i] = NULL;
-		if (s->link_fds && s->link_fds[i] >= 0)
-			close(s->link_fds[i]);
-		if (s->link_fds)
-			s->link_fds[i] = -1;
-	}
+	w.items = calloc((size_t)n + 1, sizeof(*w.items));
+	collect_links(s, &w);	/* without room: one at a time, as it goes */
+	detach_items(&w);
+	free(w.items);
 	if (s->opts.verbose && n)
 		stp_msg(s, "note", "detached %d kernel attachment%s in %.0f ms", n, n == 1 ? "" : "s",
 			now_ms() - t0);

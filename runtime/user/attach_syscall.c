@@ -186,11 +186,3 @@ int stp_sc_attach(struct stp_script *s)
 	free(keys);
 	return taken;
 }
-
-void stp_sc_detach(struct stp_script *s)
-{
-	for (int d = 0; d < 2; d++) {
-		bpf_link__destroy(s->sc_links[d]);
-		s->sc_links[d] = NULL;
-	}
-}

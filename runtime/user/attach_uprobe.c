@@ -286,12 +286,3 @@ int stp_um_count(const struct stp_script *s, int *probes)
 		*probes += um_probe(s, i);
 	return s->um_nfds;
 }
-
-void stp_um_detach(struct stp_script *s)
-{
-	for (int i = 0; i < s->um_nfds; i++)
-		close(s->um_fds[i]);
-	free(s->um_fds);
-	s->um_fds = NULL;
-	s->um_nfds = 0;
-}

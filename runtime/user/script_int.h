@@ -155,7 +155,6 @@ void stp_detach_all(struct stp_script *s);
 
 /* attach_syscall.c */
 int stp_sc_attach(struct stp_script *s);
-void stp_sc_detach(struct stp_script *s);
 bool stp_kprobes_available(void);
 
 /* attach_files.c */
@@ -171,7 +170,6 @@ void stp_um_prepare(struct stp_script *s);
 void stp_um_attach(struct stp_script *s);
 int stp_um_attach_one(struct stp_script *s, int i);
 int stp_um_count(const struct stp_script *s, int *probes);
-void stp_um_detach(struct stp_script *s);
 
 /* events.c */
 int stp_out_open(struct stp_script *s);
