@@ -35,6 +35,10 @@
 # redis-server and iproute2 are for the fleet on one machine
 # (make demo-hosts, qa/152): pmproxy loads archives into Redis.
 #
+# debuginfod (the server and debuginfod-find) serves a program's
+# debuginfo to pmstap in qa/315; pmstap itself loads libdebuginfod1,
+# which comes with it, only when DEBUGINFOD_URLS is set.
+#
 # Idempotent and quiet when everything is present.  pcp's postinst calls
 # systemctl, which fails when systemd is not PID 1 (containers, CI VMs):
 # a stub systemctl that exits 0 goes first in the PATH that apt gives dpkg.
@@ -46,7 +50,7 @@ PACKAGES="make gcc clang llvm pkg-config
 	libcunit1-dev libclang-rt-14-dev valgrind strace
 	systemtap-sdt-dev libzydis-dev g++ systemtap
 	dpkg-dev debhelper fakeroot lintian
-	curl jq redis-server iproute2"
+	curl jq redis-server iproute2 debuginfod"
 # nfs-kernel-server: rpc.nfsd and exportfs for the NFS server the nfsd
 # tapset's guest tests run (qa/420); it starts no daemon here (see below)
 GUEST_PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static cpio kmod xz-utils

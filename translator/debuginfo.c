@@ -8,7 +8,11 @@
  * a build-id, the same one.  The files found are remembered, so that
  * DWARF readers can go back from the debug file to the program (whose
  * .eh_frame the debug file does not have).
+ *
+ * When no file here has it and DEBUGINFOD_URLS names servers, it is asked
+ * of them by build-id, as stap's elfutils does (debuginfod below).
  */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,6 +23,7 @@
 #include <elfutils/libdwelf.h>
 #include "arena.h"
 #include "debuginfo.h"
+#include "diag.h"
 #include "manifest.h"
 
 #define DEBUG_ROOT "/usr/lib/debug"
@@ -106,6 +111,91 @@ static void link_candidates(const char *path, const char *name, const char **can
 	cand[3] = NULL;
 }
 
+/* ---- debuginfod ---- */
+
+/*
+ * libdebuginfod, loaded the first time a server is to be asked (pmstap
+ * runs without it, as elfutils' own tools do).  Its client fetches into its
+ * cache (DEBUGINFOD_CACHE_PATH, else ~/.cache/debuginfod_client) and reads
+ * DEBUGINFOD_TIMEOUT, DEBUGINFOD_PROGRESS and the rest of its environment
+ * itself (debuginfod-client-config(7)).
+ */
+#define DEBUGINFOD_LIB "libdebuginfod.so.1"
+
+struct debuginfod_client;
+
+static struct {
+	bool tried;
+	struct debuginfod_client *client;
+	int (*find)(struct debuginfod_client *, const unsigned char *, int, char **);
+} dbgd;
+
+bool debuginfo_servers_named(void)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	return urls && urls[strspn(urls, " \t")];
+}
+
+static bool dbgd_open(void)
+{
+	struct debuginfod_client *(*begin)(void);
+	void *lib;
+
+	if (dbgd.tried)
+		return dbgd.client != NULL;
+	dbgd.tried = true;
+	lib = dlopen(DEBUGINFOD_LIB, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		diag_warning((struct srcloc){ 0 }, "DEBUGINFOD_URLS is set, but %s cannot be loaded (%s): no "
+				   "debuginfo is asked of its servers", DEBUGINFOD_LIB, dlerror());
+		diag_hint("apt-get install libdebuginfod1");
+		return false;
+	}
+	begin = (struct debuginfod_client *(*)(void))dlsym(lib, "debuginfod_begin");
+	dbgd.find = (int (*)(struct debuginfod_client *, const unsigned char *, int, char **))
+		dlsym(lib, "debuginfod_find_debuginfo");
+	dbgd.client = begin && dbgd.find ? begin() : NULL;
+	if (!dbgd.client)
+		diag_warning((struct srcloc){ 0 }, "%s has no client to give: no debuginfo is asked of the "
+				   "DEBUGINFOD_URLS servers", DEBUGINFOD_LIB);
+	return dbgd.client != NULL;
+}
+
+/*
+ * The debug file of build-id ID[0..LEN) (PATH's) from the DEBUGINFOD_URLS
+ * servers, in the client's cache; NULL when none has it.  Whether one
+ * does may change with no file here changing, so a run that asked in vain
+ * leaves no manifest: the next one asks again.
+ */
+static const char *from_debuginfod(const unsigned char *id, ssize_t len, const char *path)
+{
+	char *got = NULL;
+	const char *p;
+	int fd;
+
+	if (len <= 0 || !debuginfo_servers_named() || !dbgd_open())
+		return NULL;
+	fd = dbgd.find(dbgd.client, id, (int)len, &got);
+	if (fd < 0 || !got) {
+		manifest_unsure("a debuginfod server may have the debuginfo later");
+		if (fd >= 0)
+			close(fd);
+		free(got);
+		return NULL;
+	}
+	close(fd);
+	p = arena_strdup(got);
+	free(got);
+	manifest_file(p);
+	if (!usable(p, id, len)) {
+		diag_warning((struct srcloc){ 0 }, "the debuginfod server's file for '%s' (%s) is not its "
+				   "debuginfo", path, p);
+		return NULL;
+	}
+	return p;
+}
+
 const char *debuginfo_find(Elf *elf, const char *path)
 {
 	const void *id = NULL;
@@ -120,15 +210,18 @@ const char *debuginfo_find(Elf *elf, const char *path)
 		return p;
 	}
 	name = dwelf_elf_gnu_debuglink(elf, &crc);
-	if (!name || !*name)
-		return NULL;
-	link_candidates(path, name, cand);
-	for (int i = 0; cand[i]; i++) {
-		manifest_file(cand[i]);
-		if (strcmp(cand[i], path) == 0 || !usable(cand[i], id, len))
-			continue;
-		remember(cand[i], path);
-		return cand[i];
+	if (name && *name) {
+		link_candidates(path, name, cand);
+		for (int i = 0; cand[i]; i++) {
+			manifest_file(cand[i]);
+			if (strcmp(cand[i], path) == 0 || !usable(cand[i], id, len))
+				continue;
+			remember(cand[i], path);
+			return cand[i];
+		}
 	}
-	return NULL;
+	p = from_debuginfod(id, len, path);
+	if (p)
+		remember(p, path);
+	return p;
 }

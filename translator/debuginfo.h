@@ -6,6 +6,7 @@
 #define PMSTAP_DEBUGINFO_H
 
 #include <libelf.h>
+#include <stdbool.h>
 
 /*
  * The separate debug file of ELF (opened from PATH), found as gdb and
@@ -17,5 +18,8 @@ const char *debuginfo_find(Elf *elf, const char *path);
 
 /* The file whose separate debug file is DEBUG_PATH (as found above), or NULL. */
 const char *debuginfo_main_file(const char *debug_path);
+
+/* Whether DEBUGINFOD_URLS names servers that debuginfo_find() asks. */
+bool debuginfo_servers_named(void);
 
 #endif

@@ -31,6 +31,7 @@
 #include <dwarf.h>
 #include <stdarg.h>
 #include <string.h>
+#include "debuginfo.h"
 #include "dwarf_read.h"
 #include "emit_dwarf.h"
 #include "probe_kinds.h"
@@ -209,6 +210,16 @@ static const char *func_name(struct dctx *d)
 	return n ? n : "?";
 }
 
+static void no_debuginfo_hint(void)
+{
+	if (debuginfo_servers_named())
+		diag_hint("rebuild it with -g, or install its debuginfo (its .debug file): the "
+			  "DEBUGINFOD_URLS servers did not give it");
+	else
+		diag_hint("rebuild it with -g, install its debuginfo (its .debug file), or name a "
+			  "debuginfod server that has it in DEBUGINFOD_URLS");
+}
+
 static bool open_file(struct dctx *d, const char *path, struct srcloc loc)
 {
 	const char *why = "";
@@ -216,8 +227,7 @@ static bool open_file(struct dctx *d, const char *path, struct srcloc loc)
 	if (!path)
 		return derr(d, loc, "cannot read %s: '%s' has no debuginfo", d->what,
 			    d->dp && d->dp->elf_path ? d->dp->elf_path : "the program") ||
-		       (d->quiet ? false : (diag_hint("rebuild it with -g, or install its debuginfo "
-						      "(its .debug file)"), false));
+		       (d->quiet ? false : (no_debuginfo_hint(), false));
 	d->f = dwarf_file_get(path, &why);
 	return d->f ? true : derr(d, loc, "cannot read %s: %s", d->what, why);
 }
