@@ -5,6 +5,7 @@
  * pmstap's session to its options, and the -v lines of pass 5.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "../runtime/user/script.h"
@@ -16,6 +17,30 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+#define KEEP_DEFAULT_S 300
+
+/*
+ * How long a keeper holds the run's loaded programs for the next run of
+ * the same build (runtime/user/keep.c): PMSTAP_KEEP_LOADED seconds, 0
+ * not at all; a value that is no number of seconds keeps the default.
+ */
+static long keep_seconds(void)
+{
+	const char *env = getenv("PMSTAP_KEEP_LOADED");
+	char *end;
+	long v;
+
+	if (!env || !*env)
+		return KEEP_DEFAULT_S;
+	v = strtol(env, &end, 10);
+	if (*end || v < 0 || v > 86400) {
+		fprintf(stderr, "pmstap: warning: PMSTAP_KEEP_LOADED=%s is not a number of seconds "
+			"(0 to 86400): keeping for %d s\n", env, KEEP_DEFAULT_S);
+		return KEEP_DEFAULT_S;
+	}
+	return v;
 }
 
 static void session_opts(const struct session *s, struct stp_script_opts *o)
@@ -36,6 +61,7 @@ static void session_opts(const struct session *s, struct stp_script_opts *o)
 		.prog_name = "pmstap",
 		.pmda_name = s->pmda_name,
 		.module_name = s->module_name,
+		.keep_seconds = keep_seconds(),
 	};
 }
 

@@ -104,7 +104,7 @@ cat >"$xfer/run.sh" <<END
 #!/bin/bash
 # written by qa/guest/run-jobs.sh: runs in the guest, cwd /xfer
 export REPO=$repo BUILD=$BUILD PMSTAP=$pmstap QA_BIN=$BUILD/bin
-export PMSTAP_CACHE=/xfer/cache PMSTAP_CACHE_MB=$cache_mb LC_ALL=C
+export PMSTAP_CACHE=/xfer/cache PMSTAP_CACHE_MB=$cache_mb LC_ALL=C PMSTAP_KEEP_LOADED=0
 export PMSTAP_TAPSET_DIR=$tree/tapset PMSTAP_RUNTIME_DIR=$tree/runtime
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
 for j in /xfer/jobs/*.sh; do

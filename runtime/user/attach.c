@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,23 +126,109 @@ static int perf_attr(const struct stp_script *s, const struct stp_meta_probe *p,
 	return p->perf_type == PERF_TYPE_BREAKPOINT ? bp_attr(p, attr) : 0;
 }
 
+/*
+ * Link PROG_FD to the perf event PFD with COOKIE and enable it: the link's
+ * descriptor, or -errno.  PFD is closed either way: the link holds the
+ * event, and closing the link detaches the program and frees the event.
+ */
+int stp_link_perf(int prog_fd, int pfd, uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .perf_event.bpf_cookie = cookie);
+	int fd = bpf_link_create(prog_fd, pfd, BPF_PERF_EVENT, &opts), err = 0;
+
+	if (fd < 0)
+		err = -errno;
+	else if (ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		err = -errno;
+	if (err && fd >= 0)
+		close(fd);
+	close(pfd);
+	return err ? err : fd;
+}
+
+/* Tracepoint SYS:NAME's id in tracefs, or -errno. */
+static int tracepoint_id(const char *sys, const char *name)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	int err = -ENOENT;
+
+	for (size_t r = 0; r < sizeof(roots) / sizeof(roots[0]); r++) {
+		char path[512];
+		FILE *f;
+		int id;
+
+		snprintf(path, sizeof(path), "%s/events/%s/%s/id", roots[r], sys, name);
+		f = fopen(path, "re");
+		if (!f) {
+			if (errno != ENOENT)
+				err = -errno;
+			continue;
+		}
+		id = fscanf(f, "%d", &id) == 1 ? id : -EINVAL;
+		fclose(f);
+		return id;
+	}
+	return err;
+}
+
+/* PROG_FD on tracepoint SYS:NAME (a perf event, as libbpf makes one) with COOKIE: the link or -errno. */
+int stp_link_tracepoint(int prog_fd, const char *sys, const char *name, uint64_t cookie)
+{
+	struct perf_event_attr attr;
+	int id = tracepoint_id(sys, name), pfd;
+
+	if (id < 0)
+		return id;
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.size = sizeof(attr);
+	attr.config = (uint64_t)id;
+	pfd = (int)syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	return stp_link_perf(prog_fd, pfd, cookie);
+}
+
+/*
+ * Probe I's link FD, made with bpf(2) (perf events, tracepoints, raw
+ * tracepoints, netfilter), kept until the detach; probe I counts as
+ * attached from its first.
+ */
+int stp_keep_link_fd(struct stp_script *s, int i, int fd)
+{
+	int n = 0, *list;
+
+	if (!s->link_fds)
+		s->link_fds = calloc((size_t)s->meta->nprobes + 1, sizeof(*s->link_fds));
+	if (s->link_fds && s->link_fds[i])
+		while (s->link_fds[i][n] >= 0)
+			n++;
+	list = s->link_fds ? realloc(s->link_fds[i], (size_t)(n + 2) * sizeof(int)) : NULL;
+	if (!s->links[i])
+		s->links[i] = calloc(1, sizeof(struct bpf_link *));
+	if (!list || !s->links[i]) {
+		close(fd);
+		return -ENOMEM;
+	}
+	list[n] = fd;
+	list[n + 1] = -1;
+	s->link_fds[i] = list;
+	return 0;
+}
+
 /* One perf event and link per online CPU. */
-static int attach_perf(struct stp_script *s, int i, struct bpf_program *prog)
+static int attach_perf(struct stp_script *s, int i, const struct stp_prog *prog)
 {
 	struct perf_event_attr attr;
 	int ncpus = s->ncpus, *cpus = calloc((size_t)ncpus, sizeof(int));
-	int n, err = 0, nlinks = 0;
+	int n, err = 0;
 
-	s->links[i] = calloc((size_t)ncpus + 1, sizeof(struct bpf_link *));
-	if (!cpus || !s->links[i]) {
-		free(cpus);
+	if (!cpus)
 		return -ENOMEM;
-	}
 	err = perf_attr(s, &s->meta->probes[i], &attr);
 	n = err ? 0 : online_cpus(cpus, ncpus);
 	for (int c = 0; c < n && !err; c++) {
 		int fd = perf_open(&attr, cpus[c]);
-		struct bpf_link *link;
 
 		if (fd < 0) {
 			if (errno == ENODEV)	/* went offline */
@@ -149,91 +236,37 @@ static int attach_perf(struct stp_script *s, int i, struct bpf_program *prog)
 			err = -errno;
 			break;
 		}
-		link = bpf_program__attach_perf_event(prog, fd);
-		err = libbpf_get_error(link);
-		if (err)
-			close(fd);
-		else
-			s->links[i][nlinks++] = link;
+		fd = stp_link_perf(prog->fd, fd, 0);
+		err = fd < 0 ? fd : stp_keep_link_fd(s, i, fd);
 	}
 	free(cpus);
 	return err;
 }
 
-/*
- * A tracepoint program runs for probe I: its cookie is I, which a program
- * that several probes share (translator/emit_merge.c) reads to know which
- * one fired.
- */
-static struct bpf_link *attach_tracepoint(struct bpf_program *prog,
-					  const struct stp_meta_probe *p, int i)
+/* Probe I on its raw tracepoint, without a cookie (its program is its own). */
+static int attach_rawtp_plain(struct stp_script *s, int i, const struct stp_prog *prog)
 {
-	LIBBPF_OPTS(bpf_tracepoint_opts, opts, .bpf_cookie = (uint64_t)i);
+	int fd = bpf_raw_tracepoint_open(s->meta->probes[i].tp_name, prog->fd);
 
-	return bpf_program__attach_tracepoint_opts(prog, p->tp_system, p->tp_name, &opts);
+	return fd < 0 ? -errno : stp_keep_link_fd(s, i, fd);
 }
 
-/*
- * Probe I's link FD, made with bpf(2) where libbpf 1.1 has no call for it
- * (netfilter, raw tracepoints with a cookie), kept until the detach.
- */
-int stp_keep_link_fd(struct stp_script *s, int i, int fd)
-{
-	if (!s->link_fds) {
-		s->link_fds = malloc((size_t)s->meta->nprobes * sizeof(*s->link_fds));
-		if (!s->link_fds) {
-			close(fd);
-			return -ENOMEM;
-		}
-		for (int j = 0; j < s->meta->nprobes; j++)
-			s->link_fds[j] = -1;
-	}
-	s->link_fds[i] = fd;
-	return 0;
-}
-
-/* A raw tracepoint link of its own, kept by its descriptor; no libbpf link. */
-static int attach_rawtp(struct stp_script *s, int i, struct bpf_program *prog)
-{
-	int err = stp_rtp_attach(s, i, prog);
-
-	if (err)
-		return err;
-	s->links[i] = calloc(1, sizeof(struct bpf_link *));
-	return s->links[i] ? 0 : -ENOMEM;
-}
-
-static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
+/* What only libbpf's object attaches: uprobes one by one, kprobes, fentry, by section name. */
+static int attach_libbpf(struct stp_script *s, int i)
 {
 	const struct stp_meta_probe *p = &s->meta->probes[i];
+	struct bpf_program *prog = stp_script__prog(s, p->prog);
 	struct bpf_link *link;
 	int err;
 
-	if (p->kind == STP_PROBE_PERF && p->perf_path) {	/* per thread: perfctr.c */
-		s->links[i] = calloc(1, sizeof(struct bpf_link *));
-		return s->links[i] ? 0 : -ENOMEM;
-	}
-	if (p->kind == STP_PROBE_PROFILE || p->kind == STP_PROBE_PERF)
-		return attach_perf(s, i, prog);
-	if (stp_proc_probe(p, prog))
-		return stp_proc_attach(s, i, prog);
+	if (!prog)
+		return -ENOENT;
 	if (p->kind == STP_PROBE_NETFILTER)
 		return stp_nf_attach(s, i, prog);
-	if (p->kind == STP_PROBE_TRACEPOINT && p->tp_system && p->tp_name)
-		link = attach_tracepoint(prog, p, i);
-	else if (p->kind == STP_PROBE_UPROBE && s->um_on)
-		return stp_um_attach_one(s, i);
-	else if (p->kind == STP_PROBE_UPROBE)
+	if (p->kind == STP_PROBE_UPROBE)
 		link = stp_attach_uprobe(s, p, prog);
 	else if (p->kind == STP_PROBE_KFUNC)
 		link = stp_attach_kprobe(p, prog);
-	else if (p->kind == STP_PROBE_RAW_TRACEPOINT &&
-		 bpf_program__type(prog) == BPF_PROG_TYPE_RAW_TRACEPOINT && p->tp_name &&
-		 stp_rtp_cookies())	/* cookie I: a merged program's probe */
-		return attach_rawtp(s, i, prog);
-	else if (p->kind == STP_PROBE_RAW_TRACEPOINT &&
-		 bpf_program__type(prog) == BPF_PROG_TYPE_RAW_TRACEPOINT && p->tp_name)
-		link = bpf_program__attach_raw_tracepoint(prog, p->tp_name);
 	else
 		link = bpf_program__attach(prog);
 	err = libbpf_get_error(link);
@@ -246,6 +279,77 @@ static int attach_one(struct stp_script *s, int i, struct bpf_program *prog)
 	}
 	s->links[i][0] = link;
 	return 0;
+}
+
+/* How probe I attaches: from its program's descriptor, or through libbpf's object. */
+enum attach_way {
+	BY_PERFCTR,		/* per thread, later: perfctr.c */
+	BY_PERF,
+	BY_PROC,
+	BY_TRACEPOINT,
+	BY_UPROBE_MULTI,
+	BY_RAW_TRACEPOINT,
+	BY_LIBBPF,		/* uprobes one by one, kprobes, fentry, netfilter, by section */
+};
+
+static enum attach_way attach_way(const struct stp_script *s, int i, const struct stp_prog *prog)
+{
+	const struct stp_meta_probe *p = &s->meta->probes[i];
+
+	if (p->kind == STP_PROBE_PERF && p->perf_path)
+		return BY_PERFCTR;
+	if (p->kind == STP_PROBE_PROFILE || p->kind == STP_PROBE_PERF)
+		return BY_PERF;
+	if (stp_proc_probe(p, prog->section))
+		return BY_PROC;
+	if (p->kind == STP_PROBE_TRACEPOINT && p->tp_system && p->tp_name)
+		return BY_TRACEPOINT;
+	if (p->kind == STP_PROBE_UPROBE && s->um_on)
+		return BY_UPROBE_MULTI;
+	if (p->kind == STP_PROBE_RAW_TRACEPOINT && prog->type == BPF_PROG_TYPE_RAW_TRACEPOINT &&
+	    p->tp_name)
+		return BY_RAW_TRACEPOINT;
+	return BY_LIBBPF;
+}
+
+bool stp_attach_needs_object(const struct stp_script *s, int i, const struct stp_prog *prog)
+{
+	enum attach_way way = attach_way(s, i, prog);
+
+	return way == BY_LIBBPF || way == BY_PERFCTR;
+}
+
+/*
+ * Probe I with its loaded program PROG.  Tracepoints, raw tracepoints,
+ * perf events, processes' begin and end and uprobe_multi links are made
+ * from the program's descriptor alone (a kept set's too: keep.c).
+ */
+static int attach_one(struct stp_script *s, int i, const struct stp_prog *prog)
+{
+	const struct stp_meta_probe *p = &s->meta->probes[i];
+	int fd;
+
+	switch (attach_way(s, i, prog)) {
+	case BY_PERFCTR:
+		s->links[i] = calloc(1, sizeof(struct bpf_link *));
+		return s->links[i] ? 0 : -ENOMEM;
+	case BY_PERF:
+		return attach_perf(s, i, prog);
+	case BY_PROC:
+		return stp_proc_attach(s, i, prog);
+	case BY_TRACEPOINT:
+		/* cookie I: a program that several probes share (emit_merge.c) knows which fired */
+		fd = stp_link_tracepoint(prog->fd, p->tp_system, p->tp_name, (uint64_t)i);
+		return fd < 0 ? fd : stp_keep_link_fd(s, i, fd);
+	case BY_UPROBE_MULTI:
+		return stp_um_attach_one(s, i);
+	case BY_RAW_TRACEPOINT:	/* with cookie I where the kernel gives one: a merged program's */
+		return stp_rtp_cookies() ? stp_rtp_attach(s, i, prog->fd) :
+		       attach_rawtp_plain(s, i, prog);
+	case BY_LIBBPF:
+	default:
+		return attach_libbpf(s, i);
+	}
 }
 
 /* Why a kernel.data breakpoint cannot be registered (ERR: a negative errno), in words; or NULL. */
@@ -326,13 +430,19 @@ static const char *attach_reason(const struct stp_meta_probe *p, int err)
 	return NULL;
 }
 
-static void destroy_links(struct bpf_link **links)
+/* Probe I's links, of either kind, closed (its attach failed part way). */
+static void drop_links(struct stp_script *s, int i)
 {
-	if (!links)
-		return;
-	for (int j = 0; links[j]; j++)
-		bpf_link__destroy(links[j]);
-	free(links);
+	for (int j = 0; s->links[i] && s->links[i][j]; j++)
+		bpf_link__destroy(s->links[i][j]);
+	free(s->links[i]);
+	s->links[i] = NULL;
+	for (int j = 0; s->link_fds && s->link_fds[i] && s->link_fds[i][j] >= 0; j++)
+		close(s->link_fds[i][j]);
+	if (s->link_fds) {
+		free(s->link_fds[i]);
+		s->link_fds[i] = NULL;
+	}
 }
 
 /*
@@ -342,19 +452,18 @@ static void destroy_links(struct bpf_link **links)
 int stp_attach_probe(struct stp_script *s, int i)
 {
 	const struct stp_meta_probe *p = &s->meta->probes[i];
-	struct bpf_program *prog;
+	const struct stp_prog *prog;
 	const char *why;
 	char where[256], site[320];
 	int err;
 
 	if (p->context != STP_CTX_KERNEL || s->skipped[i])
 		return s->skipped[i];
-	prog = stp_script__prog(s, p->prog);
+	prog = stp_script__program(s, p->prog);
 	err = prog ? attach_one(s, i, prog) : -ENOENT;
 	if (!err)
 		return 0;
-	destroy_links(s->links[i]);
-	s->links[i] = NULL;
+	drop_links(s, i);
 	why = attach_reason(p, err);
 	if (p->optional) {
 		s->skipped[i] = true;
@@ -365,7 +474,8 @@ int stp_attach_probe(struct stp_script *s, int i)
 	}
 	stp_msg(s, "error", "%s: cannot attach probe %s%s: %s",
 		stp_loc_str(&p->loc, where, sizeof(where)), p->point,
-		stp_kprobe_site(p, prog, site, sizeof(site)), why ? why : strerror(-err));
+		stp_kprobe_site(p, stp_script__prog(s, p->prog), site, sizeof(site)),
+		why ? why : strerror(-err));
 	return err;
 }
 
@@ -380,10 +490,11 @@ static double now_ms(void)
 /* The kernel attachments made: links, one per CPU for perf events, and the dispatchers. */
 static int count_links(const struct stp_script *s)
 {
-	int n = (s->sc_links[0] != NULL) + (s->sc_links[1] != NULL) + s->um_nfds;
+	int n = (s->sc_link_fds[0] >= 0) + (s->sc_link_fds[1] >= 0) + s->um_nfds;
 
-	for (int i = 0; i < s->meta->nprobes; i++)
-		n += s->link_fds && s->link_fds[i] >= 0;
+	for (int i = 0; s->link_fds && i < s->meta->nprobes; i++)
+		for (int j = 0; s->link_fds[i] && s->link_fds[i][j] >= 0; j++)
+			n++;
 	for (int i = 0; i < s->meta->nprobes; i++)
 		for (int j = 0; s->links[i] && s->links[i][j]; j++)
 			n++;
@@ -455,9 +566,9 @@ static void detach_items(struct detach_work *w)
 static void collect_links(struct stp_script *s, struct detach_work *w)
 {
 	for (int d = 0; d < 2; d++) {
-		if (s->sc_links[d])
-			put_item(w, (struct detach_item){ .link = s->sc_links[d], .fd = -1 });
-		s->sc_links[d] = NULL;
+		if (s->sc_link_fds[d] >= 0)
+			put_item(w, (struct detach_item){ .fd = s->sc_link_fds[d] });
+		s->sc_link_fds[d] = -1;
 	}
 	for (int i = 0; i < s->um_nfds; i++)
 		put_item(w, (struct detach_item){ .fd = s->um_fds[i] });
@@ -469,10 +580,12 @@ static void collect_links(struct stp_script *s, struct detach_work *w)
 			put_item(w, (struct detach_item){ .link = s->links[i][j], .fd = -1 });
 		free(s->links[i]);
 		s->links[i] = NULL;
-		if (s->link_fds && s->link_fds[i] >= 0)
-			put_item(w, (struct detach_item){ .fd = s->link_fds[i] });
-		if (s->link_fds)
-			s->link_fds[i] = -1;
+		for (int j = 0; s->link_fds && s->link_fds[i] && s->link_fds[i][j] >= 0; j++)
+			put_item(w, (struct detach_item){ .fd = s->link_fds[i][j] });
+		if (s->link_fds) {
+			free(s->link_fds[i]);
+			s->link_fds[i] = NULL;
+		}
 	}
 }
 

@@ -77,12 +77,9 @@ bool stp_rtp_cookies(void)
 	return known;
 }
 
-int stp_rtp_attach(struct stp_script *s, int i, struct bpf_program *prog)
+int stp_rtp_attach(struct stp_script *s, int i, int prog_fd)
 {
-	int fd;
+	int fd = rtp_open(prog_fd, s->meta->probes[i].tp_name, (uint64_t)i);
 
-	if (bpf_program__fd(prog) < 0)
-		return -ENOENT;
-	fd = rtp_open(bpf_program__fd(prog), s->meta->probes[i].tp_name, (uint64_t)i);
 	return fd < 0 ? fd : stp_keep_link_fd(s, i, fd);
 }

@@ -11,6 +11,6 @@ struct stp_script;
 bool stp_rtp_cookies(void);
 
 /* Link probe I's raw_tp program to its tracepoint with cookie I; 0 or a negative errno. */
-int stp_rtp_attach(struct stp_script *s, int i, struct bpf_program *prog);
+int stp_rtp_attach(struct stp_script *s, int i, int prog_fd);
 
 #endif

@@ -120,35 +120,30 @@ static void sc_keys(struct stp_script *s, int *keys, int count[2])
 /* Probe I's program in stp_sc_progs, and its key in stp_sc_probe. */
 static int sc_fill(struct stp_script *s, int i, int key, int progs_fd, int probe_fd)
 {
-	struct bpf_program *prog = stp_script__prog(s, s->meta->probes[i].prog);
+	const struct stp_prog *prog = stp_script__program(s, s->meta->probes[i].prog);
 	uint32_t k = (uint32_t)i, v = (uint32_t)i + 1;
-	int fd = prog ? bpf_program__fd(prog) : -1;
 
-	if (fd < 0)
+	if (!prog)
 		return -ENOENT;
-	if (bpf_map_update_elem(progs_fd, &k, &fd, BPF_ANY) < 0)
+	if (bpf_map_update_elem(progs_fd, &k, &prog->fd, BPF_ANY) < 0)
 		return -errno;
 	k = (uint32_t)key;
 	return bpf_map_update_elem(probe_fd, &k, &v, BPF_ANY) < 0 ? -errno : 0;
 }
 
-/* The dispatcher of direction D on raw_syscalls, or NULL after telling why not. */
-static struct bpf_link *sc_dispatcher(struct stp_script *s, int d)
+/* The dispatcher of direction D's link on raw_syscalls, or -1 after telling why not. */
+static int sc_dispatcher(struct stp_script *s, int d)
 {
-	LIBBPF_OPTS(bpf_tracepoint_opts, opts, .bpf_cookie = SC_COOKIE);
-	struct bpf_program *prog = stp_script__prog(s, sc_programs[d]);
-	struct bpf_link *link;
-	int err;
+	const struct stp_prog *prog = stp_script__program(s, sc_programs[d]);
+	int fd = prog ? stp_link_tracepoint(prog->fd, "raw_syscalls", sc_events[d], SC_COOKIE) :
+		 -ENOENT;
 
-	link = prog ? bpf_program__attach_tracepoint_opts(prog, "raw_syscalls", sc_events[d],
-							  &opts) : NULL;
-	err = prog ? (int)libbpf_get_error(link) : -ENOENT;
-	if (!err)
-		return link;
+	if (fd >= 0)
+		return fd;
 	if (s->opts.verbose)
 		stp_msg(s, "note", "raw_syscalls:%s: %s; each syscall probe on its own tracepoint",
-			sc_events[d], strerror(-err));
-	return NULL;
+			sc_events[d], strerror(-fd));
+	return -1;
 }
 
 /*
@@ -161,11 +156,11 @@ int stp_sc_attach(struct stp_script *s)
 	int n = s->meta->nprobes, count[2], progs_fd, probe_fd, taken = 0;
 	int *keys;
 
-	if (getenv("PMSTAP_NO_DISPATCH") || !s->obj || !s->dispatched ||
-	    !stp_script__prog(s, sc_programs[0]))
+	if (getenv("PMSTAP_NO_DISPATCH") || !s->progs || !s->dispatched ||
+	    !stp_script__program(s, sc_programs[0]))
 		return 0;
-	progs_fd = bpf_object__find_map_fd_by_name(s->obj, "stp_sc_progs");
-	probe_fd = bpf_object__find_map_fd_by_name(s->obj, "stp_sc_probe");
+	progs_fd = stp_script__map_fd(s, "stp_sc_progs");
+	probe_fd = stp_script__map_fd(s, "stp_sc_probe");
 	keys = calloc((size_t)n + 1, sizeof(int));
 	if (!keys || progs_fd < 0 || probe_fd < 0) {
 		free(keys);
@@ -176,7 +171,7 @@ int stp_sc_attach(struct stp_script *s)
 		if (keys[i] >= 0 && sc_fill(s, i, keys[i], progs_fd, probe_fd) < 0)
 			keys[i] = -1;
 	for (int d = 0; d < 2; d++)
-		if (count[d] && !(s->sc_links[d] = sc_dispatcher(s, d)))
+		if (count[d] && (s->sc_link_fds[d] = sc_dispatcher(s, d)) < 0)
 			count[d] = 0;
 	for (int i = 0; i < n; i++)
 		if (keys[i] >= 0 && count[keys[i] / SC_NR]) {

@@ -206,12 +206,12 @@ static int um_order(const void *a, const void *b)
 static int um_group(struct stp_script *s, const int *ids, int n, struct um_sites *sites)
 {
 	const struct stp_meta_probe *p = &s->meta->probes[ids[0]];
-	struct bpf_program *prog = stp_script__prog(s, p->prog);
+	const struct stp_prog *prog = stp_script__program(s, p->prog);
 	char buf[64];
 	const char *path = stp_file_attach_path(s, p->uprobe_file, buf, sizeof(buf));
 	int fd;
 
-	if (!prog || !path || !p->uprobe_path || bpf_program__fd(prog) < 0)
+	if (!prog || !path || !p->uprobe_path)
 		return -ENOENT;
 	for (sites->n = 0; sites->n < n; sites->n++) {
 		const struct stp_meta_probe *q = &s->meta->probes[ids[sites->n]];
@@ -220,7 +220,7 @@ static int um_group(struct stp_script *s, const int *ids, int n, struct um_sites
 		sites->ref_ctrs[sites->n] = (unsigned long)q->uprobe_ref_ctr_offset;
 		sites->cookies[sites->n] = (uint64_t)ids[sites->n];	/* the probe, for its program */
 	}
-	fd = um_link(bpf_program__fd(prog), path, sites, p->uprobe_return,
+	fd = um_link(prog->fd, path, sites, p->uprobe_return,
 		     p->uprobe_pid > 0 ? (int)p->uprobe_pid : 0);
 	return fd < 0 ? fd : um_keep(s, fd);
 }

@@ -269,17 +269,18 @@ void stp_data__adopt_dseg(struct stp_data *d, struct stp_dseg *seg, int seg_fd)
 
 void stp_data__adopt_script(struct stp_data *d, const struct stp_script *s)
 {
-	struct bpf_object *obj = stp_script__bpf_object(s);
-	struct bpf_map *map;
+	const struct stp_maps *ms = stp_script__maps(s);
 
 	if (stp_script__dseg(s)) {
 		stp_data__adopt_dseg(d, stp_script__dseg(s), stp_dseg__fd(stp_script__dseg(s)));
 		return;
 	}
-	bpf_object__for_each_map(map, obj) {
-		int fd = bpf_map__fd(map) >= 0 ? dup(bpf_map__fd(map)) : -1;
+	for (int i = 0, n = stp_maps__count(ms); i < n; i++) {
+		const char *name = NULL;
+		int fd = stp_maps__at(ms, i, &name);
 
-		if (fd >= 0 && !stp_data__adopt(d, bpf_map__name(map), fd))
+		fd = fd >= 0 ? dup(fd) : -1;
+		if (fd >= 0 && !stp_data__adopt(d, name, fd))
 			close(fd);
 	}
 }

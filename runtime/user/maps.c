@@ -154,7 +154,8 @@ void stp_mapfd_munmap(int fd, void *p, size_t len)
 struct stp_maps {
 	struct bpf_object *obj;
 	struct stp_dseg *seg;
-	int *fds;		/* the segment's maps, by index */
+	int *fds;		/* the segment's maps, or a kept set's, by index */
+	char **names;		/* a kept set's (keep.c) */
 	int nmaps;
 };
 
@@ -188,6 +189,18 @@ struct stp_maps *stp_maps__dyn(struct stp_dseg *seg)
 	return ms;
 }
 
+struct stp_maps *stp_maps__fds(char **names, int *fds, int n)
+{
+	struct stp_maps *ms = calloc(1, sizeof(*ms));
+
+	if (!ms)
+		return NULL;
+	ms->names = names;
+	ms->fds = fds;
+	ms->nmaps = n;
+	return ms;
+}
+
 void stp_maps__free(struct stp_maps *ms)
 {
 	if (!ms)
@@ -195,9 +208,43 @@ void stp_maps__free(struct stp_maps *ms)
 	for (int i = 0; i < ms->nmaps; i++) {
 		stp_mapfd_unregister(ms->fds[i]);
 		close(ms->fds[i]);
+		if (ms->names)
+			free(ms->names[i]);
 	}
+	free(ms->names);
 	free(ms->fds);
 	free(ms);
+}
+
+int stp_maps__count(const struct stp_maps *ms)
+{
+	struct bpf_map *map;
+	int n = 0;
+
+	if (!ms || !ms->obj)
+		return ms ? ms->nmaps : 0;
+	bpf_object__for_each_map(map, ms->obj)
+		n++;
+	return n;
+}
+
+int stp_maps__at(const struct stp_maps *ms, int i, const char **name)
+{
+	struct bpf_map *map;
+	int n = 0;
+
+	if (ms && ms->obj) {
+		bpf_object__for_each_map(map, ms->obj)
+			if (n++ == i) {
+				*name = bpf_map__name(map);
+				return bpf_map__fd(map);
+			}
+		return -ENOENT;
+	}
+	if (!ms || i < 0 || i >= ms->nmaps)
+		return -ENOENT;
+	*name = ms->names ? ms->names[i] : stp_dmap__def(stp_dseg__map_at(ms->seg, i))->name;
+	return ms->fds[i];
 }
 
 int stp_maps__find(const struct stp_maps *ms, const char *name, struct stp_map_info *info)
@@ -207,7 +254,11 @@ int stp_maps__find(const struct stp_maps *ms, const char *name, struct stp_map_i
 
 	if (!ms || !name)
 		return -ENOENT;
-	if (ms->seg) {
+	if (ms->names) {
+		for (int i = 0; i < ms->nmaps && fd < 0; i++)
+			if (strcmp(ms->names[i], name) == 0)
+				fd = ms->fds[i];
+	} else if (ms->seg) {
 		for (int i = 0; i < ms->nmaps && fd < 0; i++)
 			if (strcmp(stp_dmap__def(stp_dseg__map_at(ms->seg, i))->name, name) == 0)
 				fd = ms->fds[i];

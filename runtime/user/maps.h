@@ -48,7 +48,12 @@ void stp_mapfd_unregister(int fd);
 struct stp_maps;
 struct stp_maps *stp_maps__bpf(struct bpf_object *obj);
 struct stp_maps *stp_maps__dyn(struct stp_dseg *seg);
+/* A kept set's maps (keep.c): NAMES and FDS, N of each, owned from now on. */
+struct stp_maps *stp_maps__fds(char **names, int *fds, int n);
 void stp_maps__free(struct stp_maps *ms);
+/* How many maps MS has; map I's descriptor (owned by MS) and its name into *NAME, or -ENOENT. */
+int stp_maps__count(const struct stp_maps *ms);
+int stp_maps__at(const struct stp_maps *ms, int i, const char **name);
 /* NAME's descriptor (owned by MS), and its shape into INFO when not NULL; -ENOENT when none. */
 int stp_maps__find(const struct stp_maps *ms, const char *name, struct stp_map_info *info);
 /* How many copies a per-CPU value has: possible CPUs, or the segment's thread slots. */

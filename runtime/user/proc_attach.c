@@ -37,10 +37,8 @@
 #define EXES_MAP "stp_proc_exes"
 #define OPTIONAL_TP "sched_prepare_exec"
 
-bool stp_proc_probe(const struct stp_meta_probe *p, struct bpf_program *prog)
+bool stp_proc_probe(const struct stp_meta_probe *p, const char *sec)
 {
-	const char *sec = bpf_program__section_name(prog);
-
 	return p->kind == STP_PROBE_RAW_TRACEPOINT && !p->tp_name && sec &&
 	       (strncmp(sec, SEC_PREFIX, strlen(SEC_PREFIX)) == 0 ||
 		strncmp(sec, SEC_SYSCALL, strlen(SEC_SYSCALL)) == 0);
@@ -151,40 +149,37 @@ int stp_proc_note_libraries(struct stp_script *s)
 	return 0;
 }
 
-static int attach_tracepoints(struct stp_script *s, int i, struct bpf_program *prog,
+static int attach_tracepoints(struct stp_script *s, int i, const struct stp_prog *prog,
 			      const char *names)
 {
 	char *list = strdup(names), *save = NULL, *tp;
 	int n = 0, err = 0;
 
-	s->links[i] = calloc(4, sizeof(struct bpf_link *));
-	if (!list || !s->links[i]) {
-		free(list);
+	if (!list)
 		return -ENOMEM;
-	}
 	for (tp = strtok_r(list, "+", &save); tp && n < 3; tp = strtok_r(NULL, "+", &save)) {
-		struct bpf_link *link = bpf_program__attach_raw_tracepoint(prog, tp);
+		int fd = bpf_raw_tracepoint_open(tp, prog->fd);
 
-		err = (int)libbpf_get_error(link);
+		err = fd < 0 ? -errno : 0;
 		if (err && strcmp(tp, OPTIONAL_TP) == 0) {
 			err = 0;
 			continue;
 		}
-		if (err)
+		if (err || (err = stp_keep_link_fd(s, i, fd)) != 0)
 			break;
-		s->links[i][n++] = link;
+		n++;
 	}
 	free(list);
 	return err;
 }
 
-int stp_proc_attach(struct stp_script *s, int i, struct bpf_program *prog)
+int stp_proc_attach(struct stp_script *s, int i, const struct stp_prog *prog)
 {
 	int err = note_point(s, i);
 
 	if (err)
 		return err;
-	return attach_tracepoints(s, i, prog, bpf_program__section_name(prog) + strlen("raw_tp/"));
+	return attach_tracepoints(s, i, prog, prog->section + strlen("raw_tp/"));
 }
 
 /*
@@ -195,7 +190,7 @@ int stp_proc_attach(struct stp_script *s, int i, struct bpf_program *prog)
  */
 static int set_since(struct stp_script *s, int i)
 {
-	int fd = bpf_object__find_map_fd_by_name(s->obj, EXES_MAP);
+	int fd = stp_script__map_fd(s, EXES_MAP);
 	uint32_t key = (uint32_t)i;
 	uint64_t value[5];
 
@@ -209,23 +204,21 @@ static int set_since(struct stp_script *s, int i)
 static int run_existing(struct stp_script *s, int i)
 {
 	char name[32], buf[64];
-	struct bpf_program *prog;
-	struct bpf_link *link;
-	int fd, err = 0;
+	const struct stp_prog *prog;
+	int link, fd, err = 0;
 	ssize_t n;
 
 	snprintf(name, sizeof(name), "probe_%d_existing", i);
-	prog = stp_script__prog(s, name);
+	prog = stp_script__program(s, name);
 	if (!prog || !s->links || !s->links[i])
 		return 0;
 	err = set_since(s, i);
 	if (err)
 		return err;
-	link = bpf_program__attach_iter(prog, NULL);
-	err = (int)libbpf_get_error(link);
-	if (err)
-		return err;
-	fd = bpf_iter_create(bpf_link__fd(link));
+	link = bpf_link_create(prog->fd, 0, BPF_TRACE_ITER, NULL);
+	if (link < 0)
+		return -errno;
+	fd = bpf_iter_create(link);
 	if (fd < 0)
 		err = -errno;
 	while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) != 0)
@@ -235,7 +228,7 @@ static int run_existing(struct stp_script *s, int i)
 		}
 	if (fd >= 0)
 		close(fd);
-	bpf_link__destroy(link);
+	close(link);
 	return err;
 }
 
@@ -253,7 +246,7 @@ void stp_proc_existing(struct stp_script *s)
 		return;
 	}
 
-	for (int i = 0; s->obj && i < s->meta->nprobes; i++) {
+	for (int i = 0; s->progs && i < s->meta->nprobes; i++) {
 		err = run_existing(s, i);
 		if (err)
 			stp_msg(s, "warning", "%s: probe %s: the processes that ran already were "

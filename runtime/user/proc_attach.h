@@ -4,15 +4,15 @@
 
 #include <stdbool.h>
 
-struct bpf_program;
 struct stp_meta_probe;
+struct stp_prog;
 struct stp_script;
 
-/* Whether probe P, whose program is PROG, is a process, thread or process.syscall probe. */
-bool stp_proc_probe(const struct stp_meta_probe *p, struct bpf_program *prog);
+/* Whether probe P, whose program's section is SEC, is a process, thread or process.syscall probe. */
+bool stp_proc_probe(const struct stp_meta_probe *p, const char *sec);
 
 /* Attach it (probe I of S); 0 or a negative errno. */
-int stp_proc_attach(struct stp_script *s, int i, struct bpf_program *prog);
+int stp_proc_attach(struct stp_script *s, int i, const struct stp_prog *prog);
 
 /*
  * The kernel runtime's side: the module registers the probes, the runner

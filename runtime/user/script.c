@@ -27,6 +27,7 @@
 
 #include "maps.h"
 #include "handover.h"
+#include "keep.h"
 #include "script_int.h"
 #include "attach_netfilter.h"
 #include "uctx_glue.h"
@@ -333,6 +334,7 @@ struct stp_script *stp_script__open(const char *dir, const struct stp_script_opt
 	s->dyn_report = s->dyn_report_w = s->dyn_poll_fd = -1;
 	s->kmod_fd = -1;
 	s->ho_sock = s->ho_out = -1;
+	s->sc_link_fds[0] = s->sc_link_fds[1] = -1;
 	s->ncpus = libbpf_num_possible_cpus();
 	bpf_log.verbose = opts->verbose;
 	libbpf_set_print(libbpf_print);
@@ -347,7 +349,7 @@ struct stp_script *stp_script__open(const char *dir, const struct stp_script_opt
 	if (!s->skipped || !s->links || !s->dispatched)
 		goto fail;
 	if ((stp_kmod_is(dir) ? stp_kmod_open(s) : stp_dyn_is(dir) ? stp_dyn_open(s) :
-	     open_bpf_object(s)) < 0 ||
+	     stp_keep_take(s) == 0 ? 0 : open_bpf_object(s)) < 0 ||
 	    stp_formats_compile(s) < 0 || stp_out_open(s) < 0)
 		goto fail;
 	return s;
@@ -496,10 +498,9 @@ static int fill_bodies(struct stp_script *s)
 	int fd = s->meta->nbodies ? stp_script__map_fd(s, STP_BODIES_MAP) : -1;
 
 	for (uint32_t i = 0; fd >= 0 && i < (uint32_t)s->meta->nbodies; i++) {
-		struct bpf_program *prog = stp_script__prog(s, s->meta->bodies[i]);
-		int pfd = prog ? bpf_program__fd(prog) : -1;
+		const struct stp_prog *prog = stp_script__program(s, s->meta->bodies[i]);
 
-		if (pfd >= 0 && bpf_map_update_elem(fd, &i, &pfd, BPF_ANY) != 0) {
+		if (prog && bpf_map_update_elem(fd, &i, &prog->fd, BPF_ANY) != 0) {
 			stp_msg(s, "error", "cannot put %s in map %s: %s", s->meta->bodies[i],
 				STP_BODIES_MAP, strerror(errno));
 			return -errno;
@@ -599,22 +600,29 @@ static int map_globals(struct stp_script *s)
 	size_t size, page = (size_t)sysconf(_SC_PAGESIZE);
 	void *p;
 
+	struct stp_map_info info;
+	int fd;
+
 	if (s->dseg)
 		return map_dyn_globals(s);
-	if (!map)
-		return 0;
-	s->globals_size = bpf_map__value_size(map);
-	p = (void *)bpf_map__initial_value(map, &size);
-	if (p) {
-		s->globals = p;
-		return 0;
+	if (map) {
+		p = (void *)bpf_map__initial_value(map, &size);
+		if (p) {
+			s->globals_size = bpf_map__value_size(map);
+			s->globals = p;
+			return 0;
+		}
 	}
-	if (!(bpf_map__map_flags(map) & BPF_F_MMAPABLE)) {
+	fd = stp_maps__find(s->maps, GLOBALS_MAP, &info);	/* a kept set's too */
+	if (fd < 0)
+		return 0;
+	s->globals_size = info.value_size;
+	if (!(info.flags & BPF_F_MMAPABLE)) {
 		stp_msg(s, "error", "internal: map %s is not mmapable", GLOBALS_MAP);
 		return -EINVAL;
 	}
 	size = (s->globals_size + page - 1) / page * page;
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		stp_msg(s, "error", "cannot map the globals of the script: %s", strerror(errno));
 		return -errno;
@@ -730,12 +738,17 @@ static int init_rt_info(struct stp_script *s)
 	struct stp_rt_info *rt = NULL;
 	size_t size = 0;
 	int fd;
+	struct stp_map_info info;
+	static struct stp_rt_info kept;	/* a kept set's: made here, written to its map */
 
 	stp_tapset_user_set_maxstringlen(s->meta->limits.maxstringlen);
 	if (s->dseg && (fd = stp_maps__find(s->maps, "stp_rt_map", NULL)) >= 0)
 		rt = stp_mapfd_mmap(fd, sizeof(*rt));	/* the dyninst runtime's: in the segment */
 	else if (map)
 		rt = (void *)bpf_map__initial_value(map, &size);
+	else if (!s->obj && (fd = stp_maps__find(s->maps, STP_RT_SECTION, &info)) >= 0 &&
+		 info.value_size >= sizeof(kept))
+		rt = &kept, size = sizeof(kept);
 	if (!rt || (!s->dseg && size < sizeof(*rt)))
 		return 0;	/* no tapset service needs it */
 	stp_rt_info_init(rt, s->target, s->opts.nargs, s->opts.args);
@@ -747,7 +760,8 @@ static int init_rt_info(struct stp_script *s)
 	 * the map's memory (libbpf before 1.5 maps it only for skeletons):
 	 * write it to the map for kernel context.
 	 */
-	if (stp_mapfd_update(bpf_map__fd(map), &(int){ 0 }, rt, BPF_ANY) != 0) {
+	fd = map ? bpf_map__fd(map) : stp_maps__find(s->maps, STP_RT_SECTION, NULL);
+	if (stp_mapfd_update(fd, &(int){ 0 }, rt, BPF_ANY) != 0) {
 		stp_msg(s, "error", "cannot update map %s: %s", STP_RT_SECTION, strerror(errno));
 		return -errno;
 	}
@@ -873,6 +887,55 @@ static void report_programs(const struct stp_script *s, double ms)
 	}
 }
 
+/* The programs libbpf loaded, as attaching needs them (s->progs; libbpf keeps the descriptors). */
+static int progs_from_object(struct stp_script *s)
+{
+	struct bpf_program *each;
+	int n = 0;
+
+	bpf_object__for_each_program(each, s->obj)
+		n++;
+	s->progs = calloc((size_t)n + 1, sizeof(*s->progs));
+	if (!s->progs)
+		return -ENOMEM;
+	bpf_object__for_each_program(each, s->obj) {
+		struct bpf_program *prog = stp_script__loaded(s, each);
+		struct stp_prog *p = &s->progs[s->nprogs];
+
+		if (bpf_program__fd(prog) < 0)
+			continue;
+		p->name = strdup(bpf_program__name(prog));
+		p->section = strdup(bpf_program__section_name(prog));
+		p->type = (uint32_t)bpf_program__type(prog);
+		p->fd = bpf_program__fd(prog);
+		s->nprogs++;
+		if (!p->name || !p->section)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct stp_prog *stp_script__program(const struct stp_script *s, const char *name)
+{
+	for (int i = 0; name && i < s->nprogs; i++)
+		if (strcmp(s->progs[i].name, name) == 0)
+			return &s->progs[i];
+	return NULL;
+}
+
+static void progs_free(struct stp_script *s)
+{
+	for (int i = 0; i < s->nprogs; i++) {
+		free(s->progs[i].name);
+		free(s->progs[i].section);
+		if (s->progs_owned)
+			close(s->progs[i].fd);
+	}
+	free(s->progs);
+	s->progs = NULL;
+	s->nprogs = 0;
+}
+
 /* Load the programs: by parts on several CPUs (load_split.c), else in one object. */
 static int load_programs(struct stp_script *s)
 {
@@ -890,16 +953,46 @@ static int load_programs(struct stp_script *s)
 	}
 	if (err == 0)
 		err = load_retrying(s);
+	if (err >= 0)	/* loaded by parts (> 0), or in one */
+		err = progs_from_object(s);
 	return err < 0 ? err : fill_bodies(s);
+}
+
+/* A kept set (keep.c): nothing to load; the split bodies go back in their prog array. */
+static int load_kept(struct stp_script *s, double t0)
+{
+	unsigned long long insns = 0;
+	int err = fill_bodies(s);
+
+	for (int i = 0; i < s->nprogs; i++)
+		s->misses_base += stp_prog_misses(s->progs[i].fd);
+	if (err || !s->opts.verbose)
+		return err;
+	for (int i = 0; i < s->nprogs; i++) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(s->progs[i].fd, &info, &len) == 0)
+			insns += info.verified_insns;
+	}
+	stp_msg(s, "note", "took %d loaded BPF program%s and %d maps from pmstap-keep (pid %d) "
+		"in %.0f ms: nothing to verify (%llu instructions verified when they were loaded)",
+		s->nprogs, s->nprogs == 1 ? "" : "s", stp_maps__count(s->maps), s->kept_from,
+		now_ms() - t0, insns);
+	return 0;
 }
 
 int stp_script__load(struct stp_script *s)
 {
 	double t0 = now_ms();
-	int err = s->dseg ? stp_dyn_prepare(s) : load_programs(s);
+	int err = s->dseg ? stp_dyn_prepare(s) : s->progs_owned ? load_kept(s, t0) :
+		  load_programs(s);
 
 	if (!err && s->obj && s->opts.verbose)
 		report_programs(s, now_ms() - t0);
+	if (!err && s->obj)
+		stp_keep_note_load(s);
 
 	if (!err)
 		err = map_globals(s);
@@ -965,14 +1058,16 @@ uint64_t stp_prog_misses(int prog_fd)
 
 uint64_t stp_script__misses(const struct stp_script *s)
 {
-	struct bpf_program *prog;
 	uint64_t sum = 0;
 
-	if (!s->obj)
-		return 0;
-	bpf_object__for_each_program(prog, s->obj)
-		sum += stp_prog_misses(bpf_program__fd(stp_script__loaded(s, prog)));
-	return sum;
+	for (int i = 0; i < s->nprogs; i++)
+		sum += stp_prog_misses(s->progs[i].fd);
+	return sum - s->misses_base;	/* a kept set's counts go on from its earlier runs */
+}
+
+const struct stp_maps *stp_script__maps(const struct stp_script *s)
+{
+	return s->maps;
 }
 
 int stp_script__map_fd(const struct stp_script *s, const char *map_name)
@@ -1015,7 +1110,10 @@ void stp_script__free(struct stp_script *s)
 	free(s->child_exe);
 	if (s->globals_mapped)
 		munmap(s->globals, (s->globals_size + page - 1) / page * page);
+	stp_keep_offer(s);	/* the probes detached, the maps still open */
+	stp_keep_free(s);
 	stp_maps__free(s->maps);
+	progs_free(s);
 	stp_load_split_close(s);
 	bpf_object__close(s->obj);
 	stp_kmod_close(s);
@@ -1023,7 +1121,7 @@ void stp_script__free(struct stp_script *s)
 	if (s->dl)
 		dlclose(s->dl);
 	free(s->links);
-	free(s->link_fds);
+	free(s->link_fds);	/* its lists went with the links (stp_detach_all()) */
 	free(s->dispatched);
 	free(s->vstats);
 	free(s->skipped);

@@ -55,6 +55,7 @@ struct stp_script_opts {
 	const char *pmda_name;		/* --pmda: pmdastap serves it as stap.NAME (handover.h) */
 	const char *module_name;	/* -m NAME: names the procfs folder; NULL: the script's name */
 	bool kmod_shared;		/* pmdastap maps the module too and unloads it when done */
+	long keep_seconds;		/* keep the loaded set this long for the next run (keep.c); 0: no */
 };
 
 struct stp_script *stp_script__open(const char *dir, const struct stp_script_opts *opts);
@@ -86,6 +87,8 @@ struct bpf_object *stp_script__bpf_object(const struct stp_script *s);
 struct stp_dseg *stp_script__dseg(const struct stp_script *s);	/* dyninst, kernel: the segment */
 const char *stp_script__kmod_name(const struct stp_script *s);	/* kernel: the module; else NULL */
 int stp_script__map_fd(const struct stp_script *s, const char *map_name);
+struct stp_maps;
+const struct stp_maps *stp_script__maps(const struct stp_script *s);	/* every map, by name */
 int stp_script__ncpus(const struct stp_script *s);	/* possible CPUs: per-CPU value count */
 
 /*

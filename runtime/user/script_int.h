@@ -49,6 +49,24 @@ struct stp_timer {
 
 #define STP_LOAD_PARTS 4	/* the most threads that load a script's programs */
 
+/* A map's values as the load left them (libbpf's .data), for a keeper to put back. */
+struct stp_keep_snap {
+	char *name;
+	void *bytes;
+	size_t len;
+};
+
+/*
+ * A loaded program as attaching needs it: libbpf's (after a load) or a
+ * kept set's (keep.c), which has no libbpf object behind it.
+ */
+struct stp_prog {
+	char *name;
+	char *section;
+	uint32_t type;		/* enum bpf_prog_type */
+	int fd;
+};
+
 struct stp_script {
 	struct stp_script_opts opts;
 	const char *prog_name;
@@ -82,13 +100,26 @@ struct stp_script {
 	char *vstats;
 	bool vstats_off;			/* a load failed with them: the verifier's reasons instead */
 
+	/* the programs that loaded; their descriptors are libbpf's unless progs_owned */
+	struct stp_prog *progs;
+	int nprogs;
+	bool progs_owned;			/* a kept set's (keep.c) */
+
+	/* keeping the set for the next run (keep.c) */
+	bool *load_skipped;			/* s->skipped as the load left it */
+	struct stp_keep_snap *snaps;		/* what the load wrote in maps */
+	int nsnaps;
+	int kept_from;				/* the keeper the set came from, or 0 */
+	uint64_t misses_base;			/* the kept programs' recursion misses before */
+
 	/* per probe, indexed like meta.probes */
 	bool *skipped;				/* optional and unavailable here */
-	struct bpf_link ***links;		/* NULL-terminated, one per CPU for perf */
+	struct bpf_link ***links;		/* libbpf's, NULL-terminated; not NULL: attached */
 	bool *dispatched;			/* run by a syscall dispatcher (attach_syscall.c) */
-	struct bpf_link *sc_links[2];		/* the dispatchers on raw_syscalls, or NULL */
-	int *link_fds;				/* links made with bpf(2), -1: none: netfilter
-						   (attach_netfilter.c), raw tracepoints (attach_rawtp.c) */
+	int sc_link_fds[2];			/* the dispatchers' links on raw_syscalls, or -1 */
+	int **link_fds;				/* links made with bpf(2), each list -1-ended, or
+						   NULL: perf events, tracepoints, raw tracepoints,
+						   netfilter (attach_netfilter.c) */
 	bool um_on;				/* uprobes on uprobe_multi links (attach_uprobe.c) */
 	int *um_fds, um_nfds;			/* those links */
 
@@ -146,10 +177,14 @@ int stp_control_set(struct stp_script *s, enum stp_state state);
 int stp_load_split(struct stp_script *s);
 void stp_load_split_close(struct stp_script *s);
 struct bpf_program *stp_script__prog(const struct stp_script *s, const char *name);
+/* NAME's loaded program, libbpf's or a kept set's; NULL when it did not load. */
+const struct stp_prog *stp_script__program(const struct stp_script *s, const char *name);
 struct bpf_program *stp_script__loaded(const struct stp_script *s, struct bpf_program *prog);
 
 /* attach.c */
 int stp_attach_probe(struct stp_script *s, int i);
+/* Whether probe I, its program PROG, attaches only through libbpf's object (never a kept set's). */
+bool stp_attach_needs_object(const struct stp_script *s, int i, const struct stp_prog *prog);
 const char *stp_perf_reason(uint32_t type, int err);
 void stp_detach_all(struct stp_script *s);
 
@@ -166,6 +201,8 @@ const char *stp_file_attach_path(const struct stp_script *s, int i, char *buf, s
 struct bpf_link *stp_attach_uprobe(struct stp_script *s, const struct stp_meta_probe *p,
 				   struct bpf_program *prog);
 int stp_keep_link_fd(struct stp_script *s, int i, int fd);
+int stp_link_perf(int prog_fd, int pfd, uint64_t cookie);
+int stp_link_tracepoint(int prog_fd, const char *sys, const char *name, uint64_t cookie);
 void stp_um_prepare(struct stp_script *s);
 void stp_um_attach(struct stp_script *s);
 int stp_um_attach_one(struct stp_script *s, int i);
