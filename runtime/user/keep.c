@@ -592,21 +592,17 @@ static int count_keepers(const char *dir)
 }
 
 /*
- * The keeper's life: serve K once on SA, or go after SECONDS.  READY
- * hears a byte once it listens (the run that made it waits for that, so
- * that the next run finds it), or its end when it went.
+ * The keeper, made: out of the run's session and signals, holding only
+ * K's descriptors and READY, its maps put back, listening on SA; -1 when
+ * it cannot (another keeper of this set has the socket: it serves).
+ * READY hears a byte once it listens: the run that made it waits for
+ * that, so that the next run finds it.
  */
-static void keeper(const struct stp_script *s, const struct keep_set *k,
-		   const struct sockaddr_un *sa, long seconds, int ready)
+static int keeper_start(const struct stp_script *s, const struct keep_set *k,
+			const struct sockaddr_un *sa, int ready)
 {
-	struct keep_header h = { KEEP_MAGIC, KEEP_VERSION, (uint32_t)k->nprogs,
-				 (uint32_t)k->nmaps, (uint32_t)s->meta->nprobes,
-				 (uint32_t)k->names_len, (uint32_t)k->snaps_len, s->um_on,
-				 (int32_t)getpid() };
-	char dir[sizeof(sa->sun_path)], *slash;
-	struct timespec end;
-	int lfd, ino;
 	sigset_t none;
+	int lfd;
 
 	prctl(PR_SET_NAME, "pmstap-keep");
 	setsid();
@@ -619,23 +615,41 @@ static void keeper(const struct stp_script *s, const struct keep_set *k,
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	close_others(k, ready);
 	if (reset_all(k, s->ncpus) != 0)
-		_exit(0);
+		return -1;
 	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0 || bind(lfd, (const struct sockaddr *)sa, sizeof(*sa)) < 0 ||
-	    listen(lfd, 4) < 0)
-		_exit(0);	/* another keeper of this set has it: it serves */
-	if (write(ready, "R", 1) != 1)
-		_exit(0);
+	    listen(lfd, 4) < 0 || write(ready, "R", 1) != 1)
+		return -1;
 	close(ready);
+	return lfd;
+}
+
+/* A watch on the folder of SA's socket, to see it removed; -1 without one. */
+static int watch_socket(const struct sockaddr_un *sa)
+{
+	char dir[sizeof(sa->sun_path)], *slash;
+	int ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+
 	snprintf(dir, sizeof(dir), "%s", sa->sun_path);
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
-	ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (ino >= 0)
-		inotify_add_watch(ino, dir, IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF);
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += seconds;
+	if (ino >= 0 && inotify_add_watch(ino, dir, IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF) < 0) {
+		close(ino);
+		ino = -1;
+	}
+	return ino;
+}
+
+/*
+ * A run of ours on LFD asking for the set ('T'), until END; -1 when the
+ * time is up or the socket SA was removed.  Another connection (a count
+ * of keepers: 'P') is closed and the wait goes on.
+ */
+static int keeper_wait(int lfd, const struct sockaddr_un *sa, const struct timespec *end)
+{
+	int ino = watch_socket(sa);
+
 	for (;;) {
 		struct pollfd pfd[2] = { { lfd, POLLIN, 0 }, { ino, POLLIN, 0 } };
 		struct timespec now;
@@ -645,43 +659,67 @@ static void keeper(const struct stp_script *s, const struct keep_set *k,
 		int cfd;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		ms = (end.tv_sec - now.tv_sec) * 1000 + (end.tv_nsec - now.tv_nsec) / 1000000;
+		ms = (end->tv_sec - now.tv_sec) * 1000 + (end->tv_nsec - now.tv_nsec) / 1000000;
 		if (ms <= 0 || poll(pfd, ino >= 0 ? 2 : 1, (int)(ms > INT_MAX ? INT_MAX : ms)) == 0)
-			break;
+			return -1;
 		if (ino >= 0 && (pfd[1].revents & POLLIN)) {
 			char ev[4096];
 
 			while (read(ino, ev, sizeof(ev)) > 0)
 				;
 			if (stat(sa->sun_path, &st) < 0)
-				_exit(0);	/* its socket was removed: forget the set */
+				return -1;	/* its socket was removed: forget the set */
 		}
 		if (!(pfd[0].revents & POLLIN))
 			continue;
 		cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (cfd < 0)
-			continue;
-		if (!peer_is_us(cfd) || recv_all(cfd, &c, 1, NULL, 0, NULL) < 0 || c != 'T') {
+		if (cfd >= 0 && peer_is_us(cfd) && recv_all(cfd, &c, 1, NULL, 0, NULL) == 0 &&
+		    c == 'T')
+			return cfd;
+		if (cfd >= 0)
 			close(cfd);
-			continue;
-		}
-		unlink(sa->sun_path);	/* one run takes it; the next finds none */
-		if (send_all(cfd, &h, sizeof(h), NULL, 0) == 0 &&
-		    send_all(cfd, k->names, k->names_len, NULL, 0) == 0 &&
-		    send_all(cfd, k->snaps, k->snaps_len, NULL, 0) == 0 &&
-		    send_all(cfd, s->load_skipped, (size_t)s->meta->nprobes, NULL, 0) == 0)
-			for (int i = 0; i < k->nprogs + k->nmaps; i += KEEP_FDS_PER_MSG) {
-				int n = k->nprogs + k->nmaps - i;
-
-				n = n > KEEP_FDS_PER_MSG ? KEEP_FDS_PER_MSG : n;
-				if (send_all(cfd, "F", 1, k->fds + i, n) < 0)
-					break;
-			}
-		/* until the taker has them all: its end closes when it read them */
-		recv_all(cfd, &c, 1, NULL, 0, NULL);
-		_exit(0);
 	}
-	unlink(sa->sun_path);
+}
+
+/* K to the run on CFD: the header, the names, the snapshots, the skipped probes, the descriptors. */
+static void keeper_serve(const struct stp_script *s, const struct keep_set *k, int cfd)
+{
+	struct keep_header h = { KEEP_MAGIC, KEEP_VERSION, (uint32_t)k->nprogs,
+				 (uint32_t)k->nmaps, (uint32_t)s->meta->nprobes,
+				 (uint32_t)k->names_len, (uint32_t)k->snaps_len, s->um_on,
+				 (int32_t)getpid() };
+	char c;
+
+	if (send_all(cfd, &h, sizeof(h), NULL, 0) == 0 &&
+	    send_all(cfd, k->names, k->names_len, NULL, 0) == 0 &&
+	    send_all(cfd, k->snaps, k->snaps_len, NULL, 0) == 0 &&
+	    send_all(cfd, s->load_skipped, (size_t)s->meta->nprobes, NULL, 0) == 0)
+		for (int i = 0; i < k->nprogs + k->nmaps; i += KEEP_FDS_PER_MSG) {
+			int n = k->nprogs + k->nmaps - i;
+
+			n = n > KEEP_FDS_PER_MSG ? KEEP_FDS_PER_MSG : n;
+			if (send_all(cfd, "F", 1, k->fds + i, n) < 0)
+				break;
+		}
+	/* until the run has them all: it closes its end when it read them */
+	recv_all(cfd, &c, 1, NULL, 0, NULL);
+}
+
+/* The keeper's life: serve K once on SA, or go after SECONDS. */
+static void keeper(const struct stp_script *s, const struct keep_set *k,
+		   const struct sockaddr_un *sa, long seconds, int ready)
+{
+	int lfd = keeper_start(s, k, sa, ready), cfd;
+	struct timespec end;
+
+	if (lfd < 0)
+		_exit(0);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += seconds;
+	cfd = keeper_wait(lfd, sa, &end);
+	unlink(sa->sun_path);	/* one run takes the set; the next finds none */
+	if (cfd >= 0)
+		keeper_serve(s, k, cfd);
 	_exit(0);
 }
 
@@ -763,6 +801,8 @@ static int adopt(struct stp_script *s, const struct keep_header *h, const char *
 	s->progs = calloc((size_t)h->nprogs + 1, sizeof(*s->progs));
 	if (!mnames || !mfds || !s->progs)
 		goto fail;
+	for (uint32_t i = 0; i < h->nmaps; i++)
+		mfds[i] = -1;
 	s->progs_owned = true;
 	for (uint32_t i = 0; i < h->nprogs; i++) {
 		const char *name = next_name(names, h->names_len, &at);
@@ -809,7 +849,7 @@ static int adopt(struct stp_script *s, const struct keep_header *h, const char *
 fail:
 	for (uint32_t i = 0; mnames && mfds && i < h->nmaps; i++) {
 		free(mnames[i]);
-		if (mfds[i] > 0)
+		if (mfds[i] >= 0)
 			close(mfds[i]);
 	}
 	free(mnames);
@@ -817,76 +857,86 @@ fail:
 	return -ENOMEM;
 }
 
-int stp_keep_take(struct stp_script *s)
+/* A connection to the keeper of S's set, or -1 when none listens (a killed one's socket removed). */
+static int take_connect(const struct stp_script *s)
 {
-	struct keep_header h;
 	struct sockaddr_un sa;
-	char *names = NULL, *snaps = NULL;
-	int fd, *fds = NULL, got = 0, err = -1;
+	int fd;
 
 	if (s->opts.keep_seconds <= 0 || !keep_path(s, &sa))
 		return -1;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		if (errno == ECONNREFUSED)	/* its keeper was killed */
-			unlink(sa.sun_path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		return fd;
+	if (fd >= 0 && errno == ECONNREFUSED)
+		unlink(sa.sun_path);
+	if (fd >= 0)
 		close(fd);
-		return -1;
-	}
-	if (!peer_is_us(fd) || send_all(fd, "T", 1, NULL, 0) < 0 ||
-	    recv_all(fd, &h, sizeof(h), NULL, 0, NULL) < 0 || h.magic != KEEP_MAGIC ||
-	    h.version != KEEP_VERSION || h.nprobes != (uint32_t)s->meta->nprobes ||
-	    h.nprogs + h.nmaps == 0 || h.nprogs + h.nmaps > 65536 || h.names_len > (1u << 24) ||
-	    h.snaps_len > (1u << 30))
-		goto out;
-	names = malloc(h.names_len + 1);
-	snaps = malloc(h.snaps_len + 1);
-	fds = malloc(sizeof(int) * (h.nprogs + h.nmaps));
-	if (!names || !snaps || !fds || recv_all(fd, names, h.names_len, NULL, 0, NULL) < 0 ||
-	    recv_all(fd, snaps, h.snaps_len, NULL, 0, NULL) < 0 ||
-	    recv_all(fd, s->skipped, (size_t)h.nprobes, NULL, 0, NULL) < 0)
-		goto out;
-	while (got < (int)(h.nprogs + h.nmaps)) {
-		char c;
-		int n;
+	return -1;
+}
 
-		if (recv_all(fd, &c, 1, fds + got, (int)(h.nprogs + h.nmaps) - got, &n) < 0 ||
-		    n == 0)
+/* The set's header from FD, asked for: 0 when it is one S can take. */
+static int take_header(const struct stp_script *s, int fd, struct keep_header *h)
+{
+	if (!peer_is_us(fd) || send_all(fd, "T", 1, NULL, 0) < 0 ||
+	    recv_all(fd, h, sizeof(*h), NULL, 0, NULL) < 0)
+		return -1;
+	return h->magic == KEEP_MAGIC && h->version == KEEP_VERSION &&
+	       h->nprobes == (uint32_t)s->meta->nprobes && h->nprogs + h->nmaps > 0 &&
+	       h->nprogs + h->nmaps <= 65536 && h->names_len <= (1u << 24) &&
+	       h->snaps_len <= (1u << 30) ? 0 : -1;
+}
+
+/* What follows header H on FD, into S: 0, or -1 with nothing of it kept. */
+static int take_set(struct stp_script *s, int fd, const struct keep_header *h)
+{
+	int n = (int)(h->nprogs + h->nmaps), got = 0, err = -1;
+	char *names = malloc(h->names_len + 1), *snaps = malloc(h->snaps_len + 1);
+	int *fds = malloc(sizeof(int) * (size_t)n);
+
+	if (!names || !snaps || !fds || recv_all(fd, names, h->names_len, NULL, 0, NULL) < 0 ||
+	    recv_all(fd, snaps, h->snaps_len, NULL, 0, NULL) < 0 ||
+	    recv_all(fd, s->skipped, (size_t)h->nprobes, NULL, 0, NULL) < 0)
+		goto out;
+	while (got < n) {
+		char c;
+		int more;
+
+		if (recv_all(fd, &c, 1, fds + got, n - got, &more) < 0 || more == 0)
 			goto out;
-		got += n;
+		got += more;
 	}
-	err = adopt(s, &h, names, snaps, fds);
-	if (!err) {
-		s->kept_from = h.pid;
+	err = adopt(s, h, names, snaps, fds);
+	if (!err)
 		got = 0;	/* all adopted */
-		s->load_skipped = malloc(h.nprobes + 1);
-		if (s->load_skipped)	/* for its keeper in turn */
-			memcpy(s->load_skipped, s->skipped, h.nprobes);
-	}
 out:
-	for (int i = 0; fds && i < got; i++)
+	for (int i = 0; i < got; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	if (err) {
-		memset(s->skipped, 0, (size_t)s->meta->nprobes);
-		stp_keep_free(s);
-		if (s->progs) {
-			for (int i = 0; i < s->nprogs; i++) {
-				free(s->progs[i].name);
-				free(s->progs[i].section);
-				close(s->progs[i].fd);
-			}
-			free(s->progs);
-			s->progs = NULL;
-			s->nprogs = 0;
-			s->progs_owned = false;
-		}
-	}
 	free(fds);
 	free(names);
 	free(snaps);
-	close(fd);
 	return err;
+}
+
+int stp_keep_take(struct stp_script *s)
+{
+	struct keep_header h;
+	int fd = take_connect(s), err;
+
+	if (fd < 0)
+		return -1;
+	err = take_header(s, fd, &h) == 0 ? take_set(s, fd, &h) : -1;
+	close(fd);
+	s->load_skipped = err ? NULL : malloc(h.nprobes + 1);
+	if (s->load_skipped) {	/* for its keeper in turn */
+		memcpy(s->load_skipped, s->skipped, h.nprobes);
+		s->kept_from = h.pid;
+	}
+	if (!err && s->load_skipped)
+		return 0;
+	memset(s->skipped, 0, (size_t)s->meta->nprobes);
+	stp_keep_free(s);
+	stp_progs_free(s);
+	return -1;
 }

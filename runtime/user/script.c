@@ -923,7 +923,7 @@ const struct stp_prog *stp_script__program(const struct stp_script *s, const cha
 	return NULL;
 }
 
-static void progs_free(struct stp_script *s)
+void stp_progs_free(struct stp_script *s)
 {
 	for (int i = 0; i < s->nprogs; i++) {
 		free(s->progs[i].name);
@@ -934,6 +934,7 @@ static void progs_free(struct stp_script *s)
 	free(s->progs);
 	s->progs = NULL;
 	s->nprogs = 0;
+	s->progs_owned = false;
 }
 
 /* Load the programs: by parts on several CPUs (load_split.c), else in one object. */
@@ -1113,7 +1114,7 @@ void stp_script__free(struct stp_script *s)
 	stp_keep_offer(s);	/* the probes detached, the maps still open */
 	stp_keep_free(s);
 	stp_maps__free(s->maps);
-	progs_free(s);
+	stp_progs_free(s);
 	stp_load_split_close(s);
 	bpf_object__close(s->obj);
 	stp_kmod_close(s);

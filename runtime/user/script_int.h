@@ -177,6 +177,8 @@ int stp_control_set(struct stp_script *s, enum stp_state state);
 int stp_load_split(struct stp_script *s);
 void stp_load_split_close(struct stp_script *s);
 struct bpf_program *stp_script__prog(const struct stp_script *s, const char *name);
+/* s->progs emptied (their descriptors closed when a kept set's). */
+void stp_progs_free(struct stp_script *s);
 /* NAME's loaded program, libbpf's or a kept set's; NULL when it did not load. */
 const struct stp_prog *stp_script__program(const struct stp_script *s, const char *name);
 struct bpf_program *stp_script__loaded(const struct stp_script *s, struct bpf_program *prog);
