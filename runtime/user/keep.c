@@ -364,6 +364,8 @@ static const char *why_not(const struct stp_script *s, char *buf, size_t size)
 {
 	const struct stp_maps *ms = s->maps;
 
+	if (s->nprogs == 0)
+		return "it loaded no BPF program";
 	if (s->opts.pmda_name)
 		return "the run was handed to pmdastap";
 	if (!s->load_skipped)
@@ -767,9 +769,9 @@ void stp_keep_offer(struct stp_script *s)
 	}
 	close(ready[0]);
 	if (pid > 0 && s->opts.verbose)
-		stp_msg(s, "note", "keeping %d loaded programs and %d maps for the next run for "
-			"%ld s (PMSTAP_KEEP_LOADED): pmstap-keep, pid %d", k.nprogs, k.nmaps,
-			s->opts.keep_seconds, (int)pid);
+		stp_msg(s, "note", "keeping %d loaded program%s and %d maps for the next run for "
+			"%ld s (PMSTAP_KEEP_LOADED): pmstap-keep, pid %d", k.nprogs,
+			k.nprogs == 1 ? "" : "s", k.nmaps, s->opts.keep_seconds, (int)pid);
 out:
 	free(k.fds);
 	free(k.names);
