@@ -147,8 +147,9 @@ static bool dbgd_open(void)
 	dbgd.tried = true;
 	lib = dlopen(DEBUGINFOD_LIB, RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
-		diag_warning((struct srcloc){ 0 }, "DEBUGINFOD_URLS is set, but %s cannot be loaded (%s): no "
-				   "debuginfo is asked of its servers", DEBUGINFOD_LIB, dlerror());
+		diag_warning((struct srcloc){ 0 }, "DEBUGINFOD_URLS is set, but %s cannot be "
+			     "loaded (%s): no debuginfo is asked of its servers", DEBUGINFOD_LIB,
+			     dlerror());
 		diag_hint("apt-get install libdebuginfod1");
 		return false;
 	}
@@ -157,8 +158,8 @@ static bool dbgd_open(void)
 		dlsym(lib, "debuginfod_find_debuginfo");
 	dbgd.client = begin && dbgd.find ? begin() : NULL;
 	if (!dbgd.client)
-		diag_warning((struct srcloc){ 0 }, "%s has no client to give: no debuginfo is asked of the "
-				   "DEBUGINFOD_URLS servers", DEBUGINFOD_LIB);
+		diag_warning((struct srcloc){ 0 }, "%s has no client to give: no debuginfo is "
+			     "asked of the DEBUGINFOD_URLS servers", DEBUGINFOD_LIB);
 	return dbgd.client != NULL;
 }
 
@@ -189,8 +190,8 @@ static const char *from_debuginfod(const unsigned char *id, ssize_t len, const c
 	free(got);
 	manifest_file(p);
 	if (!usable(p, id, len)) {
-		diag_warning((struct srcloc){ 0 }, "the debuginfod server's file for '%s' (%s) is not its "
-				   "debuginfo", path, p);
+		diag_warning((struct srcloc){ 0 }, "the debuginfod server's file for '%s' (%s) is "
+			     "not its debuginfo", path, p);
 		return NULL;
 	}
 	return p;

@@ -171,7 +171,7 @@ static int tracepoint_id(const char *sys, const char *name)
 	return err;
 }
 
-/* PROG_FD on tracepoint SYS:NAME (a perf event, as libbpf makes one) with COOKIE: the link or -errno. */
+/* PROG_FD on tracepoint SYS:NAME (a perf event, as libbpf's) with COOKIE: the link, or -errno. */
 int stp_link_tracepoint(int prog_fd, const char *sys, const char *name, uint64_t cookie)
 {
 	struct perf_event_attr attr;
@@ -183,7 +183,7 @@ int stp_link_tracepoint(int prog_fd, const char *sys, const char *name, uint64_t
 	attr.type = PERF_TYPE_TRACEPOINT;
 	attr.size = sizeof(attr);
 	attr.config = (uint64_t)id;
-	pfd = (int)syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	pfd = perf_open(&attr, 0);	/* every CPU's hits: a tracepoint's event is not per CPU */
 	if (pfd < 0)
 		return -errno;
 	return stp_link_perf(prog_fd, pfd, cookie);

@@ -53,6 +53,7 @@
 
 #include "keep.h"
 #include "maps.h"
+#include "msg.h"
 #include "script_int.h"
 
 #define KEEP_MAX 8		/* keepers per user */
@@ -123,7 +124,7 @@ static bool keep_path(const struct stp_script *s, struct sockaddr_un *sa)
 	e = fnv(e, &st.st_size, sizeof(st.st_size));
 	e = fnv(e, &st.st_mtim, sizeof(st.st_mtim));
 	e = fnv(e, &s->ncpus, sizeof(s->ncpus));
-	e = fnv(e, getenv("PMSTAP_NO_UMULTI") ? "u" : "", getenv("PMSTAP_NO_UMULTI") ? 1 : 0);
+	e = fnv(e, getenv("PMSTAP_NO_UMULTI") ? "u" : "-", 1);
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
 	return snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/k-%016llx%016llx", d,
@@ -150,18 +151,7 @@ static int send_all(int fd, const void *buf, size_t len, const int *fds, int n)
 		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 		ssize_t w;
 
-		if (n > 0) {
-			struct cmsghdr *c;
-
-			memset(ctl, 0, sizeof(ctl));
-			msg.msg_control = ctl;
-			msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
-			c = CMSG_FIRSTHDR(&msg);
-			c->cmsg_level = SOL_SOCKET;
-			c->cmsg_type = SCM_RIGHTS;
-			c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
-			memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)n);
-		}
+		stp_msg_put_fds(&msg, ctl, fds, n);
 		w = sendmsg(fd, &msg, MSG_NOSIGNAL);
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -187,7 +177,6 @@ static int recv_all(int fd, void *buf, size_t len, int *fds, int max, int *got)
 		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
 				      .msg_controllen = sizeof(ctl) };
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		struct cmsghdr *c;
 		ssize_t r;
 
 		if (poll(&pfd, 1, KEEP_ANSWER_MS) <= 0)
@@ -197,21 +186,10 @@ static int recv_all(int fd, void *buf, size_t len, int *fds, int max, int *got)
 			continue;
 		if (r <= 0)
 			return -1;
-		for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-			int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-
-			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-				continue;
-			for (int i = 0; i < n; i++) {
-				int d;
-
-				memcpy(&d, CMSG_DATA(c) + sizeof(int) * (size_t)i, sizeof(int));
-				if (got && *got < max)
-					fds[(*got)++] = d;
-				else
-					close(d);
-			}
-		}
+		if (got)
+			*got += stp_msg_take_fds(&msg, fds + *got, max - *got);
+		else
+			stp_msg_take_fds(&msg, NULL, 0);	/* none wanted: closed */
 		p += r;
 		len -= (size_t)r;
 	}
@@ -397,7 +375,7 @@ static const char *why_not(const struct stp_script *s, char *buf, size_t size)
 	return NULL;
 }
 
-/* The snapshot of map NAME (its values as loaded), or NULL when it had all zeros. */
+/* The snapshot of map NAME (its values as loaded), or NULL when the load wrote nothing there. */
 static const struct stp_keep_snap *snap_of(const struct stp_script *s, const char *name)
 {
 	for (int i = 0; i < s->nsnaps; i++)
@@ -426,15 +404,17 @@ void stp_keep_note_load(struct stp_script *s)
 			continue;
 		more = realloc(s->snaps, sizeof(*s->snaps) * (size_t)(s->nsnaps + 1));
 		if (!more)
-			return;
+			goto fail;
 		s->snaps = more;
-		s->snaps[s->nsnaps] = (struct stp_keep_snap){ strdup(bpf_map__name(map)),
-							      malloc(len), len };
-		if (!s->snaps[s->nsnaps].name || !s->snaps[s->nsnaps].bytes)
-			return;
-		memcpy(s->snaps[s->nsnaps].bytes, v, len);
-		s->nsnaps++;
+		s->snaps[s->nsnaps++] = (struct stp_keep_snap){ strdup(bpf_map__name(map)),
+								malloc(len), len };
+		if (!s->snaps[s->nsnaps - 1].name || !s->snaps[s->nsnaps - 1].bytes)
+			goto fail;
+		memcpy(s->snaps[s->nsnaps - 1].bytes, v, len);
 	}
+	return;
+fail:	/* a keeper without a map's .data would zero it: keep nothing ("out of memory") */
+	stp_keep_free(s);
 }
 
 void stp_keep_free(struct stp_script *s)
@@ -683,7 +663,7 @@ static int keeper_wait(int lfd, const struct sockaddr_un *sa, const struct times
 	}
 }
 
-/* K to the run on CFD: the header, the names, the snapshots, the skipped probes, the descriptors. */
+/* K to the run on CFD: header, names, snapshots, skipped probes, descriptors. */
 static void keeper_serve(const struct stp_script *s, const struct keep_set *k, int cfd)
 {
 	struct keep_header h = { KEEP_MAGIC, KEEP_VERSION, (uint32_t)k->nprogs,
@@ -792,7 +772,7 @@ static const char *next_name(const char *names, size_t len, size_t *at)
 	return p;
 }
 
-/* S's programs, maps and snapshots from the header H and what followed it; FDS owned from now on. */
+/* S's programs, maps and snapshots from header H and what followed it; FDS are S's now. */
 static int adopt(struct stp_script *s, const struct keep_header *h, const char *names,
 		 const char *snaps, int *fds)
 {
@@ -859,7 +839,7 @@ fail:
 	return -ENOMEM;
 }
 
-/* A connection to the keeper of S's set, or -1 when none listens (a killed one's socket removed). */
+/* A connection to the keeper of S's set, or -1 when none listens (a dead one's socket removed). */
 static int take_connect(const struct stp_script *s)
 {
 	struct sockaddr_un sa;

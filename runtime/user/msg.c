@@ -11,13 +11,51 @@
 
 #define MSG_BUF 65536
 
+void stp_msg_put_fds(struct msghdr *mh, void *cbuf, const int *fds, int n)
+{
+	struct cmsghdr *cm;
+
+	if (n <= 0)
+		return;
+	memset(cbuf, 0, CMSG_SPACE(sizeof(int) * (size_t)n));
+	mh->msg_control = cbuf;
+	mh->msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
+	cm = CMSG_FIRSTHDR(mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)n);
+}
+
+int stp_msg_take_fds(struct msghdr *mh, int *fds, int max)
+{
+	struct cmsghdr *cm;
+	int got = 0;
+
+	for (cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		int nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (int i = 0; i < nfds; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + (size_t)i * sizeof(int), sizeof(int));
+			if (got < max)
+				fds[got++] = fd;
+			else
+				close(fd);	/* more than asked for: not ours */
+		}
+	}
+	return got;
+}
+
 int stp_msg_send(int sock, char type, const void *payload, size_t len, int fd)
 {
 	static char buf[MSG_BUF];
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { .iov_base = buf };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
 
 	if (len + 1 > sizeof(buf))
 		len = sizeof(buf) - 1;
@@ -25,15 +63,7 @@ int stp_msg_send(int sock, char type, const void *payload, size_t len, int fd)
 	buf[0] = type;
 	if (len)
 		memcpy(buf + 1, payload, len);
-	if (fd >= 0) {
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
+	stp_msg_put_fds(&mh, cbuf, &fd, fd >= 0);
 	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -1 : 0;
 }
 
@@ -45,28 +75,13 @@ ssize_t stp_msg_recv(int sock, char *buf, size_t size, int *fd, int flags)
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
 	};
-	struct cmsghdr *cm;
 	ssize_t n;
 
 	*fd = -1;
 	n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
 	if (n < 0)
 		return -1;
-	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-		int nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (int i = 0; i < nfds; i++) {
-			int got;
-
-			memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-			if (*fd < 0)
-				*fd = got;
-			else
-				close(got);	/* one fd per message: extras are not ours */
-		}
-	}
+	stp_msg_take_fds(&mh, fd, 1);	/* one fd per message */
 	buf[n] = '\0';
 	return n;
 }

@@ -10,6 +10,17 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct msghdr;
+
+/*
+ * Descriptors passed on a Unix socket (SCM_RIGHTS), for messages of any
+ * shape: put_fds attaches the N of FDS to MH, in CBUF (CMSG_SPACE of
+ * them, at least); take_fds gives those a received MH carries, up to MAX
+ * into FDS, closing the rest, and says how many.
+ */
+void stp_msg_put_fds(struct msghdr *mh, void *cbuf, const int *fds, int n);
+int stp_msg_take_fds(struct msghdr *mh, int *fds, int max);
+
 /* TYPE then LEN bytes of PAYLOAD (cut to fit MAX - 1), with FD attached unless it is -1. */
 int stp_msg_send(int sock, char type, const void *payload, size_t len, int fd);
 

@@ -598,9 +598,8 @@ static int map_globals(struct stp_script *s)
 {
 	struct bpf_map *map = s->obj ? bpf_object__find_map_by_name(s->obj, GLOBALS_MAP) : NULL;
 	size_t size, page = (size_t)sysconf(_SC_PAGESIZE);
-	void *p;
-
 	struct stp_map_info info;
+	void *p;
 	int fd;
 
 	if (s->dseg)
@@ -959,24 +958,28 @@ static int load_programs(struct stp_script *s)
 	return err < 0 ? err : fill_bodies(s);
 }
 
-/* A kept set (keep.c): nothing to load; the split bodies go back in their prog array. */
+/*
+ * A kept set (keep.c): nothing to load; the split bodies go back in their
+ * prog array, and the programs' recursion misses so far are the base the
+ * run's count starts from.
+ */
 static int load_kept(struct stp_script *s, double t0)
 {
 	unsigned long long insns = 0;
 	int err = fill_bodies(s);
 
-	for (int i = 0; i < s->nprogs; i++)
-		s->misses_base += stp_prog_misses(s->progs[i].fd);
-	if (err || !s->opts.verbose)
-		return err;
 	for (int i = 0; i < s->nprogs; i++) {
 		struct bpf_prog_info info;
 		uint32_t len = sizeof(info);
 
 		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(s->progs[i].fd, &info, &len) == 0)
+		if (bpf_obj_get_info_by_fd(s->progs[i].fd, &info, &len) == 0) {
+			s->misses_base += info.recursion_misses;
 			insns += info.verified_insns;
+		}
 	}
+	if (err || !s->opts.verbose)
+		return err;
 	stp_msg(s, "note", "took %d loaded BPF program%s and %d maps from pmstap-keep (pid %d) "
 		"in %.0f ms: nothing to verify (%llu instructions verified when they were loaded)",
 		s->nprogs, s->nprogs == 1 ? "" : "s", stp_maps__count(s->maps), s->kept_from,
