@@ -203,7 +203,10 @@ void emit_body_decls(struct emitter *E, FILE *out)
 		"/* run the probe's body: no return unless the jump fails (no program there) */\n"
 		"static __always_inline void stp_tail_body(void *ctx, struct context *c)\n{\n"
 		"\tuint32_t p = c->probe;\n\n"
-		"\tif (p < STP_NPROBES)\n\t\tbpf_tail_call(ctx, &" STP_BODIES_MAP ", stp_body_of[p]);\n}\n\n");
+		"\tif (p >= STP_NPROBES)\n\t\treturn;\n"
+		"\tc->jumping = 1;\t/* stp_resume() finds it */\n"
+		"\tbpf_tail_call(ctx, &" STP_BODIES_MAP ", stp_body_of[p]);\n"
+		"\tc->jumping = 0;\n}\n\n");
 }
 
 /*

@@ -16,8 +16,10 @@
 #endif
 
 struct context {
-	uint32_t busy;			/* a handler runs on this CPU */
+	uint32_t busy;			/* a handler holds this context */
 	uint32_t probe;			/* its index in stp_meta.probes */
+	uint32_t level;			/* which of its CPU's STP_CTX_LEVELS this is */
+	uint32_t jumping;		/* its handler is tail-calling its body (stp_tail_body) */
 	int32_t error;			/* enum stp_err */
 	int32_t err_site;		/* stp_meta.errors index of the error, -1: not known yet */
 	int64_t actions;		/* statements run in this hit, against MAXACTION */
@@ -44,7 +46,68 @@ struct context {
 #define CONTEXT c
 #define stp_frame(c, off) ((void *)((c)->frames + (off)))
 
-STP_MAP(stp_ctx, BPF_MAP_TYPE_ARRAY, uint32_t, struct context, STP_NCPUS, 0);
+STP_MAP(stp_ctx, BPF_MAP_TYPE_ARRAY, uint32_t, struct context, STP_NCPUS * STP_CTX_LEVELS, 0);
+
+/* Context LEVEL of CPU. */
+static __always_inline struct context *stp_ctx_at(uint32_t cpu, uint32_t level)
+{
+	uint32_t key = cpu * STP_CTX_LEVELS + level;
+
+	return bpf_map_lookup_elem(&stp_ctx, &key);
+}
+
+/*
+ * The level the next handler on CPU gets: its first context not held, or
+ * STP_CTX_LEVELS when all are.  A handler that interrupts another returns
+ * before the one it interrupted goes on, so the levels in use stack up.
+ */
+static __always_inline uint32_t stp_ctx_free_level(uint32_t cpu)
+{
+	uint32_t l;
+
+#pragma unroll
+	for (l = 0; l < STP_CTX_LEVELS; l++) {
+		struct context *c = stp_ctx_at(cpu, l);
+
+		if (c && !c->busy)
+			break;
+	}
+	return l;
+}
+
+/*
+ * Hold a context of CPU for a handler: the first free level, or NULL.
+ * Taken with an exchange: a uprobe_multi program runs with migration, not
+ * preemption, disabled, so another task may take a context on this CPU
+ * between the test and the store.  A dyninst thread slot is its own.
+ */
+static __always_inline struct context *stp_ctx_hold(uint32_t cpu)
+{
+#pragma unroll
+	for (uint32_t l = 0; l < STP_CTX_LEVELS; l++) {
+		struct context *c = stp_ctx_at(cpu, l);
+
+		if (!c || c->busy)
+			continue;
+#ifdef STP_DYNINST
+		c->busy = 1;
+#else
+		if (__sync_lock_test_and_set(&c->busy, 1))
+			continue;
+#endif
+		c->level = l;
+		return c;
+	}
+	return NULL;
+}
+
+/* Let go of C, held by stp_ctx_hold(): every store to it comes before. */
+static __always_inline void stp_ctx_release(struct context *c)
+{
+	c->jumping = 0;
+	__asm__ __volatile__("" ::: "memory");
+	c->busy = 0;
+}
 
 /* ---- records ------------------------------------------------------------ */
 
@@ -289,12 +352,11 @@ static __always_inline struct context *stp_enter(uint32_t probe)
 
 	if (!ctl || ctl->state != STP_RUN_RUNNING)
 		return NULL;
-	c = bpf_map_lookup_elem(&stp_ctx, &cpu);
-	if (!c || c->busy) {
+	c = stp_ctx_hold(cpu);
+	if (!c) {
 		stp_count(skipped);
 		return NULL;
 	}
-	c->busy = 1;
 	c->probe = probe;
 	stp_ctx_reset(c);
 	ps = bpf_map_lookup_elem(&stp_probe_stats, &probe);
@@ -304,13 +366,27 @@ static __always_inline struct context *stp_enter(uint32_t probe)
 	return c;
 }
 
-/* The context of the handler that jumped here (a split handler's body), or NULL. */
+/*
+ * The context of the handler that jumped here (a split handler's body), or
+ * NULL: the innermost one jumping.  Only tracepoint programs jump, and they
+ * run with preemption disabled, so a handler that interrupted the jump
+ * has returned by now; a uprobe handler preempted on this CPU may hold a
+ * level above, but it is not jumping.
+ */
 static __always_inline struct context *stp_resume(void)
 {
 	uint32_t cpu = bpf_get_smp_processor_id();
-	struct context *c = bpf_map_lookup_elem(&stp_ctx, &cpu);
 
-	return c && c->busy ? c : NULL;
+#pragma unroll
+	for (int l = STP_CTX_LEVELS - 1; l >= 0; l--) {
+		struct context *c = stp_ctx_at(cpu, (uint32_t)l);
+
+		if (c && c->busy && c->jumping) {
+			c->jumping = 0;
+			return c;
+		}
+	}
+	return NULL;
 }
 
 #ifndef MAXERRORS
@@ -353,7 +429,7 @@ static __always_inline void stp_leave(struct context *c)
 				      (ps->hits < STP_TIMED_HITS ? 1 : STP_TIME_EVERY);
 		ps->hits++;
 	}
-	c->busy = 0;
+	stp_ctx_release(c);
 }
 
 /* ---- arrays: hash maps of key structs ----------------------------------- */

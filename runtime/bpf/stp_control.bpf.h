@@ -11,7 +11,21 @@
 #define STP_CONTROL_BPF_H
 
 #define STP_CONTROL_MAP "stp_control"
-#define STP_CTX_MAP "stp_ctx"		/* per-CPU context: an ARRAY indexed by CPU */
+#define STP_CTX_MAP "stp_ctx"		/* the contexts: an ARRAY, STP_CTX_LEVELS per CPU */
+
+/*
+ * Contexts per CPU: a handler that interrupts another on its CPU (a disk's
+ * completion in an interrupt while a task's handler runs, a timer, an
+ * NMI) takes the next free one, as the kernel keeps a recursion context
+ * for each of task, softirq, hardirq and NMI; with all of them taken, the
+ * hit is skipped and counted.  A dyninst thread slot is never interrupted
+ * by a handler of its own: one.
+ */
+#ifdef STP_DYNINST
+#define STP_CTX_LEVELS 1
+#else
+#define STP_CTX_LEVELS 4
+#endif
 
 /* Where a run is; kernel handlers run only while it is STP_RUN_RUNNING. */
 enum stp_run_state {

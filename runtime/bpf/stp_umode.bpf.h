@@ -37,18 +37,24 @@ struct stp_perf_hit {
 	uint64_t ip;		/* the interrupted instruction pointer */
 };
 
-struct stp_perf_hit stp_perf_hits[STP_NCPUS];
+struct stp_perf_hit stp_perf_hits[STP_NCPUS * STP_CTX_LEVELS];
 
-/* This CPU's note, or NULL while a handler runs on it (the hit is skipped anyway). */
+/*
+ * The note of the context level the handler about to start on this CPU
+ * will hold, or NULL when every level is held (the hit is skipped anyway).
+ */
 static __always_inline struct stp_perf_hit *stp__hit_slot(uint32_t probe)
 {
 	uint32_t cpu = bpf_get_smp_processor_id();
-	struct context *c = bpf_map_lookup_elem(&stp_ctx, &cpu);
+	uint32_t i, level = cpu < STP_NCPUS ? stp_ctx_free_level(cpu) : STP_CTX_LEVELS;
 
-	if (cpu >= STP_NCPUS || (c && c->busy))
+	if (level >= STP_CTX_LEVELS)
 		return NULL;
-	stp_perf_hits[cpu].probe = probe + 1;
-	return &stp_perf_hits[cpu];
+	i = cpu * STP_CTX_LEVELS + level;
+	if (i >= STP_NCPUS * STP_CTX_LEVELS)
+		return NULL;
+	stp_perf_hits[i].probe = probe + 1;
+	return &stp_perf_hits[i];
 }
 
 /* The prologue of a timer.profile or perf.* program: note what the sample's REGS say. */
@@ -111,10 +117,10 @@ static __always_inline void stp_ret_note(const struct pt_regs *regs, uint32_t pr
 /* The note of the running perf probe, or NULL when the running probe is not one. */
 static __always_inline struct stp_perf_hit *stp__perf_hit(struct context *c)
 {
-	uint32_t cpu = bpf_get_smp_processor_id();
+	uint32_t i = bpf_get_smp_processor_id() * STP_CTX_LEVELS + c->level;
 
-	if (cpu < STP_NCPUS && stp_perf_hits[cpu].probe == c->probe + 1)
-		return &stp_perf_hits[cpu];
+	if (i < STP_NCPUS * STP_CTX_LEVELS && stp_perf_hits[i].probe == c->probe + 1)
+		return &stp_perf_hits[i];
 	return NULL;
 }
 

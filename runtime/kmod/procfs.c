@@ -74,7 +74,7 @@ static int stp_kprocfs_run(struct stp_kprocfs_file *f, const struct stp_ksite *s
 
 	preempt_disable();
 	cpu = smp_processor_id();
-	c = bpf_map_lookup_elem(&stp_ctx, &cpu);
+	c = stp_ctx_at(cpu, stp_ctx_free_level(cpu));	/* the one the handler will hold */
 	if (c && !c->busy) {
 		c->probe = U32_MAX;	/* stp_enter() sets it when the handler runs */
 		this_cpu_write(stp_kmod_procfs_value, &v);

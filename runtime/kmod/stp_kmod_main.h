@@ -898,18 +898,17 @@ static long stp_kmod_call_run(struct stp_kmod_call *k, char (*s)[MAXSTRINGLEN])
 
 	preempt_disable();
 	cpu = smp_processor_id();
-	c = bpf_map_lookup_elem(&stp_ctx, &cpu);
-	if (!c || c->busy) {
+	c = stp_ctx_hold(cpu);
+	if (!c) {
 		preempt_enable();
 		return -EBUSY;
 	}
-	c->busy = 1;
 	c->probe = U32_MAX;
 	stp_ctx_reset(c);
 	err = stp_kmod_ucall(c, k, s, s[STP_KMOD_CALL_MAXARGS]);
 	k->error = c->error;
 	strscpy(s[STP_KMOD_CALL_MAXARGS + 1], c->errmsg, MAXSTRINGLEN);
-	c->busy = 0;
+	stp_ctx_release(c);
 	preempt_enable();
 	return err;
 }

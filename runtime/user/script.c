@@ -261,7 +261,7 @@ static int size_maps(struct stp_script *s)
 		bpf_map__set_max_entries(map, (uint32_t)s->ncpus);
 	map = bpf_object__find_map_by_name(s->obj, STP_CTX_MAP);
 	if (map && bpf_map__type(map) == BPF_MAP_TYPE_ARRAY)
-		bpf_map__set_max_entries(map, (uint32_t)s->ncpus);
+		bpf_map__set_max_entries(map, (uint32_t)s->ncpus * STP_CTX_LEVELS);
 	for (int i = 0; i < m->nglobals; i++) {
 		const struct stp_meta_global *g = &m->globals[i];
 
