@@ -619,11 +619,21 @@ void kdwarf_all_lines(const struct kdwarf_func *f, struct vec *out)
 		dwarf_lines_all(&die, f->file, f->entry, out);
 }
 
-bool kdwarf_func_has_pc(const struct kdwarf_func *f, uint64_t pc)
+void kdwarf_func_ranges(const struct kdwarf_func *f, struct vec *out)
 {
+	Dwarf_Addr base, lo, hi;
 	Dwarf_Die die;
+	ptrdiff_t off = 0;
 
-	return die_at(f->die, &die) && dwarf_haspc(&die, pc) > 0;
+	if (!die_at(f->die, &die))
+		return;
+	while ((off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0) {
+		struct kdwarf_range *r = ARENA_NEW(struct kdwarf_range);
+
+		r->lo = lo;
+		r->hi = hi;
+		vec_push(out, r);
+	}
 }
 
 void kdwarf_labels(const struct kdwarf_func *f, const char *pat, struct vec *out)

@@ -112,8 +112,13 @@ void kdwarf_lines_pcs(const struct kdwarf_func *f, const char *file_pat, const i
  */
 void kdwarf_all_lines(const struct kdwarf_func *f, struct vec *out);
 
-/* Whether F's code (an inline instance's ranges) holds PC. */
-bool kdwarf_func_has_pc(const struct kdwarf_func *f, uint64_t pc);
+/* One address range of a function's code: [lo, hi). */
+struct kdwarf_range {
+	uint64_t lo, hi;
+};
+
+/* F's code (an inline instance's ranges): struct kdwarf_range, into OUT. */
+void kdwarf_func_ranges(const struct kdwarf_func *f, struct vec *out);
 
 /* .label("PAT"): F's labels PAT matches (dwarf_lines_labels()), into OUT (struct dwarf_label *). */
 void kdwarf_labels(const struct kdwarf_func *f, const char *pat, struct vec *out);

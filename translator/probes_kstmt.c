@@ -229,6 +229,114 @@ static int add_site(struct kdwarf_func *f, struct hmap *seen, struct vec *out)
 	return 1;
 }
 
+/* A range of a function's code: FUNC, its index in line_sites()' FUNCS. */
+struct func_span {
+	uint64_t lo, hi;
+	int func;
+};
+
+/* The functions whose code holds PC: N indexes into FUNCS, ascending. */
+struct pc_holders {
+	uint64_t pc;
+	int n;
+	int *funcs;
+};
+
+static int span_by_lo(const void *a, const void *b)
+{
+	const struct func_span *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int holders_by_pc(const void *a, const void *b)
+{
+	const struct pc_holders *x = a, *y = b;
+
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* The ranges of FUNCS' code, ascending by start: N of them. */
+static struct func_span *spans_of(struct vec *funcs, int *n)
+{
+	struct func_span *spans = NULL;
+	int cap = 0;
+
+	*n = 0;
+	for (int j = 0; j < funcs->len; j++) {
+		struct vec ranges = { 0 };
+
+		kdwarf_func_ranges(VEC_AT(funcs, j), &ranges);
+		for (int k = 0; k < ranges.len; k++) {
+			const struct kdwarf_range *r = VEC_AT(&ranges, k);
+
+			if (*n == cap) {
+				struct func_span *old = spans;
+
+				cap = cap ? 2 * cap : 64;
+				spans = arena_alloc((size_t)cap * sizeof(*spans));
+				if (old)
+					memcpy(spans, old, (size_t)*n * sizeof(*spans));
+			}
+			spans[(*n)++] = (struct func_span){ r->lo, r->hi, j };
+		}
+	}
+	if (*n)
+		qsort(spans, (size_t)*n, sizeof(*spans), span_by_lo);
+	return spans;
+}
+
+/*
+ * For each distinct pc of FOUND, the functions of FUNCS whose code holds
+ * it (stap's dwarf_haspc() of each): one sweep over their ranges and the
+ * pcs, both by address, keeping the ranges that hold the pc at hand (a
+ * function and the instances inlined in it, a handful).  Asked of every
+ * pair instead, a wildcard over a module (xfs: tens of thousands of
+ * functions and instances, hundreds of thousands of line records) took
+ * minutes.  Ascending by pc; *NPCS of them.
+ */
+static struct pc_holders *holders_of(struct vec *funcs, struct vec *found, int *npcs)
+{
+	struct hmap distinct = { 0 };
+	struct pc_holders *pcs = arena_alloc((size_t)(found->len + 1) * sizeof(*pcs));
+	int nspans, next = 0, nactive = 0, *active;
+	struct func_span *spans = spans_of(funcs, &nspans);
+
+	*npcs = 0;
+	for (int i = 0; i < found->len; i++) {
+		const struct dwarf_line_at *l = VEC_AT(found, i);
+
+		if (!hmap_get(&distinct, (void *)(uintptr_t)l->pc)) {
+			hmap_put(&distinct, (void *)(uintptr_t)l->pc, (void *)1);
+			pcs[(*npcs)++].pc = l->pc;
+		}
+	}
+	qsort(pcs, (size_t)*npcs, sizeof(*pcs), holders_by_pc);
+	active = arena_alloc((size_t)(nspans + 1) * sizeof(*active));
+	for (int p = 0; p < *npcs; p++) {
+		uint64_t pc = pcs[p].pc;
+		int kept = 0;
+
+		while (next < nspans && spans[next].lo <= pc)
+			active[nactive++] = next++;
+		for (int a = 0; a < nactive; a++)	/* a range that ends at or before pc: done */
+			if (spans[active[a]].hi > pc)
+				active[kept++] = active[a];
+		nactive = kept;
+		pcs[p].funcs = arena_alloc((size_t)(nactive + 1) * sizeof(int));
+		pcs[p].n = 0;
+		for (int a = 0; a < nactive; a++)
+			pcs[p].funcs[pcs[p].n++] = spans[active[a]].func;
+		qsort(pcs[p].funcs, (size_t)pcs[p].n, sizeof(int), int_cmp);
+	}
+	return pcs;
+}
+
 /*
  * The sites of the records FOUND: one in each function of FUNCS whose code
  * holds the record's pc, named by that function, as stap 4.8's
@@ -240,21 +348,23 @@ static int add_site(struct kdwarf_func *f, struct hmap *seen, struct vec *out)
 static int line_sites(struct vec *funcs, struct vec *found, struct hmap *seen, struct vec *out)
 {
 	struct hmap done = { 0 };
-	int n = 0;
+	int npcs, n = 0;
+	struct pc_holders *pcs = holders_of(funcs, found, &npcs);
 
 	for (int i = 0; i < found->len; i++) {
 		const struct dwarf_line_at *l = VEC_AT(found, i);
+		struct pc_holders key = { .pc = l->pc }, *h;
 
 		if (hmap_get(&done, (void *)(uintptr_t)l->pc))
 			continue;	/* an address once: its first line found */
 		hmap_put(&done, (void *)(uintptr_t)l->pc, (void *)1);
-		for (int j = 0; j < funcs->len; j++) {
-			struct kdwarf_func *f = VEC_AT(funcs, j), *g;
+		h = bsearch(&key, pcs, (size_t)npcs, sizeof(*pcs), holders_by_pc);
+		for (int k = 0; h && k < h->n; k++) {
+			struct kdwarf_func *g = ARENA_NEW(struct kdwarf_func);
 
-			if (!kdwarf_func_has_pc(f, l->pc))
-				continue;
-			g = ARENA_NEW(struct kdwarf_func);
-			*g = *f;
+			if (k && h->funcs[k] == h->funcs[k - 1])
+				continue;	/* two of its ranges */
+			*g = *(struct kdwarf_func *)VEC_AT(funcs, h->funcs[k]);
 			g->line = l->line;
 			if (site_at(g, l->pc))
 				n += add_site(g, seen, out);
