@@ -51,6 +51,8 @@ static __always_inline struct stp_perf_hit *stp__hit_slot(uint32_t probe)
 	if (level >= STP_CTX_LEVELS)
 		return NULL;
 	i = cpu * STP_CTX_LEVELS + level;
+	/* clang proves the bound from the two above and drops the test; Linux 6.1's verifier cannot */
+	asm volatile("" : "+r"(i));
 	if (i >= STP_NCPUS * STP_CTX_LEVELS)
 		return NULL;
 	stp_perf_hits[i].probe = probe + 1;
@@ -119,6 +121,7 @@ static __always_inline struct stp_perf_hit *stp__perf_hit(struct context *c)
 {
 	uint32_t i = bpf_get_smp_processor_id() * STP_CTX_LEVELS + c->level;
 
+	asm volatile("" : "+r"(i));	/* the test below stays (stp__hit_slot()) */
 	if (i < STP_NCPUS * STP_CTX_LEVELS && stp_perf_hits[i].probe == c->probe + 1)
 		return &stp_perf_hits[i];
 	return NULL;
