@@ -133,6 +133,10 @@ static __always_inline uint32_t stp_rec_lenat(struct context *c, uint32_t off, l
 {
 	if (n < 0)
 		n = 0;
+	/* the callers' bound on OFF can reach here as another register's sum, unbounded for 6.1 */
+	asm volatile("" : "+r"(off));
+	if (off > STP_REC_SIZE - 2)
+		return off;
 	c->rec[off] = n & 0xff;
 	c->rec[off + 1] = (n >> 8) & 0xff;
 	return off + 2 + (uint32_t)n;
