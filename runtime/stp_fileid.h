@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <elfutils/libdwelf.h>
 #include <libelf.h>
@@ -64,6 +65,12 @@ static inline bool stp_fileid_of_fd(int fd, struct stp_fileid *id)
 	if (S_ISREG(st.st_mode))
 		stp_build_id_of_fd(fd, id->build_id);
 	return true;
+}
+
+/* The kernel's dev_t (MKDEV(): the major above bit 20) of a device number from stat(). */
+static inline uint64_t stp_kernel_dev(dev_t dev)
+{
+	return ((uint64_t)major(dev) << 20) | minor(dev);
 }
 
 /* An identity as stp_meta.files records it (build_id "" or NULL: none). */

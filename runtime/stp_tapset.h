@@ -381,9 +381,13 @@ struct stp_usym {
 
 struct stp_usym_file {
 	uint32_t path;		/* in stp_usym_names */
+	uint32_t leaf;		/* its last component's offset in the path */
 	int32_t first, count;	/* its symbols in stp_usyms */
 	uint64_t size;		/* the file's, when built */
 	unsigned char build_id[20];	/* its GNU build id, zero-padded; none: zeros */
+	/* the kernel's runtimes: its filesystem (MKDEV()) and inode where the script runs, filled
+	 * in as it loads (stp_usym_identify(), stp__usym_identify()); 0: not found */
+	uint64_t dev, ino;
 };
 
 /*

@@ -15,7 +15,9 @@
  * handlers search (runtime/bpf/stp_stack.bpf.h: stp__usym_in()).  stap's
  * rule: the last symbol at or below the address, its size the distance
  * to the next.  The kernel's runtimes know a file by its path and size,
- * the dyninst runtime by its build id.  The
+ * or by the inode the path leads to where the script runs (a process in
+ * a container maps the file under another path); the dyninst runtime by
+ * its build id.  The
  * files are dependencies of the build (filedeps.c), so a cached object
  * never carries a changed file's symbols.
  */
@@ -211,9 +213,10 @@ void emit_usym_tables(struct emitter *E, FILE *out)
 		struct usym_ent *v;
 		struct stat st;
 		const unsigned char *id = NULL;
+		const char *spelt;
 		char *real;
 		ssize_t idlen;
-		uint32_t path_at;
+		uint32_t path_at, leaf;
 		int n;
 
 		if (!ue || fstat(ue->fd, &st) != 0)
@@ -229,10 +232,12 @@ void emit_usym_tables(struct emitter *E, FILE *out)
 			continue;
 		}
 		real = realpath(path, NULL);	/* as the kernel's d_path() spells it */
-		path_at = blob_add(names, &names_len, real ? real : path);
+		spelt = real ? real : path;
+		path_at = blob_add(names, &names_len, spelt);
+		leaf = strrchr(spelt, '/') ? (uint32_t)(strrchr(spelt, '/') + 1 - spelt) : 0;
 		free(real);
-		fprintf(files, "%s\n\t{ %u, %d, %d, %lluULL, {", nfiles ? "," : "", path_at, total, n,
-			(unsigned long long)st.st_size);
+		fprintf(files, "%s\n\t{ %u, %u, %d, %d, %lluULL, {", nfiles ? "," : "", path_at, leaf,
+			total, n, (unsigned long long)st.st_size);
 		idlen = dwelf_elf_gnu_build_id(ue->elf, (const void **)&id);
 		for (ssize_t i = 0; id && i < idlen && i < 20; i++)
 			fprintf(files, "%s0x%02x", i ? ", " : " ", id[i]);

@@ -350,8 +350,9 @@ static __always_inline int stp__addrs(struct stp_stack_buf *b, const char *stk)
  * The probed files' symbols (stp_usyms, translator/emit_usyms.c), as
  * stap's module searches those it carries: the last symbol at or below
  * the address, its size the distance to the next (0 for a file's last).
- * The kernel's runtimes know a file by its path and size
- * (stp__usym_file()), the dyninst runtime by its build id
+ * The kernel's runtimes know a file by its inode where the script runs
+ * (stp__usym_same_file()), else by its path and size (stp__usym_file()),
+ * the dyninst runtime by its build id
  * (stp__usym_dyn()).
  */
 struct stp__usym_find {
@@ -674,6 +675,7 @@ struct stp__path_vars {
 struct stp__umod {
 	uint64_t base, end;
 	uint64_t size;		/* the file's */
+	uint64_t dev, ino;	/* its inode's, as stp_usym_file has them */
 	int64_t leaf;
 	struct stp__path_vars pv;	/* in map memory, as STP_VARS (stp_strings.h) */
 	char path[MAXSTRINGLEN];
@@ -681,6 +683,33 @@ struct stp__umod {
 };
 
 STP_MAP(stp_umod_bufs, BPF_MAP_TYPE_PERCPU_ARRAY, uint32_t, struct stp__umod, 1, 0);
+
+#ifdef STP_USYMS
+/*
+ * M's file, by its inode, among the probed ones (their inodes found as
+ * the script loaded): a process in another root, a container's, maps a
+ * file under another path than the script names it by.  M's path is then
+ * the script's, as stap's module names a file it carries: whether found.
+ */
+static __always_inline bool stp__usym_same_file(struct stp__umod *m)
+{
+	for (int i = 0; i < STP_USYM_FILES; i++) {
+		const struct stp_usym_file *f = &stp_usym_files[i];
+
+		if (!f->ino || f->ino != m->ino || f->dev != m->dev || f->size != m->size)
+			continue;
+		bpf_probe_read_kernel_str(m->path, MAXSTRINGLEN, stp_usym_names + f->path);
+		m->leaf = f->leaf;
+		return true;
+	}
+	return false;
+}
+#else
+static __always_inline bool stp__usym_same_file(struct stp__umod *m)
+{
+	return false;
+}
+#endif
 
 #ifdef STP_KMOD
 /*
@@ -706,6 +735,28 @@ static void stp__mm_unlock_fn(struct irq_work *w)
 
 static DEFINE_PER_CPU(struct stp__mm_unlock, stp_mm_unlock);
 
+/*
+ * The probed files' inodes where the module runs (stp__usym_same_file()):
+ * on overlayfs the file underneath, which a mapping of it holds.
+ */
+static void stp__usym_identify(void)
+{
+#ifdef STP_USYMS
+	for (int i = 0; i < STP_USYM_FILES; i++) {
+		struct stp_usym_file *f = &stp_usym_files[i];
+		struct inode *in;
+		struct path p;
+
+		if (kern_path(stp_usym_names + f->path, LOOKUP_FOLLOW, &p))
+			continue;
+		in = d_real_inode(p.dentry);
+		f->ino = in->i_ino;
+		f->dev = in->i_sb->s_dev;
+		path_put(&p);
+	}
+#endif
+}
+
 /* At load, before any probe. */
 static void stp__umod_init(void)
 {
@@ -714,6 +765,7 @@ static void stp__umod_init(void)
 	for_each_possible_cpu(cpu)
 		per_cpu(stp_mm_unlock, cpu).work =
 			(struct irq_work)IRQ_WORK_INIT_HARD(stp__mm_unlock_fn);
+	stp__usym_identify();
 }
 
 /* At unload: no unlock left to run in this module's code. */
@@ -784,17 +836,23 @@ static __always_inline bool stp__umod_find(struct stp__umod *m, uint64_t addr)
 		return false;
 	vma = vma_lookup(mm, addr);
 	if (vma && vma->vm_file) {
+		struct inode *in = file_inode(vma->vm_file);
+
 		m->base = vma->vm_start - (vma->vm_pgoff << PAGE_SHIFT);
-		m->size = (uint64_t)i_size_read(file_inode(vma->vm_file));
+		m->size = (uint64_t)i_size_read(in);
+		m->ino = in->i_ino;
+		m->dev = in->i_sb->s_dev;
 		m->end = vma->vm_end;
 		for (int i = 0; i < 8; i++) {	/* the file's later mappings */
 			next = vma_lookup(mm, m->end);
 			if (!next || !next->vm_file ||
-			    file_inode(next->vm_file) != file_inode(vma->vm_file))
+			    file_inode(next->vm_file) != in)
 				break;
 			m->end = next->vm_end;
 		}
-		if (in_interrupt() || irqs_disabled()) {
+		if (stp__usym_same_file(m)) {
+			found = true;
+		} else if (in_interrupt() || irqs_disabled()) {
 			found = stp__umod_walk(m, vma->vm_file);
 		} else {
 			p = d_path(&vma->vm_file->f_path, m->walk, sizeof(m->walk));
@@ -895,12 +953,16 @@ static __always_inline bool stp__umod_find(struct stp__umod *m, uint64_t addr)
 	m->end = v.end;
 	ino = (void *)(uintptr_t)v.inode;
 	m->size = (uint64_t)BPF_CORE_READ(ino, i_size);
+	m->ino = BPF_CORE_READ(ino, i_ino);
+	m->dev = BPF_CORE_READ(ino, i_sb, s_dev);
 	for (int i = 0; i < 8; i++) {	/* the file's later mappings */
 		w.inode = 0;
 		if (bpf_find_vma(t, m->end, stp__vma_seen_cb, &w, 0) || w.inode != v.inode)
 			break;
 		m->end = w.end;
 	}
+	if (stp__usym_same_file(m))
+		return true;
 	f = (void *)(uintptr_t)v.file;
 	pv->dentry = (uint64_t)(uintptr_t)BPF_CORE_READ(f, f_path.dentry);
 	pv->mnt = (uint64_t)(uintptr_t)BPF_CORE_READ(f, f_path.mnt) -

@@ -55,6 +55,7 @@
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
+#include <linux/namei.h>
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include <linux/random.h>

@@ -24,9 +24,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
 #include "../stp_fileid.h"
+#include "../stp_tapset.h"
 #include "script_int.h"
 
 /* What meta.files[i] recorded, as a struct stp_fileid. */
@@ -217,4 +222,101 @@ const char *stp_file_attach_path(const struct stp_script *s, int i, char *buf, s
 		return NULL;
 	snprintf(buf, size, "/proc/self/fd/%d", s->file_fds[i]);
 	return buf;
+}
+
+/* Where VAR is in the object's section SEC (its DATASEC in BTF), its size in *SIZE; -1: not there. */
+static long section_var(const struct btf *btf, const char *sec, const char *var, size_t *size)
+{
+	int id = btf ? btf__find_by_name_kind(btf, sec, BTF_KIND_DATASEC) : -1;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, (uint32_t)id) : NULL;
+	const struct btf_var_secinfo *v = t ? btf_var_secinfos(t) : NULL;
+
+	for (int i = 0; t && i < btf_vlen(t); i++, v++) {
+		const struct btf_type *vt = btf__type_by_id(btf, v->type);
+
+		if (vt && strcmp(btf__name_by_offset(btf, vt->name_off), var) == 0) {
+			*size = v->size;
+			return v->offset;
+		}
+	}
+	return -1;
+}
+
+/*
+ * PATH's inode as a mapping of it holds it, which kernel context sees:
+ * on overlayfs the file underneath, on btrfs its filesystem's device,
+ * where stat() gives others.  From /proc/self/maps, of a page mapped here.
+ */
+static bool mapped_inode(const char *path, uint64_t *dev, uint64_t *ino)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *p = fd >= 0 ? mmap(NULL, 1, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	unsigned int major, minor;
+	unsigned long long i;
+	char want[32], *line = NULL;
+	size_t size = 0;
+	bool found = false;
+	FILE *maps;
+
+	if (fd >= 0)
+		close(fd);
+	if (p == MAP_FAILED)
+		return false;
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)(uintptr_t)p);
+	maps = fopen("/proc/self/maps", "re");
+	while (maps && !found && getline(&line, &size, maps) > 0)
+		found = strncmp(line, want, strlen(want)) == 0 &&
+			sscanf(line, "%*s %*s %*s %x:%x %llu", &major, &minor, &i) == 3;
+	if (maps)
+		fclose(maps);
+	free(line);
+	munmap(p, 1);
+	if (found) {
+		*dev = ((uint64_t)major << 20) | minor;
+		*ino = i;
+	}
+	return found;
+}
+
+/*
+ * The inode each file whose symbols the script carries (stp_usym_files,
+ * translator/emit_usyms.c) has here, written into the object's .data
+ * before it loads: kernel context knows a file by it where a process maps
+ * the file under another path than the script's, in a container
+ * (runtime/bpf/stp_stack.bpf.h: stp__usym_same_file()).  A file not found
+ * keeps 0 and is known by its path only.
+ */
+void stp_usym_identify(struct stp_script *s)
+{
+	struct btf *btf = bpf_object__btf(s->obj);
+	struct bpf_map *data = bpf_object__find_map_by_name(s->obj, ".data");
+	struct bpf_map *ro = bpf_object__find_map_by_name(s->obj, ".rodata");
+	size_t files_len = 0, names_len = 0, dlen = 0, rlen = 0;
+	long files_at = section_var(btf, ".data", "stp_usym_files", &files_len);
+	long names_at = section_var(btf, ".rodata", "stp_usym_names", &names_len);
+	const char *names;
+	const void *init;
+	char *copy;
+
+	if (files_at < 0 || names_at < 0 || !data || !ro)
+		return;
+	init = bpf_map__initial_value(data, &dlen);
+	names = bpf_map__initial_value(ro, &rlen);
+	if (!init || !names || files_at + files_len > dlen || names_at + names_len > rlen ||
+	    !(copy = malloc(dlen)))
+		return;
+	memcpy(copy, init, dlen);
+	names += names_at;
+	for (size_t i = 0; i < files_len / sizeof(struct stp_usym_file); i++) {
+		struct stp_usym_file f;
+
+		memcpy(&f, copy + files_at + i * sizeof(f), sizeof(f));
+		if (f.path < names_len && memchr(names + f.path, '\0', names_len - f.path) &&
+		    mapped_inode(names + f.path, &f.dev, &f.ino))
+			memcpy(copy + files_at + i * sizeof(f), &f, sizeof(f));
+	}
+	if (bpf_map__set_initial_value(data, copy, dlen) != 0 && s->opts.verbose)
+		stp_msg(s, "note", "cannot note the inodes of the files named in kernel context: %s",
+			strerror(errno));
+	free(copy);
 }

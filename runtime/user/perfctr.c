@@ -40,6 +40,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "../stp_fileid.h"
 #include "script_int.h"
 
 #define NPROGS 3
@@ -82,12 +83,6 @@ static int perf_open(const struct perf_user *u, pid_t tid)
 	};
 
 	return (int)syscall(__NR_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
-/* The kernel's dev_t of a device number from stat() (stp_proc.bpf.h reads it). */
-static uint64_t kernel_dev(dev_t dev)
-{
-	return ((uint64_t)major(dev) << 20) | minor(dev);
 }
 
 /* Whether every user's event opens here: for this very thread. */
@@ -185,7 +180,7 @@ static int note_files(struct stp_script *s, struct stp_perfctr *pc)
 		struct stat st;
 
 		if (u->path && stat(u->path, &st) == 0) {
-			u->dev = value[0] = kernel_dev(st.st_dev);
+			u->dev = value[0] = stp_kernel_dev(st.st_dev);
 			u->ino = value[1] = st.st_ino;
 		}
 		if (fd < 0 || bpf_map_update_elem(fd, &i, value, BPF_ANY) < 0)
@@ -204,7 +199,7 @@ static uint32_t file_mask(const struct stp_perfctr *pc, const char *path)
 		return 0;
 	for (int i = 0; i < pc->nusers; i++)
 		if (pc->users[i].ino && pc->users[i].ino == st.st_ino &&
-		    pc->users[i].dev == kernel_dev(st.st_dev))
+		    pc->users[i].dev == stp_kernel_dev(st.st_dev))
 			mask |= 1U << i;
 	return mask;
 }

@@ -28,6 +28,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "../stp_fileid.h"
 #include "maps.h"
 #include "script_int.h"
 #include "proc_attach.h"
@@ -56,12 +57,6 @@ static char *point_path(const char *point)
 	return end ? strndup(point, (size_t)(end - point)) : NULL;
 }
 
-/* The kernel's dev_t of a device number from stat(): major << 20 | minor. */
-static uint64_t kernel_dev(dev_t dev)
-{
-	return ((uint64_t)major(dev) << 20) | minor(dev);
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec now;
@@ -81,12 +76,12 @@ static int note_exe(struct stp_script *s, int i, const char *path)
 	if (path && stat(path, &st) != 0)
 		return -errno;
 	if (path) {
-		value[0] = kernel_dev(st.st_dev);
+		value[0] = stp_kernel_dev(st.st_dev);
 		value[1] = st.st_ino;
 	}
 	value[2] = now_ns();
 	if (s->opts.target_cmd && stat("/proc/self/exe", &st) == 0) {
-		value[3] = kernel_dev(st.st_dev);
+		value[3] = stp_kernel_dev(st.st_dev);
 		value[4] = st.st_ino;
 	}
 	if (fd < 0 || stp_mapfd_update(fd, &key, value, BPF_ANY) != 0)

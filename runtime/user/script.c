@@ -313,6 +313,7 @@ static int open_bpf_object(struct stp_script *s)
 			bpf_program__set_autoload(bpf_object__find_program_by_name(s->obj,
 							s->meta->probes[i].prog), true);
 	stp_um_prepare(s);
+	stp_usym_identify(s);
 	err = size_maps(s);
 	if (err)
 		stp_msg(s, "error", "cannot size the maps of %s: %s", s->bpf_path, strerror(-err));

@@ -198,6 +198,7 @@ bool stp_kprobes_available(void);
 int stp_files_check(struct stp_script *s);
 void stp_files_close(struct stp_script *s);
 const char *stp_file_attach_path(const struct stp_script *s, int i, char *buf, size_t size);
+void stp_usym_identify(struct stp_script *s);
 
 /* attach_uprobe.c */
 struct bpf_link *stp_attach_uprobe(struct stp_script *s, const struct stp_meta_probe *p,
