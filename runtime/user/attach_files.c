@@ -272,7 +272,7 @@ static bool mapped_inode(const char *path, uint64_t *dev, uint64_t *ino)
 	free(line);
 	munmap(p, 1);
 	if (found) {
-		*dev = ((uint64_t)major << 20) | minor;
+		*dev = stp_kernel_dev(makedev(major, minor));
 		*ino = i;
 	}
 	return found;

@@ -7,32 +7,14 @@
 # the names are those of the run outside, with the script's path.
 . "$REPO/qa/guest/peer_both.rc"
 D=$QA_BIN/dyn_stack
-cat >"$tmp/n.stp" <<END
-global names
-probe process("$D").function("ds_inner")
-{
-	a = uaddr()
-	names[sprintf("usymname: %s", usymname(a))] = 1
-	names[sprintf("umodname: %s", umodname(a))] = 1
-	names[sprintf("usymdata: %s", usymdata(a))] = 1
-	names[sprintf("sprint_ustack:\n%s", sprint_ustack(ubacktrace()))] = 1
-}
-probe end { foreach (n+ in names) println(n) }
-END
-root=$tmp/root
-cat >"$tmp/inroot.sh" <<END
-mount --bind /usr '$root/usr' && mount --bind '$QA_BIN' '$root/opt/bin' &&
-exec chroot '$root' /opt/bin/dyn_stack 1
-END
-mkroot="mkdir -p '$root/usr' '$root/opt/bin'; for l in lib lib64 bin; do ln -sfn usr/\$l '$root/'\$l; done"
+. "$REPO/qa/usym_chroot.rc"
+_usym_chroot_files "process(\"$D\").function(\"ds_inner\")"
 _both outside "$tmp/n.stp" "$D 1"
-_both inside "$tmp/n.stp" "unshare -m sh $tmp/inroot.sh" "$mkroot"
+_both inside "$tmp/n.stp" "unshare -m sh $tmp/inroot.sh" _usym_chroot_root
 [ -n "${GUEST_COMPILE_ONLY:-}" ] && exit 0
-show() { sed -E -e 's/0x[0-9a-f]{8,}/ADDR/g' -e "s|$QA_BIN/|BIN/|g" \
-	-e 's/\+0x[0-9a-f]+\/0x[0-9a-f]+/+OFF\/SIZE/g' -e 's/\+0x[0-9a-f]+( |\])/+OFF\1/g' "$1"; }
-show "$tmp/outside.kernel"
+_usym_chroot_show "$tmp/outside.kernel"
 for rt in kernel bpf; do
-	for w in outside inside; do show "$tmp/$w.$rt" >"$tmp/$w.$rt.f"; done
+	for w in outside inside; do _usym_chroot_show "$tmp/$w.$rt" >"$tmp/$w.$rt.f"; done
 	diff "$tmp/outside.kernel.f" "$tmp/outside.$rt.f" && echo "$rt outside: the kernel runtime's names"
 	diff "$tmp/outside.$rt.f" "$tmp/inside.$rt.f" && echo "$rt chrooted: the names of its run outside"
 done
