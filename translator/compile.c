@@ -16,6 +16,7 @@
 #include "compile.h"
 #include "compile_int.h"
 #include "diag.h"
+#include "kbuild_replay.h"
 #include "probes_sys.h"
 #include "sysroot.h"
 
@@ -551,6 +552,19 @@ static const char *kmod_headers(struct session *s)
 	return NULL;
 }
 
+/* The module's own compiler flags: Kbuild's ccflags-y. */
+static const char *kmod_ccflags(struct session *s)
+{
+	/* -g0: a kernel built with debug info would give the module 30 MB of it, unused */
+	const char *flags = arena_printf("-I%s -I%s/kmod/libc -fwrapv -g0 -Wno-unused-function "
+					 "-Wno-declaration-after-statement",
+					 s->runtime_dir, s->runtime_dir);
+
+	for (int i = 0; i < s->defines.len; i++)
+		flags = arena_printf("%s -D%s", flags, (char *)VEC_AT(&s->defines, i));
+	return flags;
+}
+
 static bool kmod_kbuild_file(struct session *s, const char *dir)
 {
 	FILE *f = fopen(arena_printf("%s/Kbuild", dir), "w");
@@ -559,12 +573,7 @@ static bool kmod_kbuild_file(struct session *s, const char *dir)
 		return false;
 	fprintf(f, "# written by pmstap: the script's module\n");
 	fprintf(f, "obj-m := %s.o\n%s-y := script.kmod.o\n", COMPILE_KMOD_NAME, COMPILE_KMOD_NAME);
-	/* -g0: a kernel built with debug info would give the module 30 MB of it, unused */
-	fprintf(f, "ccflags-y := -I%s -I%s/kmod/libc -fwrapv -g0 -Wno-unused-function "
-		"-Wno-declaration-after-statement", s->runtime_dir, s->runtime_dir);
-	for (int i = 0; i < s->defines.len; i++)
-		fprintf(f, " -D%s", (char *)VEC_AT(&s->defines, i));
-	fprintf(f, "\n");
+	fprintf(f, "ccflags-y := %s\n", kmod_ccflags(s));
 	return fclose(f) == 0;
 }
 
@@ -574,7 +583,8 @@ static void kmod_tidy(const char *dir)
 	static const char *const made[] = { COMPILE_KMOD_NAME ".o",	COMPILE_KMOD_NAME ".mod",
 					     COMPILE_KMOD_NAME ".mod.c", COMPILE_KMOD_NAME ".mod.o",
 					     COMPILE_KMOD_NAME ".ko",	"script.kmod.o",
-					     "Module.symvers",		"modules.order" };
+					     "Module.symvers",		"modules.order",
+					     "script.kbuild.sh",	".script.kmod.o.d" };
 
 	for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
 		unlink(arena_printf("%s/%s", dir, made[i]));
@@ -585,7 +595,7 @@ static void kmod_tidy(const char *dir)
 int compile_program_kmod(struct session *s, const char *dir, const char *root)
 {
 	struct tool kb = { .name = "kbuild" };
-	const char *cc, *make, *headers;
+	const char *cc, *make, *headers, *replay;
 
 	(void)root;
 	if (!check_runtime(s) || !(cc = find_tool("PMSTAP_CC", "cc")) ||
@@ -595,12 +605,18 @@ int compile_program_kmod(struct session *s, const char *dir, const char *root)
 		diag_error((struct srcloc){ 0 }, "cannot write %s/Kbuild: %s", dir, strerror(errno));
 		return -1;
 	}
-	compile_tool_arg(&kb, make);
-	compile_tool_arg(&kb, "-s");
-	compile_tool_arg(&kb, "-C");
-	compile_tool_arg(&kb, headers);
-	compile_tool_arg(&kb, arena_printf("M=%s", dir));
-	compile_tool_arg(&kb, "modules");
+	replay = kbuild_replay_script(headers, make, cc, dir, kmod_ccflags(s));
+	if (replay) {
+		compile_tool_arg(&kb, "/bin/sh");
+		compile_tool_arg(&kb, replay);
+	} else {
+		compile_tool_arg(&kb, make);
+		compile_tool_arg(&kb, "-s");
+		compile_tool_arg(&kb, "-C");
+		compile_tool_arg(&kb, headers);
+		compile_tool_arg(&kb, arena_printf("M=%s", dir));
+		compile_tool_arg(&kb, "modules");
+	}
 	kb.out = kb.err = arena_printf("%s/%s.log", dir, COMPILE_KMOD_OBJECT);
 	if (side_and_user(s, dir, cc, &kb, "built the module from script.kmod.c",
 			  arena_printf("%s/%s.ko", dir, COMPILE_KMOD_NAME),
