@@ -677,6 +677,7 @@ struct stp__umod {
 	uint64_t size;		/* the file's */
 	uint64_t dev, ino;	/* its inode's, as stp_usym_file has them */
 	int64_t leaf;
+	int64_t file;		/* its index in stp_usym_files when found by its inode, else -1 */
 	struct stp__path_vars pv;	/* in map memory, as STP_VARS (stp_strings.h) */
 	char path[MAXSTRINGLEN];
 	char walk[STP_UPATH_WALK + 256];	/* room for a 255-byte name at its end */
@@ -700,6 +701,7 @@ static __always_inline bool stp__usym_same_file(struct stp__umod *m)
 			continue;
 		bpf_probe_read_kernel_str(m->path, MAXSTRINGLEN, stp_usym_names + f->path);
 		m->leaf = f->leaf;
+		m->file = i;
 		return true;
 	}
 	return false;
@@ -825,6 +827,7 @@ static __always_inline bool stp__umod_find(struct stp__umod *m, uint64_t addr)
 	bool found = false;
 	char *p;
 
+	m->file = -1;
 	if (!mm || in_nmi())
 		return false;
 	if (irqs_disabled()) {
@@ -947,6 +950,7 @@ static __always_inline bool stp__umod_find(struct stp__umod *m, uint64_t addr)
 	struct inode *ino;
 	uint64_t len;
 
+	m->file = -1;
 	if (bpf_find_vma(t, addr, stp__vma_seen_cb, &v, 0) || !v.file)
 		return false;
 	m->base = v.start - (v.pgoff << 12);
@@ -984,9 +988,14 @@ static __always_inline bool stp__umod_find(struct stp__umod *m, uint64_t addr)
 #endif
 
 #ifdef STP_USYMS
-/* M's file among the probed ones, or -1 (M->walk is scratch here). */
+/*
+ * M's file among the probed ones, or -1: the one its inode matched, else
+ * by path and size (M->walk is scratch here).
+ */
 static __always_inline int64_t stp__usym_file(struct stp__umod *m)
 {
+	if (m->file >= 0 && m->file < STP_USYM_FILES)
+		return m->file;
 	for (int i = 0; i < STP_USYM_FILES; i++) {
 		if (stp_usym_files[i].size != m->size)
 			continue;
