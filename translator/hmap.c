@@ -23,11 +23,11 @@ static bool same_key(const struct hmap *m, const void *a, const void *b)
 	return m->str_keys ? strcmp(a, b) == 0 : a == b;
 }
 
-static struct hmap_slot *find_slot(const struct hmap *m, const void *key)
+static struct hmap_slot *find_slot(const struct hmap *m, const void *key, unsigned long h)
 {
-	unsigned long i = hash_key(m, key) & (unsigned long)(m->cap - 1);
+	unsigned long i = h & (unsigned long)(m->cap - 1);
 
-	while (m->slots[i].key && !same_key(m, m->slots[i].key, key))
+	while (m->slots[i].key && (m->slots[i].hash != h || !same_key(m, m->slots[i].key, key)))
 		i = (i + 1) & (unsigned long)(m->cap - 1);
 	return &m->slots[i];
 }
@@ -36,30 +36,42 @@ void *hmap_get(const struct hmap *m, const void *key)
 {
 	if (!m->cap)
 		return NULL;
-	return find_slot(m, key)->val;
+	return find_slot(m, key, hash_key(m, key))->val;
 }
 
-static void hmap_grow(struct hmap *m)
+/* M with CAP slots (a power of two), its keys moved by the hashes they keep. */
+static void hmap_resize(struct hmap *m, int cap)
 {
 	struct hmap old = *m;
 
-	m->cap = m->cap ? m->cap * 2 : 64;
+	m->cap = cap;
 	m->slots = arena_alloc(sizeof(struct hmap_slot) * (size_t)m->cap);
-	m->len = 0;
 	for (int i = 0; i < old.cap; i++)
 		if (old.slots[i].key)
-			hmap_put(m, old.slots[i].key, old.slots[i].val);
+			*find_slot(m, old.slots[i].key, old.slots[i].hash) = old.slots[i];
+}
+
+void hmap_reserve(struct hmap *m, int n)
+{
+	int cap = m->cap ? m->cap : 64;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	if (cap > m->cap)
+		hmap_resize(m, cap);
 }
 
 void hmap_put(struct hmap *m, const void *key, void *val)
 {
+	unsigned long h = hash_key(m, key);
 	struct hmap_slot *slot;
 
 	if ((m->len + 1) * 2 > m->cap)
-		hmap_grow(m);
-	slot = find_slot(m, key);
+		hmap_resize(m, m->cap ? m->cap * 2 : 64);
+	slot = find_slot(m, key, h);
 	if (!slot->key) {
 		slot->key = key;
+		slot->hash = h;
 		m->len++;
 	}
 	slot->val = val;

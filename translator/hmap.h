@@ -11,6 +11,7 @@
 struct hmap_slot {
 	const void *key;
 	void *val;
+	unsigned long hash;	/* the key's: compared before the key, kept when the map grows */
 };
 
 struct hmap {
@@ -24,5 +25,7 @@ struct hmap {
 void *hmap_get(const struct hmap *m, const void *key);
 /* Set KEY's value in M (KEY is kept, not copied). */
 void hmap_put(struct hmap *m, const void *key, void *val);
+/* Room in M for N keys in all, so that putting them never grows it. */
+void hmap_reserve(struct hmap *m, int n);
 
 #endif

@@ -829,7 +829,8 @@ static const struct ksym *symbol_named(struct kfile *kf, const char *name)
 {
 	if (!symbols(kf))
 		return NULL;
-	if (!kf->by_name.len)
+	if (!kf->by_name.len) {
+		hmap_reserve(&kf->by_name, kf->ksyms.len);
 		for (int i = 0; i < kf->ksyms.len; i++) {
 			const struct ksym *k = VEC_AT(&kf->ksyms, i), *had;
 
@@ -841,6 +842,7 @@ static const struct ksym *symbol_named(struct kfile *kf, const char *name)
 			if (had && !hmap_get(&kf->twice, k->name))
 				hmap_put(&kf->twice, k->name, (void *)1);
 		}
+	}
 	return hmap_get(&kf->by_name, name);
 }
 
@@ -892,19 +894,35 @@ static int take_entered_at(Dwarf_Die *die, void *arg)
 	return DWARF_CB_ABORT;
 }
 
+/*
+ * E's function in KF's DWARF: in the units the index says define its
+ * name, else in the unit that holds its address (dwarf_addrdie() reads
+ * every unit's address ranges first, a quarter of a one-liner's pass 2).
+ */
+static bool find_entered(struct kfile *kf, struct entered_at *e)
+{
+	struct vec units = { 0 };
+	Dwarf_Die cu;
+
+	if (index_of(kf))
+		kindex_units(kf->index, e->name, &units);
+	for (int i = 0; i < units.len && !e->found; i++)
+		if (dwarf_offdie(kf->dw, (uintptr_t)VEC_AT(&units, i), &cu))
+			dwarf_getfuncs(&cu, take_entered_at, e, 0);
+	if (!e->found && dwarf_addrdie(kf->dw, e->pc, &cu))
+		dwarf_getfuncs(&cu, take_entered_at, e, 0);
+	return e->found;
+}
+
 const char *kdwarf_function_point(const char *module, const char *name, struct kdwarf_func *f)
 {
 	struct kfile *kf = kfile_of(module);
 	const struct ksym *k = symbol_named(kf, name);
 	struct entered_at e = { .name = name, .pc = k ? k->addr : 0 };
 	const char *file;
-	Dwarf_Die cu;
 	int line;
 
-	if (!e.pc || !dwarf_addrdie(kf->dw, e.pc, &cu))
-		return NULL;
-	dwarf_getfuncs(&cu, take_entered_at, &e, 0);
-	if (!e.found || !(file = decl_of(&e.die, e.pc, &line)))
+	if (!e.pc || !find_entered(kf, &e) || !(file = decl_of(&e.die, e.pc, &line)))
 		return NULL;
 	f->module = kf->module;
 	f->name = name;
