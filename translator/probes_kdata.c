@@ -32,7 +32,7 @@
 /* What kallsyms says of NAME: 1 listed, 0 not, -1 not (it lists no data symbols), -2 unreadable. */
 static int kallsyms_has(const char *name)
 {
-	FILE *f = fopen(sysroot_path("/proc/kallsyms"), "r");
+	FILE *f = sysroot_kallsyms();
 	char line[512], type, sym[256], mod[2];
 	bool data = false;
 	int found = 0;

@@ -204,7 +204,7 @@ static bool kallsyms_line(char *line, unsigned long long *addr, char *type, char
 
 static void load_kallsyms(struct symset *ss)
 {
-	FILE *f = fopen(sysroot_path("/proc/kallsyms"), "r");
+	FILE *f = sysroot_kallsyms();
 	unsigned long long addr;
 	char line[512], type, *name;
 	bool module;
@@ -383,7 +383,7 @@ static struct symset *module_functions(const char *module)
 	ss = ARENA_NEW(struct symset);
 	ss->set.str_keys = true;
 	hmap_put(&mods, arena_strdup(module), ss);
-	f = fopen(sysroot_path("/proc/kallsyms"), "r");
+	f = sysroot_kallsyms();
 
 	if (f) {
 		while (fgets(line, sizeof(line), f))
@@ -402,7 +402,7 @@ static struct symset *module_functions(const char *module)
 /* The names of kallsyms' text symbols in [_sinittext, _einittext): two reads of the file. */
 static void load_init_functions(struct hmap *set)
 {
-	FILE *f = fopen(sysroot_path("/proc/kallsyms"), "r");
+	FILE *f = sysroot_kallsyms();
 	unsigned long long addr, lo = 0, hi = 0;
 	char line[512], type, *name;
 	bool module;

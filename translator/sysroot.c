@@ -32,6 +32,19 @@ const char *sysroot_path(const char *path)
 	return root ? arena_printf("%s%s", root, path) : path;
 }
 
+FILE *sysroot_kallsyms(void)
+{
+	static char *text;
+	static size_t len;
+	static unsigned generation;
+
+	if (!text || generation != arena_generation()) {
+		text = arena_read_file(sysroot_path("/proc/kallsyms"), &len);
+		generation = arena_generation();
+	}
+	return text && len ? fmemopen(text, len, "r") : NULL;
+}
+
 /* The first line of the sysroot's FILE into BUF; false when unreadable. */
 static int read_line(const char *file, char *buf, size_t size)
 {
