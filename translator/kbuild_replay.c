@@ -120,8 +120,9 @@ static bool record(const char *path, const char *headers, const char *make)
 	bool ok = false;
 	FILE *f;
 
-	if (!mkdtemp(dir) || !plain_path(dir))
-		return false;
+	if (access(arena_printf("%s/scripts/basic/fixdep", headers), X_OK) != 0 ||
+	    !mkdtemp(dir) || !plain_path(dir))
+		return false;	/* no fixdep to run after the compile: kbuild builds each module */
 	argv[4] = arena_printf("M=%s", dir);
 	f = fopen(arena_printf("%s/Kbuild", dir), "w");
 	if (f) {
