@@ -3,13 +3,14 @@
  *
  * Kbuild spends most of a small module's build reading the kernel's
  * Makefiles and asking the compiler which options it takes (about 4 s
- * of 6.5 on 2 cores), the same for every module.  So kbuild builds a
+ * of 7 on 2 cores), the same for every module.  So kbuild builds a
  * module of the same names once per kernel headers, with a marker for
  * the script's own flags, and what it did is kept: the command of each
  * file it made, as its .NAME.cmd records it.  The next modules run
  * those commands (compile, link, modpost, compile the .mod.c, link the
- * .ko) with the directory and the flags put in: byte for byte the
- * module kbuild makes, in about 40% of its time.
+ * .ko) with the directory and the flags put in: the module kbuild makes
+ * (but for the build directory's name in its line tables, which differs
+ * between any two builds), in about half its time.
  */
 #include <errno.h>
 #include <stdio.h>
