@@ -565,7 +565,7 @@ static const char *kmod_ccflags(struct session *s)
 	return flags;
 }
 
-static bool kmod_kbuild_file(struct session *s, const char *dir)
+static bool kmod_kbuild_file(const char *dir, const char *ccflags)
 {
 	FILE *f = fopen(arena_printf("%s/Kbuild", dir), "w");
 
@@ -573,7 +573,7 @@ static bool kmod_kbuild_file(struct session *s, const char *dir)
 		return false;
 	fprintf(f, "# written by pmstap: the script's module\n");
 	fprintf(f, "obj-m := %s.o\n%s-y := script.kmod.o\n", COMPILE_KMOD_NAME, COMPILE_KMOD_NAME);
-	fprintf(f, "ccflags-y := %s\n", kmod_ccflags(s));
+	fprintf(f, "ccflags-y := %s\n", ccflags);
 	return fclose(f) == 0;
 }
 
@@ -595,17 +595,18 @@ static void kmod_tidy(const char *dir)
 int compile_program_kmod(struct session *s, const char *dir, const char *root)
 {
 	struct tool kb = { .name = "kbuild" };
-	const char *cc, *make, *headers, *replay;
+	const char *cc, *make, *headers, *replay, *ccflags;
 
 	(void)root;
 	if (!check_runtime(s) || !(cc = find_tool("PMSTAP_CC", "cc")) ||
 	    !(make = find_tool("PMSTAP_MAKE", "make")) || !(headers = kmod_headers(s)))
 		return -1;
-	if (!kmod_kbuild_file(s, dir)) {
+	ccflags = kmod_ccflags(s);
+	if (!kmod_kbuild_file(dir, ccflags)) {
 		diag_error((struct srcloc){ 0 }, "cannot write %s/Kbuild: %s", dir, strerror(errno));
 		return -1;
 	}
-	replay = kbuild_replay_script(headers, make, cc, dir, kmod_ccflags(s));
+	replay = kbuild_replay_script(headers, make, cc, dir, ccflags);
 	if (replay) {
 		compile_tool_arg(&kb, "/bin/sh");
 		compile_tool_arg(&kb, replay);

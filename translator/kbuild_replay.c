@@ -12,16 +12,14 @@
  * (but for the build directory's name in its line tables, which differs
  * between any two builds), in about half its time.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "arena.h"
 #include "cache.h"
 #include "compile.h"
+#include "compile_int.h"
 #include "kbuild_replay.h"
 
 /* Written in the recording's Kbuild where the script's flags go. */
@@ -60,30 +58,9 @@ static const char *recipe_path(const char *headers, const char *make, const char
 		cache_sha256_tagged(&c, files[i], id, strlen(id));
 	}
 	cache_sha256_tagged(&c, "make", make, strlen(make));
-	cache_sha256_tagged(&c, "cc", cache_file_id(cc), strlen(cache_file_id(cc)));
+	cc = cache_file_id(cc);
+	cache_sha256_tagged(&c, "cc", cc, strlen(cc));
 	return cache_piece_path(arena_printf("kbuild-%.16s.cmds", cache_sha256_hex(&c)));
-}
-
-/* Run ARGV, its output to LOG; true when it exits with status 0. */
-static bool run(const char *const argv[], const char *log)
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return false;
-	if (pid == 0) {
-		FILE *f = freopen(log, "w", stdout);
-
-		if (!f || dup2(1, 2) < 0)
-			_exit(126);
-		execv(argv[0], (char **)argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return false;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 /* The command that made FILE in DIR: its .cmd's first line, make's $$ as $. */
@@ -116,7 +93,7 @@ static char *made_by(const char *dir, const char *file)
 static bool record(const char *path, const char *headers, const char *make)
 {
 	char *dir = arena_printf("%s.XXXXXX", path);
-	const char *argv[] = { make, "-s", "-C", headers, NULL, "modules", NULL };
+	struct tool kb = { .name = "kbuild" };
 	char *tmp = arena_printf("%s.tmp%d", path, (int)getpid());
 	bool ok = false;
 	FILE *f;
@@ -124,7 +101,6 @@ static bool record(const char *path, const char *headers, const char *make)
 	if (access(arena_printf("%s/scripts/basic/fixdep", headers), X_OK) != 0 ||
 	    !mkdtemp(dir) || !plain_path(dir))
 		return false;	/* no fixdep to run after the compile: kbuild builds each module */
-	argv[4] = arena_printf("M=%s", dir);
 	f = fopen(arena_printf("%s/Kbuild", dir), "w");
 	if (f) {
 		fprintf(f, "obj-m := %s.o\n%s-y := script.kmod.o\nccflags-y := %s\n",
@@ -134,7 +110,16 @@ static bool record(const char *path, const char *headers, const char *make)
 	f = ok ? fopen(arena_printf("%s/script.kmod.c", dir), "w") : NULL;
 	ok = f && fprintf(f, "#include <linux/module.h>\nMODULE_LICENSE(\"GPL\");\n") > 0;
 	ok = f && fclose(f) == 0 && ok;
-	ok = ok && run(argv, arena_printf("%s/kbuild.log", dir));
+	if (ok) {
+		compile_tool_arg(&kb, make);
+		compile_tool_arg(&kb, "-s");
+		compile_tool_arg(&kb, "-C");
+		compile_tool_arg(&kb, headers);
+		compile_tool_arg(&kb, arena_printf("M=%s", dir));
+		compile_tool_arg(&kb, "modules");
+		kb.out = kb.err = arena_printf("%s/kbuild.log", dir);
+		ok = compile_tool_start(&kb) && compile_tool_finish(&kb);
+	}
 	f = ok ? fopen(tmp, "w") : NULL;
 	ok = f != NULL;
 	if (f) {
