@@ -552,6 +552,16 @@ static const char *kmod_headers(struct session *s)
 	return NULL;
 }
 
+void compile_kbuild_command(struct tool *t, const char *make, const char *headers, const char *dir)
+{
+	compile_tool_arg(t, make);
+	compile_tool_arg(t, "-s");
+	compile_tool_arg(t, "-C");
+	compile_tool_arg(t, headers);
+	compile_tool_arg(t, arena_printf("M=%s", dir));
+	compile_tool_arg(t, "modules");
+}
+
 /* The module's own compiler flags: Kbuild's ccflags-y. */
 static const char *kmod_ccflags(struct session *s)
 {
@@ -611,12 +621,7 @@ int compile_program_kmod(struct session *s, const char *dir, const char *root)
 		compile_tool_arg(&kb, "/bin/sh");
 		compile_tool_arg(&kb, replay);
 	} else {
-		compile_tool_arg(&kb, make);
-		compile_tool_arg(&kb, "-s");
-		compile_tool_arg(&kb, "-C");
-		compile_tool_arg(&kb, headers);
-		compile_tool_arg(&kb, arena_printf("M=%s", dir));
-		compile_tool_arg(&kb, "modules");
+		compile_kbuild_command(&kb, make, headers, dir);
 	}
 	kb.out = kb.err = arena_printf("%s/%s.log", dir, COMPILE_KMOD_OBJECT);
 	if (side_and_user(s, dir, cc, &kb, "built the module from script.kmod.c",

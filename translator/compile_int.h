@@ -42,6 +42,8 @@ void compile_tool_arg(struct tool *t, const char *a);
 bool compile_tool_start(struct tool *t);
 bool compile_tool_finish(struct tool *t);	/* true when it exited with status 0 */
 bool compile_tool_log_has(const struct tool *t, const char *text);
+/* T's arguments for kbuild: MAKE -s -C HEADERS M=DIR modules. */
+void compile_kbuild_command(struct tool *t, const char *make, const char *headers, const char *dir);
 
 bool compile_empty_file(const char *path);
 void compile_show_file(const char *path);

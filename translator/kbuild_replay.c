@@ -111,12 +111,7 @@ static bool record(const char *path, const char *headers, const char *make)
 	ok = f && fprintf(f, "#include <linux/module.h>\nMODULE_LICENSE(\"GPL\");\n") > 0;
 	ok = f && fclose(f) == 0 && ok;
 	if (ok) {
-		compile_tool_arg(&kb, make);
-		compile_tool_arg(&kb, "-s");
-		compile_tool_arg(&kb, "-C");
-		compile_tool_arg(&kb, headers);
-		compile_tool_arg(&kb, arena_printf("M=%s", dir));
-		compile_tool_arg(&kb, "modules");
+		compile_kbuild_command(&kb, make, headers, dir);
 		kb.out = kb.err = arena_printf("%s/kbuild.log", dir);
 		ok = compile_tool_start(&kb) && compile_tool_finish(&kb);
 	}
